@@ -1,0 +1,5 @@
+"""`python -m preflight` is the CLI."""
+
+from preflight.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""`preflight` command line: a thin face over the core.
+
+Each sub-command lives in ``preflight.cli.commands.<name>`` and exposes
+``register(subparsers)``; a handler takes the parsed args and returns an exit code.
+Errors the user can act on (:class:`PreflightError`) print as one line on stderr with
+a non-zero exit code — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from typing import Any
+
+from preflight import __version__
+from preflight.core.errors import PreflightError
+
+COMMAND_MODULES = (
+    "detect", "sanitize", "restore", "info", "models", "gui",
+)
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="preflight",
+        description="Sanitize a document before a cloud LLM sees it.",
+    )
+    parser.add_argument("--version", action="version", version=f"preflight {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"preflight.cli.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"preflight.cli.commands.{name}":
+                continue  # a command not built yet in this tree
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except PreflightError as err:
+        print(f"preflight: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("preflight: stopped.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        log = _write_crash_log()
+        print(
+            f"preflight: internal error ({type(exc).__name__}). This is a bug in Preflight; "
+            f"details were written to {log}.",
+            file=sys.stderr,
+        )
+        return 70
+
+
+def _write_crash_log() -> str:
+    """Traceback to a file in the cache dir (frames and exception types, no locals)."""
+    import traceback
+
+    from preflight.core import paths
+
+    path = paths.cache_dir() / "crash.log"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(traceback.format_exc())
+    return str(path)

@@ -1,0 +1,1 @@
+"""Qt-free core of Preflight: detection, sanitization, utility, sending."""

