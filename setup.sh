@@ -3,6 +3,7 @@
 #
 #   ./setup.sh run     install (first time ~10 min: llama.cpp builds from source) and open the window
 #   ./setup.sh test    install the same way and run the whole test suite
+#   ./setup.sh install install the same way and stop (installer/build_linux.sh uses it)
 #
 # Idempotent: a second run checks stamps and hashes and goes straight to the app/tests.
 set -euo pipefail
@@ -81,7 +82,10 @@ case "$MODE" in
         export QT_QPA_PLATFORM=offscreen
         exec "$VPY" -m pytest "$@"
         ;;
+    install)
+        say "installed (nothing started)"
+        ;;
     *)
-        die "unknown mode '$MODE' (use: ./setup.sh run | ./setup.sh test)"
+        die "unknown mode '$MODE' (use: ./setup.sh run | ./setup.sh test | ./setup.sh install)"
         ;;
 esac

@@ -19,7 +19,10 @@ from preflight import __version__
 from preflight.core.errors import PreflightError
 
 COMMAND_MODULES = (
-    "detect", "sanitize", "restore", "info", "models", "gui",
+    "detect", "sanitize", "restore", "info", "models", "gui", "assess", "recommend",
+    "forget_keys",
+    "send", "providers", "history",
+    "sweep",
 )
 
 
@@ -47,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # In a frozen bundle the window's detector child process re-enters this entry point;
+    # freeze_support() makes that child run its task instead of the CLI (no-op otherwise).
+    import multiprocessing
+
+    multiprocessing.freeze_support()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -81,8 +89,9 @@ def _write_crash_log() -> str:
     import traceback
 
     from preflight.core import paths
+    from preflight.core.send.logfilter import redact
 
     path = paths.cache_dir() / "crash.log"
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(traceback.format_exc())
+        fh.write(redact(traceback.format_exc()))  # no API key in a crash report
     return str(path)

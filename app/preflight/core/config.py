@@ -28,6 +28,7 @@ class DetectionSettings:
     allow_list: list[str] = field(default_factory=list)    # never flagged
     score_threshold: float = 0.35
     language: str = "en"
+    deny_list_category: str = "direct_identifier"  # Category value given to deny-list hits
 
 
 @dataclass

@@ -8,6 +8,7 @@ and the window can list and build them without knowing the classes.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -67,7 +68,9 @@ def _load_builtin() -> None:
     # Importing the modules runs their @register decorators.
     from preflight.core.sanitize import operators  # noqa: F401
     try:
-        from preflight.core.sanitize import dx  # noqa: F401
+        # import_module (not "from ... import dx") so a missing dx.py raises
+        # ModuleNotFoundError named after the module, which the check below expects.
+        importlib.import_module("preflight.core.sanitize.dx")
     except ModuleNotFoundError as exc:
         if exc.name != "preflight.core.sanitize.dx":
             raise

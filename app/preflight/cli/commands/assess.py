@@ -1,0 +1,71 @@
+"""`preflight assess`: predicted usefulness of a cloud answer on one sanitization."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from preflight.core.errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "assess", help="predict how useful a cloud answer on the sanitized text will be",
+        description="Sanitize FILE with one method and predict the cloud model's utility "
+                    "(similarity of its summary to the original, -1..1) with the local SLM.",
+    )
+    p.add_argument("file", help="document to assess, or - for standard input")
+    p.add_argument("--method", default="dx", help="sanitization method (default: dx)")
+    p.add_argument("--epsilon", type=float, default=None, help="d_X privacy parameter ε")
+    p.add_argument("--seed", type=int, default=None, help="random seed (d_X noise)")
+    p.add_argument("--scope", choices=("all", "pii"), default="all",
+                   help="d_X: perturb every token (all) or detected PII only")
+    p.add_argument("--correct", action="store_true",
+                   help="let the SLM repair the grammar of d_X output first")
+    p.add_argument("--fast", action="store_true", help="instant prediction only (no SLM)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=run)
+
+
+def sanitize_document(text: str, method: str, epsilon: float | None, seed: int | None,
+                      scope: str) -> tuple[Any, list]:
+    """Detect PII and sanitize ``text``; returns (SanitizedText, spans)."""
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+
+    if method == "dx" and epsilon is None:
+        raise ConfigError("d_X needs a privacy level.",
+                          "Pass --epsilon, or let `preflight recommend` choose one.")
+    if epsilon is not None and epsilon <= 0:
+        raise ConfigError(f"ε must be positive (got {epsilon:g}).", "Pass --epsilon > 0.")
+    spans = PiiDetector().detect(text)
+    mechanism = create_mechanism(method)
+    params = SanitizeParams(seed=seed, epsilon=epsilon, scope=scope)
+    return mechanism.sanitize(text, spans, params), spans
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+    from preflight.core.textio import read_document
+    from preflight.core.utility.assess import UtilityAssessor
+
+    text = read_document(args.file)
+    sanitized, spans = sanitize_document(text, args.method, args.epsilon, args.seed, args.scope)
+    assessor = UtilityAssessor()
+    if args.fast:
+        result = assessor.fast(text, sanitized, spans, correct=args.correct)
+    else:
+        result = assessor.refine(text, sanitized, spans, correct=args.correct)
+    out = result.to_json()
+    out.update(method=sanitized.method, epsilon=args.epsilon, sanitized_text=result.text)
+    if args.json:
+        print_json(out)
+        return 0
+    w = sys.stdout.write
+    w(f"method {sanitized.method}" + (f", ε = {args.epsilon:g}" if args.epsilon else "") + "\n")
+    w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
+    if result.predicted is not None:
+        w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
+    w("\n" + result.text + "\n")
+    return 0

@@ -1,0 +1,150 @@
+"""`preflight info`: version, models, folders and what each subsystem reports about itself.
+
+Other modules add sections by appending ``(name, fn)`` to :data:`SECTIONS`; ``fn()``
+returns a JSON-serializable dict. A section that fails shows ``{"error": "..."}``: info
+is what people run when something is broken, so it must never fail itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import platform
+import sys
+from typing import Any, Callable
+
+from preflight import __version__
+from preflight.core import paths
+from preflight.core.errors import PreflightError
+
+log = logging.getLogger(__name__)
+
+
+class SectionUnavailable(Exception):
+    """Raised by a section whose subsystem is not part of this build: it is left out."""
+
+
+def _module_describe(module: str, func: str = "describe") -> Callable[[], dict]:
+    """A section that calls ``module.func()`` if the module exists in this build."""
+
+    def section() -> dict:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                raise SectionUnavailable(module) from None
+            raise
+        return getattr(mod, func)()
+
+    return section
+
+
+SECTIONS: list[tuple[str, Callable[[], dict]]] = [
+    ("dx", _module_describe("preflight.core.sanitize.dx")),
+]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "info", help="show version, models, folders and settings in effect",
+        description="Show the version, the state of every model, the folders Preflight "
+                    "uses and what each subsystem reports about itself.",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=run)
+
+
+def _models() -> list[dict[str, Any]]:
+    from preflight.runtime.models import ModelManager
+
+    return [
+        {"role": s.role, "name": s.name, "file": str(s.path), "sha256": s.sha256,
+         "status": s.state, "licence": s.licence}
+        for s in ModelManager().status()
+    ]
+
+
+def _safe(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except SectionUnavailable:
+        raise
+    except PreflightError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - diagnostics must survive any broken part
+        log.debug("info section failed", exc_info=True)
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _paths() -> dict[str, str]:
+    return {
+        "config": str(paths.config_dir()),
+        "data": str(paths.data_dir()),
+        "cache": str(paths.cache_dir()),
+        "models": str(paths.models_dir()),
+    }
+
+
+def collect() -> dict[str, Any]:
+    """Everything `preflight info` shows, as one JSON-serializable dict."""
+    info: dict[str, Any] = {
+        "version": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(terse=True),
+        "models": _safe(_models),
+        "paths": _safe(_paths),
+    }
+    for name, fn in list(SECTIONS):
+        try:
+            value = _safe(fn)
+        except SectionUnavailable:
+            continue
+        info[name] = _jsonable(value)
+    return info
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=str))
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+
+    info = collect()
+    if args.json:
+        print_json(info)
+        return 0
+    out = sys.stdout
+    out.write(f"Preflight {info['version']}  ({info['python']}, {info['platform']})\n\n")
+    models = info["models"]
+    if isinstance(models, dict):  # the error form
+        out.write(f"Models: {models.get('error')}\n")
+    else:
+        rows = [(m["role"], m["status"], m["name"], m["licence"]) for m in models]
+        head = ("ROLE", "STATUS", "MODEL", "LICENCE")
+        widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+        out.write("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
+        for row in rows:
+            out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+    out.write("\nFolders:\n")
+    for key, value in (info["paths"].items() if "error" not in info["paths"]
+                       else [("error", info["paths"]["error"])]):
+        out.write(f"  {key:<7} {value}\n")
+    for name, _ in SECTIONS:
+        if name not in info:
+            continue
+        out.write(f"\n{name}:\n")
+        value = info[name]
+        if isinstance(value, dict):
+            for key, item in value.items():
+                text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+                out.write(f"  {key}: {text}\n")
+        else:
+            out.write(f"  {json.dumps(value, ensure_ascii=False)}\n")
+    return 0

@@ -1,0 +1,164 @@
+"""`preflight providers add|list|remove|set-key`: the cloud endpoints Preflight may send to.
+
+Settings hold the endpoint, model, prices and the *name* of an environment variable;
+the key itself goes to the OS keyring (``set-key`` reads it with getpass, never from the
+command line, where it would land in the shell history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from preflight.core.errors import ConfigError, InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "providers", help="add, list or remove cloud LLM providers; store their API keys",
+        description="Manage OpenAI-compatible providers (OpenAI, Mistral, Gemini's OpenAI "
+                    "endpoint, Azure deployments, local llama.cpp/vLLM/Ollama servers).",
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    add = sub.add_parser("add", help="add or replace a provider")
+    add.add_argument("name")
+    add.add_argument("--base-url", required=True,
+                     help="OpenAI-style base URL, e.g. https://api.openai.com/v1")
+    add.add_argument("--model", required=True, help="model (or Azure deployment) name")
+    add.add_argument("--key-env", metavar="VAR",
+                     help="environment variable holding the key (read at send time)")
+    add.add_argument("--price-in", type=float, default=0.0,
+                     help="price per million input tokens")
+    add.add_argument("--price-out", type=float, default=0.0,
+                     help="price per million output tokens")
+    add.add_argument("--api-style", choices=("chat", "completions"), default="chat",
+                     help="chat (/chat/completions) or completions (/completions, base models)")
+    add.add_argument("--default", action="store_true", help="make it the default provider")
+    add.set_defaults(handler=_add)
+
+    lst = sub.add_parser("list", help="list providers and where their key comes from")
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.set_defaults(handler=_list)
+
+    rm = sub.add_parser("remove", help="remove a provider and its stored key")
+    rm.add_argument("name")
+    rm.set_defaults(handler=_remove)
+
+    sk = sub.add_parser("set-key", help="store the provider's API key in the OS keyring")
+    sk.add_argument("name")
+    sk.set_defaults(handler=_set_key)
+
+
+def _add(args: argparse.Namespace) -> int:
+    from preflight.core.config import ProviderSettings, load_settings, save_settings
+    from preflight.core.send.providers import create_client
+
+    if args.price_in < 0 or args.price_out < 0:
+        raise InputError("Prices cannot be negative.", "Give prices per million tokens.")
+    if args.key_env and not args.key_env.replace("_", "").isalnum():
+        raise InputError(f"'{args.key_env}' is not an environment variable name.",
+                         "Give the variable's name, e.g. OPENAI_API_KEY — never the key.")
+    provider = ProviderSettings(
+        name=args.name, base_url=args.base_url.strip(), model=args.model,
+        key_env=args.key_env, price_input_per_mtok=args.price_in,
+        price_output_per_mtok=args.price_out, api_style=args.api_style,
+    )
+    create_client(provider).url()  # validates the URL and style before saving
+    settings = load_settings()
+    replaced = any(p.name == args.name for p in settings.providers)
+    settings.providers = [p for p in settings.providers if p.name != args.name] + [provider]
+    if args.default or not settings.default_provider:
+        settings.default_provider = args.name
+    save_settings(settings)
+    print(f"{'Replaced' if replaced else 'Added'} provider '{args.name}'"
+          f"{' (default)' if settings.default_provider == args.name else ''}.")
+    if not args.key_env:
+        print(f"Store its API key with: preflight providers set-key {args.name}")
+    return 0
+
+
+def _key_source(provider, keystore) -> str:  # type: ignore[no-untyped-def]
+    from preflight.core.send.keys import SessionKeyStore, resolve_key
+
+    try:
+        return resolve_key(provider, keystore, SessionKeyStore()).source
+    except ConfigError:
+        return "missing"
+
+
+def _list(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+    from preflight.core.config import load_settings
+    from preflight.core.send.keys import KeyStore
+
+    settings = load_settings()
+    keystore = KeyStore()
+    status = keystore.status()
+    rows = [{
+        "name": p.name, "base_url": p.base_url, "model": p.model, "api_style": p.api_style,
+        "key_env": p.key_env, "key": _key_source(p, keystore),
+        "price_input_per_mtok": p.price_input_per_mtok,
+        "price_output_per_mtok": p.price_output_per_mtok,
+        "default": p.name == settings.default_provider,
+    } for p in settings.providers]
+    if args.json:
+        print_json({"providers": rows, "keyring": {"available": status.available,
+                                                   "backend": status.backend,
+                                                   "reason": status.reason}})
+        return 0
+    if not rows:
+        print("No providers. Add one: preflight providers add NAME --base-url URL --model M")
+    for r in rows:
+        print(f"{'*' if r['default'] else ' '} {r['name']}: {r['model']} at {r['base_url']} "
+              f"({r['api_style']}); key: {r['key']}; price in/out per Mtok: "
+              f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}")
+    if not status.available:
+        print(f"Note: no OS keyring here ({status.reason}); use --key-env or the window's "
+              "session-only key.")
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from preflight.core.config import load_settings, save_settings
+    from preflight.core.send.keys import KeyStore
+
+    settings = load_settings()
+    if not any(p.name == args.name for p in settings.providers):
+        raise ConfigError(f"No provider named '{args.name}'.",
+                          "See the names with: preflight providers list")
+    settings.providers = [p for p in settings.providers if p.name != args.name]
+    if settings.default_provider == args.name:
+        settings.default_provider = settings.providers[0].name if settings.providers else None
+    save_settings(settings)
+    key_gone = KeyStore().delete(args.name)
+    print(f"Removed provider '{args.name}'{' and its stored key' if key_gone else ''}.")
+    return 0
+
+
+def _set_key(args: argparse.Namespace) -> int:
+    from preflight.core.config import load_settings
+    from preflight.core.send.keys import KeyStore
+
+    if not any(p.name == args.name for p in load_settings().providers):
+        raise ConfigError(f"No provider named '{args.name}'.",
+                          f"Add it first: preflight providers add {args.name} --base-url URL "
+                          "--model M")
+    store = KeyStore()
+    status = store.status()
+    if not status.available:
+        raise ConfigError(
+            f"No OS keyring is available here ({status.reason}), so the key cannot be "
+            "remembered.",
+            f"Put the key in an environment variable and name it: preflight providers add "
+            f"{args.name} ... --key-env VAR (the window can also hold a key for one session). "
+            "Preflight never writes keys to a file.",
+        )
+    if not sys.stdin.isatty():
+        key = sys.stdin.readline().strip()   # piped from a password manager
+    else:
+        key = getpass.getpass(f"API key for {args.name} (not echoed): ")
+    store.set(args.name, key)
+    print(f"Stored the key for '{args.name}' in the OS keyring ({status.backend}).")
+    return 0

@@ -1,0 +1,69 @@
+"""`preflight recommend`: the most private ε that still gives a useful cloud answer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "recommend", help="choose the most private d_X ε that is still useful enough",
+        description="Search the ε range for the most private d_X sanitization whose "
+                    "predicted cloud utility reaches --min-utility; if none does, keep the "
+                    "document local and print the local model's answer.",
+    )
+    p.add_argument("file", help="document, or - for standard input")
+    p.add_argument("--min-utility", type=float, default=None,
+                   help="required predicted utility, -1..1 (default: the policy setting)")
+    p.add_argument("--epsilon-min", type=float, default=None, help="policy lower bound on ε")
+    p.add_argument("--epsilon-max", type=float, default=None, help="policy upper bound on ε")
+    p.add_argument("--seed", type=int, default=None, help="random seed (d_X noise)")
+    p.add_argument("--scope", choices=("all", "pii"), default="all")
+    p.add_argument("--correct", action="store_true", help="SLM repairs d_X output first")
+    p.add_argument("--max-refinements", type=int, default=3,
+                   help="SLM checks of candidate ε values (default 3)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+    from preflight.core.config import load_settings
+    from preflight.core.errors import ConfigError
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+    from preflight.core.textio import read_document
+    from preflight.core.utility.assess import UtilityAssessor
+    from preflight.core.utility.recommend import recommend
+
+    policy = load_settings().policy
+    min_u = args.min_utility if args.min_utility is not None else policy.min_utility
+    if not -1.0 <= min_u <= 1.0:
+        raise ConfigError(f"--min-utility must be between -1 and 1 (got {min_u:g}).",
+                          "Utility is a cosine similarity; 0.5 is a sensible start.")
+    eps_min = args.epsilon_min if args.epsilon_min is not None else policy.epsilon_min
+    eps_max = args.epsilon_max if args.epsilon_max is not None else policy.epsilon_max
+    text = read_document(args.file)
+    spans = PiiDetector().detect(text)
+    prepared = create_mechanism("dx").prepare(
+        text, spans, SanitizeParams(seed=args.seed, scope=args.scope)
+    )
+    rec = recommend(
+        text, prepared, UtilityAssessor(), min_u, spans=spans, epsilon_min=eps_min,
+        epsilon_max=eps_max, max_refinements=args.max_refinements, correct=args.correct,
+    )
+    out = rec.to_json()
+    out["sanitized_text"] = rec.assessment.text if rec.decision == "send" else None
+    if args.json:
+        print_json(out)
+        return 0
+    w = sys.stdout.write
+    if rec.decision == "send":
+        w(f"send with ε = {rec.epsilon:.4g} (predicted utility {rec.predicted_utility:.3f} "
+          f"≥ {min_u:g})\n\n{out['sanitized_text']}\n")
+    else:
+        w(f"keep local: no ε in range reaches utility {min_u:g} "
+          f"(best predicted {rec.predicted_utility:.3f}). The local model's answer:\n\n"
+          f"{rec.local_answer}\n")
+    return 0

@@ -1,0 +1,34 @@
+"""`preflight restore FILE|- --vault FILE`: put the originals back.
+
+Works on the sanitized text itself (gives the document back exactly) and on an LLM's
+answer about it (tolerant to spellings such as ``PERSON_1`` or ``<person_1>'s``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from preflight.core.sanitize.vault import Vault, restore
+from preflight.core.textio import read_document
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "restore", help="replace placeholders/pseudonyms with the originals",
+        description="Replace the placeholders or pseudonyms in a text (a sanitized "
+                    "document or an answer about it) with the original values from the "
+                    "vault written by `preflight sanitize`.",
+    )
+    parser.add_argument("file", metavar="FILE", help="text to restore, or - for stdin")
+    parser.add_argument("--vault", metavar="FILE", required=True,
+                        help="the vault written when the document was sanitized")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.commands.sanitize import write_text
+
+    vault = Vault.load(args.vault)
+    text = read_document(args.file)
+    write_text(restore(text, vault))
+    return 0

@@ -1,0 +1,115 @@
+"""`preflight sanitize FILE|-`: detect PII and apply one sanitization method.
+
+Generic over the mechanism registry: every registered method (the classic operators,
+d_X "dx", ...) is a ``--method`` choice. Reversible methods (placeholder, pseudonym)
+write their vault — the only place the originals are kept — to ``--vault`` or to
+``<data dir>/vaults/<sha256 of the text>.json``, and say where on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from preflight.core import paths
+from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
+from preflight.core.sanitize.operators import document_sha256
+from preflight.core.sanitize.vault import Vault
+from preflight.core.textio import read_document
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    names = mechanism_names()
+    parser = subparsers.add_parser(
+        "sanitize", help="replace the PII of a document (prints the sanitized text)",
+        description="Detect PII in a document and sanitize it with one method. "
+                    "placeholder and pseudonym are reversible: their vault is written to a "
+                    "file only you can read; `preflight restore` uses it.",
+    )
+    parser.add_argument("file", metavar="FILE", help="text file to sanitize, or - for stdin")
+    parser.add_argument("--method", "-m", required=True, choices=names, metavar="METHOD",
+                        help=f"one of: {', '.join(names)}")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="make random choices reproducible (pseudonym, dx); keep it "
+                             "secret for pseudonym")
+    parser.add_argument("--vault", metavar="FILE", default=None,
+                        help="where to write the vault of a reversible method")
+    parser.add_argument("--json", action="store_true",
+                        help="print text, change list and method facts as JSON")
+    dx = parser.add_argument_group("d_X options")
+    dx.add_argument("--epsilon", type=float, default=None, help="privacy parameter ε")
+    dx.add_argument("--scope", choices=("all", "pii"), default="all",
+                    help="perturb every token (all) or only detected PII (pii)")
+    dx.add_argument("--no-rank-step", action="store_true",
+                    help="research: skip the rank step after the exact pivot")
+    dx.add_argument("--approximate", action="store_true",
+                    help="research: approximate nearest-neighbour search (changes the "
+                         "mechanism's output distribution)")
+    parser.set_defaults(handler=run)
+
+
+def _make_detector(settings: Any):
+    # Imported here: Presidio and spaCy take seconds to import, other commands never pay it.
+    from preflight.core.pii.detector import PiiDetector
+
+    return PiiDetector(settings.detection)
+
+
+def default_vault_path(text: str) -> Path:
+    return paths.data_dir() / "vaults" / f"{document_sha256(text)}.json"
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+    from preflight.core.config import load_settings
+
+    text = read_document(args.file)
+    settings = load_settings()
+    mechanism = create_mechanism(args.method)
+    params = SanitizeParams(
+        seed=args.seed, epsilon=args.epsilon, scope=args.scope,
+        rank_step=not args.no_rank_step, approximate=args.approximate,
+    )
+    warnings: list[str] = []
+    spans = []
+    # d_X over the whole text does not use detection: skip loading the NER model.
+    if not (args.method == "dx" and args.scope == "all") and text:
+        detector = _make_detector(settings)
+        spans = detector.detect(text)
+        warnings.extend(getattr(detector, "warnings", []) or [])
+    result = mechanism.sanitize(text, spans, params)
+
+    vault_path: Path | None = None
+    vault = getattr(mechanism, "vault", None)
+    if getattr(mechanism, "reversible", False) and isinstance(vault, Vault):
+        vault_path = vault.save(Path(args.vault) if args.vault else default_vault_path(text))
+        print(f"preflight: vault written to {vault_path} (it holds the originals; keep it "
+              f"private, `preflight restore --vault` needs it)", file=sys.stderr)
+    elif args.vault:
+        warnings.append(f"--vault ignored: method '{args.method}' is not reversible.")
+
+    if args.json:
+        out = result.to_json()
+        if vault_path is not None:
+            out["vault"] = str(vault_path)
+        if warnings:
+            out["warnings"] = warnings
+        print_json(out)
+    else:
+        for w in warnings:
+            print(f"preflight: warning: {w}", file=sys.stderr)
+        write_text(result.text)
+    return 0
+
+
+def write_text(text: str) -> None:
+    """Write ``text`` exactly (no newline added, CRLF kept on every platform)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8", "surrogatepass"))
+    buffer.flush()

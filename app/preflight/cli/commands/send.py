@@ -1,0 +1,218 @@
+"""`preflight send`: sanitize, show exactly what would leave, and send only on confirmation.
+
+Without ``--yes`` the payload, cost and any residual PII are printed and the user is asked
+on the terminal (``/dev/tty`` when the document comes from stdin). With no terminal and
+no ``--yes`` the command prints the plan and refuses. A residual identifier or secret is
+sent only when overridden item by item (asked one by one, or ``--allow ID``); a document
+sent before needs ``--allow-resend`` (or a yes on the terminal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from typing import Any, Callable
+
+from preflight.core.errors import ConfigError, InputError, PreflightError
+from preflight.core.tasks import SUMMARY_MAX_TOKENS, Task
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "send", help="sanitize a document and send it to a cloud LLM (on confirmation)",
+        description="Sanitize FILE (or stdin with '-'), show the exact request, its token "
+                    "count and cost, re-scan it for PII, and send it only when confirmed. "
+                    "The answer streams with placeholders restored; an audit record is "
+                    "written before anything leaves.",
+    )
+    parser.add_argument("file", metavar="FILE|-", help="document to send ('-' reads stdin)")
+    parser.add_argument("--method", required=True,
+                        help="sanitization method (see `preflight sanitize --help`)")
+    parser.add_argument("--epsilon", type=float, help="privacy parameter ε (method dx)")
+    parser.add_argument("--seed", type=int, help="random seed (reproducible sanitization)")
+    parser.add_argument("--scope", choices=("all", "pii"), default="all",
+                        help="dx: perturb all tokens or only detected PII (default all)")
+    parser.add_argument("--task", choices=("summarize", "question"), default="summarize")
+    parser.add_argument("--question", default="", help="the question (with --task question)")
+    parser.add_argument("--provider", help="provider name (default: the default provider)")
+    parser.add_argument("--yes", action="store_true",
+                        help="send without asking (residual PII still needs --allow)")
+    parser.add_argument("--allow", action="append", default=[], metavar="ID",
+                        help="send this residual PII item anyway (ID from the plan; repeatable)")
+    parser.add_argument("--allow-resend", action="store_true",
+                        help="confirm sending a document that was sent before")
+    parser.add_argument("--keep-local", action="store_true",
+                        help="do not send: the local SLM answers on the original text")
+    parser.add_argument("--no-learn", action="store_true",
+                        help="do not compute the realized utility after the answer")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=run)
+
+
+def _task(args: argparse.Namespace) -> Task:
+    if args.task == "question":
+        if not args.question.strip():
+            raise InputError("--task question needs --question.", "Add --question \"...\".")
+        return Task("question", question=args.question, max_tokens=SUMMARY_MAX_TOKENS)
+    if args.question:
+        raise InputError("--question is only used with --task question.",
+                         "Add --task question, or drop --question.")
+    return Task("summarize")
+
+
+class _Terminal:
+    """Asks yes/no on the user's terminal, even when the document came from stdin."""
+
+    def __init__(self, stdin_is_document: bool) -> None:
+        self._fh: Any = None
+        if not stdin_is_document and sys.stdin.isatty():
+            self._read: Callable[[], str] | None = sys.stdin.readline
+            self._write = sys.stderr
+            return
+        try:
+            self._fh = open("/dev/tty", "r+", encoding="utf-8")  # noqa: SIM115
+            self._read, self._write = self._fh.readline, self._fh
+        except OSError:
+            self._read, self._write = None, sys.stderr
+
+    @property
+    def available(self) -> bool:
+        return self._read is not None
+
+    def ask(self, question: str) -> bool:
+        assert self._read is not None
+        self._write.write(f"{question} [y/N] ")
+        self._write.flush()
+        return self._read().strip().lower() in ("y", "yes")
+
+    def secret(self, prompt: str) -> str:
+        stream = self._fh if self._fh is not None else None
+        return getpass.getpass(prompt, stream=stream)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+def _print_plan(plan: Any, out: Any) -> None:
+    w = out.write
+    w(f"Provider: {plan.provider.name} ({plan.provider.model}, {plan.provider.api_style})\n")
+    w(f"POST {plan.request.url}\n")
+    for k, v in plan.request.display_headers():
+        w(f"  {k}: {v}\n")
+    w(f"Exact request body ({len(plan.payload)} bytes):\n")
+    try:
+        w(json.dumps(json.loads(plan.payload), ensure_ascii=False, indent=2) + "\n")
+    except ValueError:
+        w(plan.payload.decode("utf-8", "replace") + "\n")
+    w("(shown indented; the bytes sent are the same JSON on one line, UTF-8)\n")
+    w(f"Cost: {plan.cost.describe()}\n")
+    if plan.predicted_utility is not None:
+        w(f"Predicted utility: {plan.predicted_utility:.2f}\n")
+    for f in plan.findings:
+        mark = "BLOCKS" if f.blocking else "note"
+        w(f"  [{mark}] {f.type} '{f.value}' in the {f.part} (id {f.id}): {f.reason}\n")
+    for p in plan.prior_sends:
+        w(f"  [RESEND] this document was sent on {p.created_at} to {p.provider} "
+          f"({p.method}{f', ε {p.epsilon:g}' if p.epsilon is not None else ''}; "
+          f"match: {p.match})\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+    from preflight.core.config import load_settings
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.keys import keyring_status, resolve_key
+    from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+    from preflight.core.textio import read_document
+
+    text = read_document(args.file)
+    task = _task(args)
+    settings = load_settings()
+    session = SendSession(settings)
+
+    if args.keep_local:
+        out = sys.stdout if not args.json else None
+        local = session.keep_local(text, task, on_token=(lambda t: (out.write(t), out.flush()))
+                                   if out else None)
+        if args.json:
+            print_json(local.to_json())
+        else:
+            sys.stdout.write("\n")
+            print(f"(local answer by the SLM; nothing was sent; audit record {local.record_id})",
+                  file=sys.stderr)
+        return 0
+
+    params = SanitizeParams(seed=args.seed, epsilon=args.epsilon, scope=args.scope)
+    plan = session.prepare_send(text, args.provider, args.method, params, task)
+    overrides = set(args.allow)
+    unknown = overrides - {f.id for f in plan.findings}
+    if unknown:
+        raise InputError(f"--allow names no finding of this plan: {', '.join(sorted(unknown))}.",
+                         "Use the ids printed with the plan.")
+    resend_ok = args.allow_resend
+    plan_out = sys.stderr if args.json else sys.stdout
+
+    if not args.yes:
+        terminal = _Terminal(stdin_is_document=args.file == "-")
+        try:
+            _print_plan(plan, plan_out)
+            plan_out.flush()
+            if not terminal.available:
+                if args.json:
+                    print_json({"plan": plan.to_json(), "sent": False})
+                raise SendBlocked(
+                    "Not sent: there is no terminal to confirm on.",
+                    "Review the plan above and run again with --yes (and --allow ID for each "
+                    "item marked BLOCKS).",
+                )
+            for f in plan.blocking:
+                if f.id not in overrides and terminal.ask(
+                        f"Send {f.type} '{f.value}' as it is?"):
+                    overrides.add(f.id)
+            if plan.prior_sends and not resend_ok:
+                resend_ok = terminal.ask(
+                    "This document was sent before; differently sanitized copies can be "
+                    "averaged to undo the noise. Send it again anyway?")
+            confirmed = terminal.ask(f"Send this to {plan.provider.name}?")
+            try:
+                resolve_key(plan.provider, session.keystore, session.session_keys)
+            except ConfigError:
+                if confirmed and not keyring_status().available and terminal.ask(
+                        "No OS keyring here. Type a key to hold in memory for this run only?"):
+                    session.session_keys.set(plan.provider.name,
+                                             terminal.secret("API key (not echoed): "))
+        finally:
+            terminal.close()
+    else:
+        confirmed = True
+
+    confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok)
+    session.check(plan, confirmation)  # refuse before printing anything as "answer"
+
+    def on_chunk(chunk: str) -> None:
+        if not args.json:
+            sys.stdout.write(chunk)
+            sys.stdout.flush()
+
+    if not args.json:
+        print(f"--- answer from {plan.provider.name} ---", file=sys.stderr)
+    try:
+        result = session.execute(plan, confirmation, on_chunk=on_chunk,
+                                 learn=not args.no_learn)
+    except PreflightError:
+        if not args.json:
+            sys.stdout.write("\n")
+        raise
+    if args.json:
+        print_json({"plan": plan.to_json(), "result": result.to_json(), "sent": True})
+        return 0
+    sys.stdout.write("\n")
+    cost = f", cost {result.cost:.4f}" if plan.cost.priced else ""
+    util = (f", realized utility {result.realized_utility:.2f}"
+            if result.realized_utility is not None else "")
+    print(f"--- {result.input_tokens} + {result.output_tokens} tokens ({result.token_method})"
+          f"{cost}{util}; audit record {result.record_id} ---", file=sys.stderr)
+    return 0

@@ -1,0 +1,100 @@
+"""Turn overlapping detections into one non-overlapping set before anything is replaced.
+
+Recognizers overlap all the time (a card number is also a "date" to the NER model, an
+email contains a URL, two recognizers return the same span). Replacing overlapping spans
+corrupts the text, so the detector resolves them first with this rule:
+
+1. Spans of the same type that overlap are merged into their union, keeping the
+   recognizer, score and "why" of the best member (pattern evidence, then score).
+2. The remaining spans are taken greedily, best first, skipping any that overlaps one
+   already taken. "Best" is, in order:
+   a. confident (score >= ``CONFIDENT``) before weak: a weak guess of a sensitive type
+      (Presidio's phone parser at 0.4 on "07.08.1952") never overrides a confident
+      detection of a milder one (a date after "DOB:");
+   b. pattern evidence before the statistical NER model: a checksum, a format or a cue
+      word ("LLC", "DOB:") is more specific than the small model's constant-score guess
+      (it calls IP addresses dates and "Reid LLC" a person);
+   c. higher category priority (secret > direct identifier > confidential attribute >
+      quasi identifier); d. higher score; e. longer span; f. earlier start, then type
+      name (so the result never depends on input order).
+
+A lower-ranked span that only partly overlaps a winner is dropped whole (trimming it would
+leave fragments such as half a name); its overlap with the winner is covered anyway.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+from preflight.core.pii.entities import CATEGORY_PRIORITY, STATISTICAL_RECOGNIZERS
+from preflight.core.types import Span
+
+
+def _better(a: Span, b: Span) -> bool:
+    """True when ``a`` should represent a merged group rather than ``b`` (pattern evidence,
+    then score, then length)."""
+    def key(s: Span) -> tuple:
+        return (s.recognizer not in STATISTICAL_RECOGNIZERS, s.score, s.end - s.start)
+    return key(a) > key(b)
+
+
+def merge_same_type(spans: Iterable[Span]) -> list[Span]:
+    """Merge overlapping spans of the same type into their union."""
+    by_type: dict[str, list[Span]] = {}
+    for span in spans:
+        by_type.setdefault(span.type, []).append(span)
+    merged: list[Span] = []
+    for group in by_type.values():
+        group.sort(key=lambda s: (s.start, -s.end, s.recognizer, s.why))
+        start, end, best = group[0].start, group[0].end, group[0]
+        for span in group[1:]:
+            if span.start < end:  # overlaps the running union (touching spans stay apart)
+                end = max(end, span.end)
+                best = span if _better(span, best) else best
+                continue
+            merged.append(_rebuild(best, start, end))
+            start, end, best = span.start, span.end, span
+        merged.append(_rebuild(best, start, end))
+    return merged
+
+
+def _rebuild(best: Span, start: int, end: int) -> Span:
+    if (best.start, best.end) == (start, end):
+        return best
+    return Span(start, end, best.type, best.category, best.score, best.recognizer, best.why)
+
+
+#: Detections at or above this score outrank weaker ones whatever their category.
+CONFIDENT = 0.5
+
+
+def _rank(span: Span) -> tuple:
+    return (
+        span.score < CONFIDENT,
+        span.recognizer in STATISTICAL_RECOGNIZERS,
+        -CATEGORY_PRIORITY.get(span.category, 0),
+        -span.score,
+        -(span.end - span.start),
+        span.start,
+        span.type,
+    )
+
+
+def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
+    """One non-overlapping set of spans, sorted by start (rule in the module docstring)."""
+    candidates = sorted(merge_same_type(spans), key=_rank)
+    starts: list[int] = []   # starts of taken spans, sorted
+    ends: list[int] = []     # matching ends (taken spans never overlap, so also sorted)
+    taken: list[Span] = []
+    for span in candidates:
+        i = bisect.bisect_right(starts, span.start)
+        # neighbour on the left must end before we start; on the right start after we end
+        if i > 0 and ends[i - 1] > span.start:
+            continue
+        if i < len(starts) and starts[i] < span.end:
+            continue
+        starts.insert(i, span.start)
+        ends.insert(i, span.end)
+        taken.insert(i, span)
+    return taken

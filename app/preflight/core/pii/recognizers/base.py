@@ -1,0 +1,110 @@
+"""A small rule engine on top of Presidio's ``EntityRecognizer``.
+
+Each :class:`Rule` is a regex (optionally a capture group), an optional validator
+(checksum, entropy...), and optional context words that raise the score or are required.
+Results carry their own one-line "why" in ``recognition_metadata["preflight_why"]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+WHY_KEY = "preflight_why"
+
+
+def context_regex(words: Iterable[str]) -> re.Pattern[str]:
+    """Case-insensitive whole-word alternation of context words/phrases."""
+    alts = sorted({re.escape(w).replace(r"\ ", r"[\s_-]*") for w in words}, key=len, reverse=True)
+    return re.compile(r"(?<![A-Za-z])(?:" + "|".join(alts) + r")(?![A-Za-z])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern with its score and explanation.
+
+    ``context`` words are searched ``window`` characters before (and ``after`` characters
+    after) the match: when found the score becomes ``context_score`` and the why gets
+    ``context_why`` appended; with ``require_context`` a match without context is dropped.
+    """
+
+    entity: str
+    pattern: re.Pattern[str]
+    score: float
+    why: str
+    group: int | str = 0
+    validate: Callable[[str], bool] | None = None
+    context: re.Pattern[str] | None = None
+    context_score: float | None = None
+    require_context: bool = False
+    window: int = 50
+    after: int = 0
+    context_why: str = "; a related word nearby raised the confidence"
+
+
+def make_result(recognizer: EntityRecognizer, entity: str, start: int, end: int,
+                score: float, why: str) -> RecognizerResult:
+    return RecognizerResult(
+        entity_type=entity,
+        start=start,
+        end=end,
+        score=score,
+        recognition_metadata={
+            RecognizerResult.RECOGNIZER_NAME_KEY: recognizer.name,
+            RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: recognizer.id,
+            WHY_KEY: why,
+        },
+    )
+
+
+def has_context(text: str, start: int, end: int, pattern: re.Pattern[str],
+                window: int, after: int = 0) -> bool:
+    if pattern.search(text, max(0, start - window), start):
+        return True
+    return bool(after) and bool(pattern.search(text, end, min(len(text), end + after)))
+
+
+class RuleRecognizer(EntityRecognizer):
+    """Runs a list of :class:`Rule` objects; subclasses set ``RULES``."""
+
+    RULES: Sequence[Rule] = ()
+
+    def __init__(self, rules: Sequence[Rule] | None = None, name: str | None = None) -> None:
+        self.rules = tuple(rules if rules is not None else self.RULES)
+        super().__init__(
+            supported_entities=sorted({r.entity for r in self.rules}) or ["NONE"],
+            name=name,
+            supported_language="en",
+        )
+
+    def load(self) -> None:  # patterns are compiled at import time
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        results: list[RecognizerResult] = []
+        for rule in self.rules:
+            if entities and rule.entity not in entities:
+                continue
+            results.extend(self.apply_rule(rule, text))
+        return results
+
+    def apply_rule(self, rule: Rule, text: str) -> list[RecognizerResult]:
+        out = []
+        for m in rule.pattern.finditer(text):
+            start, end = m.span(rule.group)
+            if start < 0 or start == end:
+                continue
+            if rule.validate is not None and not rule.validate(text[start:end]):
+                continue
+            score, why = rule.score, rule.why
+            if rule.context is not None:
+                if has_context(text, start, end, rule.context, rule.window, rule.after):
+                    score = rule.context_score if rule.context_score is not None else score
+                    why += rule.context_why
+                elif rule.require_context:
+                    continue
+            out.append(make_result(self, rule.entity, start, end, score, why))
+        return out

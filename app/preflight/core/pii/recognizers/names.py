@@ -1,0 +1,151 @@
+"""Person names the small NER model misses: names in ALL CAPS, names after a title or
+a salutation/field label, and capitalized words that spell an email's local part."""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import EntityRecognizer
+
+from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
+
+_CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
+                       r"(?![\w'’-])")
+_CAPS_WORD = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?![\w'’-])")
+CONTEXT_CHARS = 160  # text kept on each side of a run (within its line) for the NER pass
+
+
+class AllCapsNameRecognizer(EntityRecognizer):
+    """Re-runs the NER model on lines with ALL-CAPS word runs, re-cased as a person would
+    write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
+    because re-casing never changes a word's length (words where it would are skipped)."""
+
+    WHY = "Written in capitals; the NER model tags it as a person's name once re-cased"
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if (entities and "PERSON" not in entities) or nlp_artifacts is None:
+            return []
+        runs = [m.span() for m in _CAPS_RUN.finditer(text)]
+        if not runs:
+            return []
+        nlp = nlp_artifacts.nlp_engine.get_nlp("en")
+        if not nlp.has_pipe("ner"):
+            return []
+        windows = _windows_around(text, runs)
+        out = []
+        for ws, we in windows:
+            chunk = _recase(text[ws:we], nlp.vocab)
+            doc = nlp(chunk)
+            for ent in doc.ents:
+                if ent.label_ != "PERSON":
+                    continue
+                s, e = ws + ent.start_char, ws + ent.end_char
+                if any(rs < e and s < re_ for rs, re_ in runs) and text[s:e].isupper():
+                    out.append(make_result(self, "PERSON", s, e, 0.75, self.WHY))
+        return out
+
+
+def _windows_around(text: str, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Windows around the runs: their line, at most CONTEXT_CHARS each side (merged)."""
+    spans: list[tuple[int, int]] = []
+    for s, e in runs:
+        ls = text.rfind("\n", 0, s) + 1
+        le = text.find("\n", e)
+        le = len(text) if le < 0 else le
+        if s - ls > CONTEXT_CHARS:  # cut at a space so no word is split
+            cut = text.find(" ", s - CONTEXT_CHARS, s)
+            ls = cut + 1 if cut >= 0 else s
+        if le - e > CONTEXT_CHARS:
+            cut = text.rfind(" ", e, e + CONTEXT_CHARS)
+            le = cut if cut >= 0 else e
+        if spans and ls <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], le))
+        else:
+            spans.append((ls, le))
+    return spans
+
+
+def _recase(chunk: str, vocab) -> str:
+    def fix(m: re.Match[str]) -> str:
+        word = m.group()
+        new = word.lower() if vocab[word.lower()].is_stop else word.capitalize()
+        return new if len(new) == len(word) else word
+    return _CAPS_WORD.sub(fix, chunk)
+
+
+_NAME = r"(?:Mc|Mac|O['’])?[A-Z][a-z]+(?:['’][a-z]+)?(?:-[A-Z][a-z]+)?"
+_FULL = rf"{_NAME}(?:[ \t]+[A-Z]\.)?(?:[ \t]+{_NAME}){{0,2}}"
+_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt|Judge|Attorney)"
+
+
+class NameCueRecognizer(RuleRecognizer):
+    """Capitalized words after a title (Mr., Dr.) or a salutation / name field."""
+
+    RULES = (
+        Rule("PERSON", re.compile(rf"\b{_TITLES}\.?[ \t]+({_FULL})"), 0.8,
+             "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1),
+        Rule("PERSON", re.compile(rf"\b(?:Dear|Hi|Hello|Attn\.?|Attention:?)[ \t]+({_FULL})(?=[ \t]*[,:\n!])"),
+             0.7, "Capitalized words after a salutation", group=1),
+        Rule("PERSON", re.compile(
+            rf"(?im:^[ \t]*(?:(?:full[ \t]+)?name|patient|employee|customer|client|"
+            rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FULL})[ \t]*(?=\r?\n|$)"),
+            0.75, "A value in a name field", group=1),
+        Rule("PERSON", re.compile(
+            rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"
+            rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*({_NAME}(?:[ \t]+{_NAME}){{0,2}})[ \t]*(?=\r?\n|$)"),
+            0.7, "A name signing off a message", group=1),
+    )
+
+
+_EMAIL = re.compile(r"\b([A-Za-z][A-Za-z0-9._%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]+{_NAME}){{0,2}}\b")
+
+
+class EmailNameRecognizer(EntityRecognizer):
+    """Capitalized words near an email address whose local part spells them
+    ("Jane Roe <jane.roe@…>")."""
+
+    WHY = "Capitalized words that match the user name of a nearby email address"
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if entities and "PERSON" not in entities:
+            return []
+        out = []
+        for m in _EMAIL.finditer(text):
+            local = m.group(1).lower()
+            parts = {p for p in re.split(r"[._%+\-\d]+", local) if len(p) >= 3}
+            if not parts:
+                continue
+            lo, hi = max(0, m.start() - 80), min(len(text), m.end() + 80)
+            for c in _CAP_SEQ.finditer(text, lo, hi):
+                start, end = _strip_salutation(text, c.start(), c.end())
+                words = [w.lower() for w in text[start:end].split()]
+                hits = [w for w in words if w in parts or (len(w) >= 4 and w in local)]
+                if hits and (len(hits) >= 2 or len(words) <= 2):
+                    out.append(make_result(self, "PERSON", start, end, 0.7, self.WHY))
+        return out
+
+
+_SALUTATIONS = {"dear", "hi", "hello", "hey", "to", "from", "cc", "attn", "thanks", "regards",
+                "best", "cheers", "sincerely", "yours"}
+
+
+def _strip_salutation(text: str, start: int, end: int) -> tuple[int, int]:
+    """Drop greeting words that a run of capitalized words picks up ("Dear Jane Roe")."""
+    while True:
+        m = re.match(r"(\w+)[,:]?\s+", text[start:end])
+        if not m or m.group(1).lower() not in _SALUTATIONS:
+            return start, end
+        start += m.end()

@@ -1,0 +1,29 @@
+"""Organizations the small NER model misses: names ending in a legal/company suffix
+("Reid LLC", "Tucker and Sons") and partnership-style names ("Parks, Miller and Rosales")."""
+
+from __future__ import annotations
+
+import re
+
+from preflight.core.pii.recognizers.base import Rule, RuleRecognizer
+
+_FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
+_WORD = r"[A-Z][\w&'’.-]*"
+_SUFFIX = (r"(?:(?:Inc|Ltd|Corp|Co|Bros|L\.L\.C|S\.A|N\.V|B\.V)\.?|Incorporated|LLC|Limited|"
+           r"PLC|plc|Corporation|Company|Group|GmbH|AG|SA|SE|NV|BV|LLP|LP|Holdings|Partners|"
+           r"Associates|Foundation|Bank|Brothers|(?:and|&)[ \t]+(?:Sons|Co\.?))")
+_SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+
+
+class OrganizationCueRecognizer(RuleRecognizer):
+    """Capitalized names closed by a company suffix, and "A, B and C" firm names."""
+
+    RULES = (
+        Rule("ORGANIZATION", re.compile(
+            rf"(?<![\w-]){_FIRST_NOT}(?:{_WORD}[ \t]+){{0,3}}?{_WORD},?[ \t]+{_SUFFIX}(?![\w-])"),
+            0.75, "Capitalized words ending in a company suffix (Inc, LLC, Ltd, Group…)"),
+        Rule("ORGANIZATION", re.compile(
+            rf"(?<![\w-]){_FIRST_NOT}{_SURNAME},[ \t]+{_SURNAME},?[ \t]+(?:and|&)[ \t]+{_SURNAME}"
+            r"(?![\w-])"), 0.55,
+            "A partnership-style firm name (Name, Name and Name)"),
+    )

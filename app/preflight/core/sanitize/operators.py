@@ -1,0 +1,556 @@
+"""The classic operators: redact, delete, mask, placeholder, pseudonym, generalize.
+
+Each one replaces every detected span and records the replacement as a
+:class:`~preflight.core.types.Change`, so the window can map any range of the output back
+to the source. Placeholder and pseudonym are reversible: they fill a
+:class:`~preflight.core.sanitize.vault.Vault` (passed as the ``vault`` collaborator, or a
+fresh one in ``operator.vault``) from which :func:`~preflight.core.sanitize.vault.restore`
+puts the originals back into the sanitized text or an LLM's answer.
+
+Spans may come in any order but must not overlap (a :class:`ValueError` says so).
+
+The reversible operators keep per-call state and their vault on the instance: use one
+instance per thread (``create_mechanism`` builds a new one each time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import secrets
+from datetime import date
+from typing import Sequence
+
+from faker import Faker
+
+from preflight.core.sanitize import generalize as gen
+from preflight.core.sanitize.base import SanitizeParams, register
+from preflight.core.sanitize.vault import (
+    PLACEHOLDER,
+    SURROGATE,
+    Vault,
+    VaultEntry,
+    find_tokens,
+    is_word_char,
+    placeholder_token,
+)
+from preflight.core.types import SanitizedText, Span, apply_replacements
+
+REDACTED = "[REDACTED]"
+MASK_CHAR = "*"
+# How often a reversible operator re-draws tokens that would make restoring ambiguous
+# before giving up (in practice one round suffices; collisions are rare).
+_MAX_ROUNDS = 50
+
+
+def validate_spans(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spans sorted by start; ValueError if any overlap or fall outside ``text``."""
+    ordered = sorted(spans, key=lambda s: (s.start, s.end))
+    prev_end = 0
+    for span in ordered:
+        if span.end > len(text):
+            raise ValueError(
+                f"span [{span.start}, {span.end}) lies outside a text of {len(text)} characters"
+            )
+        if span.start < prev_end:
+            raise ValueError(
+                f"overlapping spans at [{span.start}, {span.end}); resolve overlaps first"
+            )
+        prev_end = span.end
+    return ordered
+
+
+def document_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _SimpleOperator:
+    """An operator whose replacement depends only on the value and its type."""
+
+    name = ""
+    reversible = False
+
+    def replacement(self, value: str, span: Span) -> str:
+        raise NotImplementedError
+
+    def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> SanitizedText:
+        ordered = validate_spans(text, spans)
+        reps = [(s.start, s.end, self.replacement(text[s.start:s.end], s), s.type)
+                for s in ordered]
+        out, changes = apply_replacements(text, reps)
+        return SanitizedText(out, self.name, changes, {"reversible": False,
+                                                       "replaced": len(ordered)})
+
+
+@register("redact")
+class RedactOperator(_SimpleOperator):
+    """Every value becomes ``[REDACTED]``: the reader sees that something was there,
+    but not what kind of thing (use ``placeholder`` to keep the type)."""
+
+    name = "redact"
+
+    def replacement(self, value: str, span: Span) -> str:
+        return REDACTED
+
+
+@register("delete")
+class DeleteOperator(_SimpleOperator):
+    """Every value is removed; one neighbouring space goes with it so no double spaces
+    or space-before-comma remain ("Call Bob now" → "Call now", "Hi Bob, x" → "Hi, x")."""
+
+    name = "delete"
+
+    def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> SanitizedText:
+        ordered = validate_spans(text, spans)
+        # Adjacent values form one run; the space rule applies to the run as a whole.
+        runs: list[list[Span]] = []
+        for s in ordered:
+            if runs and runs[-1][-1].end == s.start:
+                runs[-1].append(s)
+            else:
+                runs.append([s])
+        reps = []
+        prev_end = 0
+        prev_at_line_start = False
+        for run in runs:
+            rs, re_ = run[0].start, run[-1].end
+            after = text[re_] if re_ < len(text) else ""
+            # Only deleted text between the line start and this run?
+            at_line_start = (rs == 0 or text[rs - 1] == "\n"
+                             or (rs == prev_end and prev_at_line_start))
+            bounds = [[s.start, s.end] for s in run]
+            if (not at_line_start and rs - 1 >= prev_end and text[rs - 1] == " "
+                    and (after == "" or after in " ,.;:!?)")):
+                bounds[0][0] -= 1
+            elif at_line_start and after == " ":
+                bounds[-1][1] += 1  # value at the start of a line: drop the space after it
+            reps.extend((b[0], b[1], "", s.type) for b, s in zip(bounds, run))
+            prev_end, prev_at_line_start = bounds[-1][1], at_line_start
+        out, changes = apply_replacements(text, reps)
+        return SanitizedText(out, self.name, changes, {"reversible": False,
+                                                       "replaced": len(ordered)})
+
+
+@register("mask")
+class MaskOperator(_SimpleOperator):
+    """Letters and digits become ``*``; separators (space, ``-``, ``.``, ``@``...) stay,
+    so the shape survives (``+1 415-555-0100`` → ``+* ***-***-****``). Card numbers keep
+    their last four digits, as printed on receipts (PCI DSS allows it)."""
+
+    name = "mask"
+
+    def replacement(self, value: str, span: Span) -> str:
+        keep_last = 0
+        if span.type == "CREDIT_CARD" and sum(ch.isdigit() for ch in value) >= 12:
+            keep_last = 4
+        out = []
+        kept = 0
+        for ch in reversed(value):
+            if ch.isdigit() and kept < keep_last:
+                out.append(ch)
+                kept += 1
+            elif ch.isalnum():
+                out.append(MASK_CHAR)
+            else:
+                out.append(ch)
+        return "".join(reversed(out))
+
+
+@register("generalize")
+class GeneralizeOperator(_SimpleOperator):
+    """Coarser values per type (date → year, age → range...; see ``generalize.RULES``);
+    types without a rule become a type marker such as ``[PERSON]``."""
+
+    name = "generalize"
+
+    def replacement(self, value: str, span: Span) -> str:
+        return gen.generalize(value, span.type)
+
+
+# -- reversible operators ----------------------------------------------------------------
+
+_COMPACT_TYPES = frozenset({
+    "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "US_ITIN", "US_BANK_NUMBER",
+    "BANK_ACCOUNT", "UK_NHS", "US_PASSPORT", "US_DRIVER_LICENSE",
+})
+
+
+def value_key(value: str, entity_type: str) -> str:
+    """When two spellings are the same value: numbers ignore separators, everything else
+    ignores case and runs of whitespace ("John  Smith" = "JOHN SMITH")."""
+    if entity_type in _COMPACT_TYPES:
+        compact = "".join(ch for ch in value if ch.isalnum()).casefold()
+        if compact:
+            return compact
+    return " ".join(value.split()).casefold()
+
+
+def _alias_name_parts(keys: list[tuple[str, str]], spans: Sequence[Span]
+                      ) -> list[tuple[str, str]]:
+    """A first or last name written alone ("Max") takes the key of the one full name it
+    belongs to ("Max Power"), so the reader of the sanitized text sees one person, not two.
+    A part shared by several full names stays its own value (it is ambiguous)."""
+    owners: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for key, span in zip(keys, spans):
+        parts = key[1].split()
+        if span.type == "PERSON" and len(parts) > 1:
+            for part in parts:
+                owners.setdefault((key[0], part), set()).add(key)
+    out = []
+    for key, span in zip(keys, spans):
+        full = owners.get(key) if span.type == "PERSON" and " " not in key[1] else None
+        out.append(next(iter(full)) if full and len(full) == 1 else key)
+    return out
+
+
+def placeholder_label(entity_type: str) -> str:
+    label = re.sub(r"[^A-Z0-9]+", "_", entity_type.upper()).strip("_")
+    if not label or not label[0].isalpha():
+        label = "PII" + ("_" + label if label else "")
+    return label
+
+
+class _ReversibleOperator:
+    name = ""
+    reversible = True
+    kind = ""
+
+    def __init__(self, vault: Vault | None = None) -> None:
+        self.vault = vault if vault is not None else Vault()
+
+    # subclass hooks
+    def _prepare(self, text: str, params: SanitizeParams) -> None: ...
+
+    def _choose(self, key: tuple[str, str], value: str, span: Span, attempt: int,
+                taken: set[str]) -> str:
+        raise NotImplementedError
+
+    def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> SanitizedText:
+        ordered = validate_spans(text, spans)
+        keys = _alias_name_parts(
+            [(self._key_type(s), value_key(text[s.start:s.end], s.type)) for s in ordered],
+            ordered,
+        )
+        first: dict[tuple[str, str], Span] = {}
+        forms: dict[tuple[str, str], list[str]] = {}
+        for key, s in zip(keys, ordered):
+            first.setdefault(key, s)
+            forms.setdefault(key, []).append(text[s.start:s.end])
+        self._prepare(text, params)
+        attempts: dict[tuple[str, str], int] = {}
+        banned: set[str] = set()
+        sha = document_sha256(text)
+        for _ in range(_MAX_ROUNDS):
+            self._start_round()
+            tokens: dict[tuple[str, str], str] = {}
+            taken = set(banned)
+            for key, s in first.items():
+                tok = self._choose(key, forms[key][0], s, attempts.get(key, 0), taken)
+                tokens[key] = tok
+                taken.add(tok.casefold())
+            reps = [(s.start, s.end, tokens[k], s.type) for k, s in zip(keys, ordered)]
+            out, changes = apply_replacements(text, reps)
+            glued = self._glued(out, changes)
+            entries = []
+            for key, s in first.items():
+                fs = forms[key]
+                entries.append(VaultEntry(
+                    # an answer names the person in full: "Max Power", not the "Max" that
+                    # happened to come first (exact restore of the document uses ``forms``)
+                    token=tokens[key], type=s.type, original=max(fs, key=len), kind=self.kind,
+                    forms=tuple(fs) if len(set(fs)) > 1 else (),
+                    glued=tokens[key] in glued,
+                ))
+            self.vault.reset(self.name, sha, entries)
+            expected = [(c.start, c.end, c.replacement) for c in changes]
+            found = [(s, e, entry.token) for s, e, entry in find_tokens(out, self.vault)]
+            if found == expected:
+                break
+            # Some token also matches elsewhere (or swallows a neighbour): draw those anew.
+            bad = {t[2] for t in set(found) ^ set(expected)}
+            by_token = {tok: key for key, tok in tokens.items()}
+            for tok in bad:
+                banned.add(tok.casefold())
+                key = by_token.get(tok)
+                if key is not None:
+                    attempts[key] = attempts.get(key, 0) + 1
+        else:  # pragma: no cover - would need an adversarial document
+            raise RuntimeError("could not find unambiguous replacement tokens")
+        info = {"reversible": True, "replaced": len(ordered), "distinct_values": len(first)}
+        return SanitizedText(out, self.name, changes, info)
+
+    def _key_type(self, span: Span) -> str:
+        return span.type
+
+    def _start_round(self) -> None: ...
+
+    def _glued(self, out: str, changes) -> set[str]:
+        return set()
+
+
+@register("placeholder")
+class PlaceholderOperator(_ReversibleOperator):
+    """``<PERSON_1>``, ``<EMAIL_ADDRESS_2>``: one numbered placeholder per distinct value
+    and type, numbered in order of first appearance. Numbers the document already uses
+    (a literal "PERSON_1" in the text) are skipped, so restoring is never ambiguous."""
+
+    name = "placeholder"
+    kind = PLACEHOLDER
+
+    def _prepare(self, text: str, params: SanitizeParams) -> None:
+        # Every spelling restore() accepts lower-cases to "label_n" or "labeln" once
+        # spaces and hyphens become underscores, so a substring test is a safe superset.
+        self._norm = text.lower().replace(" ", "_").replace("-", "_")
+
+    def _start_round(self) -> None:
+        self._next: dict[str, int] = {}
+
+    def _key_type(self, span: Span) -> str:
+        return placeholder_label(span.type)
+
+    def _choose(self, key, value, span, attempt, taken) -> str:
+        label = key[0]
+        n = self._next.get(label, 1)
+        low = label.lower()
+        while (f"{low}_{n}" in self._norm or f"{low}{n}" in self._norm
+               or placeholder_token(label, n).casefold() in taken):
+            n += 1
+        self._next[label] = n + 1
+        return placeholder_token(label, n)
+
+
+@register("pseudonym")
+class PseudonymOperator(_ReversibleOperator):
+    """A realistic surrogate of the same type for every distinct value (Faker): names
+    become names, emails become ``@example.*`` addresses, cards pass Luhn, IBANs pass
+    mod-97, dates keep their format. ``params.seed`` makes the choice reproducible —
+    keep that seed secret, since with it a guessed value can be checked against a
+    surrogate. Surrogates never occur in the document and never repeat."""
+
+    name = "pseudonym"
+    kind = SURROGATE
+
+    def _prepare(self, text: str, params: SanitizeParams) -> None:
+        self._folded = text.casefold()
+        self._seed = params.seed if params.seed is not None else secrets.randbits(64)
+        self._faker = Faker("en_US")
+
+    def _choose(self, key, value, span, attempt, taken) -> str:
+        for extra in range(1000):
+            a = attempt + extra
+            digest = hashlib.sha256(
+                f"{self._seed}\x00{key[0]}\x00{key[1]}\x00{a}".encode("utf-8", "surrogatepass")
+            ).digest()
+            seed = int.from_bytes(digest[:8], "big")
+            self._faker.seed_instance(seed)
+            rng = random.Random(seed)
+            sur = surrogate_for(value, span.type, self._faker, rng)
+            if a >= 20:
+                # Long collisions mean a tiny value space (a 1-letter value): widen it.
+                sur += "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(a // 10))
+            folded = sur.casefold()
+            if sur and folded not in self._folded and folded not in taken:
+                return sur
+        raise RuntimeError("no free surrogate")  # pragma: no cover
+
+    def _glued(self, out: str, changes) -> set[str]:
+        glued = set()
+        for c in changes:
+            tok = c.replacement
+            if not tok:
+                continue
+            if (c.start > 0 and is_word_char(tok[0]) and is_word_char(out[c.start - 1])) or (
+                c.end < len(out) and is_word_char(tok[-1]) and is_word_char(out[c.end])
+            ):
+                glued.add(tok)
+        return glued
+
+
+# -- surrogate generators ----------------------------------------------------------------
+
+_NATIONALITIES = ("Canadian", "Norwegian", "Chilean", "Portuguese", "Kenyan", "Austrian",
+                  "Vietnamese", "Irish", "Uruguayan", "Finnish", "Ghanaian", "Dutch")
+
+
+def luhn_check_digit(digits: Sequence[int]) -> int:
+    """The digit that makes ``digits + [check]`` pass the Luhn test."""
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2 == 0:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return (10 - total % 10) % 10
+
+
+def luhn_valid(number: str) -> bool:
+    ds = [int(ch) for ch in number if ch.isdigit()]
+    return len(ds) >= 2 and luhn_check_digit(ds[:-1]) == ds[-1]
+
+
+def _iban_remainder(s: str) -> int:
+    return int("".join(str(int(ch, 36)) for ch in s)) % 97
+
+
+def iban_valid(iban: str) -> bool:
+    compact = "".join(iban.split()).upper()
+    if not re.fullmatch(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{4,30}", compact):
+        return False
+    return _iban_remainder(compact[4:] + compact[:4]) == 1
+
+
+def _reshape(template: str, chars: str) -> str:
+    """Lay ``chars`` over the alphanumeric positions of ``template`` (keeps separators)."""
+    it = iter(chars)
+    return "".join(next(it) if ch.isalnum() else ch for ch in template)
+
+
+def _shape_random(value: str, rng: random.Random) -> str:
+    out = []
+    for ch in value:
+        if ch.isdigit():
+            out.append(str(rng.randrange(10)))
+        elif ch.isalpha() and ch.isupper():
+            out.append(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ"))
+        elif ch.isalpha():
+            out.append(rng.choice("abcdefghijkmnopqrstuvwxyz"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _card(value: str, rng: random.Random) -> str:
+    n = sum(ch.isdigit() for ch in value)
+    if 12 <= n <= 19 and all(ch.isdigit() or ch in " -" for ch in value.strip()):
+        template, first = value, next(ch for ch in value if ch.isdigit())
+    else:
+        template, first, n = "4### #### #### ####", "4", 16
+        template = template.replace("#", "0")
+    body = [int(first)] + [rng.randrange(10) for _ in range(n - 2)]
+    body.append(luhn_check_digit(body))
+    it = iter(str(d) for d in body)
+    return "".join(next(it) if ch.isdigit() else ch for ch in template)
+
+
+def _iban(value: str, rng: random.Random) -> str:
+    compact = "".join(value.split()).upper()
+    if re.fullmatch(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{8,30}", compact) and value.strip() == value:
+        country, bban_template, template = compact[:2], compact[4:], value.upper()
+    else:
+        country, bban_template = "DE", "0" * 18
+        template = "DE00 0000 0000 0000 0000 00"
+    bban = "".join(
+        str(rng.randrange(10)) if ch.isdigit() else rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        for ch in bban_template
+    )
+    check = 98 - _iban_remainder(bban + country + "00")
+    return _reshape(template, f"{country}{check:02d}{bban}")
+
+
+def _date(value: str, fake: Faker, rng: random.Random) -> str:
+    year = gen.find_year(value)
+    lo, hi = (year - 5, year + 5) if year else (1950, 2025)
+    y, mo, d = rng.randint(lo, hi), rng.randint(1, 12), rng.randint(1, 28)
+
+    def width(s: str, v: int) -> str:
+        return f"{v:0{len(s)}d}" if len(s) > 1 else str(v)
+
+    m = gen._ISO_RE.match(value)
+    if m:
+        sep = m.group(2)
+        return value.replace(m.group(0).strip(),
+                             f"{y}{sep}{width(m.group(3), mo)}{sep}{width(m.group(4), d)}")
+    m = gen._DMY_RE.match(value)
+    if m:
+        sep = m.group(2)
+        first, second = (d, mo) if int(m.group(1)) > 12 else (mo, d)
+        yy = f"{y % 100:02d}" if len(m.group(4)) == 2 else str(y)
+        return value.replace(m.group(0).strip(),
+                             f"{width(m.group(1), first)}{sep}{width(m.group(3), second)}{sep}{yy}")
+    if gen.month_name_match(value):
+        def month(mm: re.Match[str]) -> str:
+            name = gen.MONTHS[mo - 1].capitalize()
+            word = mm.group(1)
+            if len(word) <= 4 and word.lower() not in ("may", "june", "july"):
+                name = name[:3]
+            if word.isupper():
+                name = name.upper()
+            elif word.islower():
+                name = name.lower()
+            return name + mm.group(0)[len(word):]
+        out = gen._MONTH_NAME_RE.sub(month, value, count=1)
+        out = gen._YEAR_RE.sub(str(y), out)
+        return re.sub(r"(?<!\d)\d{1,2}(?!\d)", lambda _: str(d), out)
+    if any(ch.isdigit() for ch in value):
+        return _shape_random(value, rng)
+    return date(y, mo, d).strftime("%B %d, %Y").replace(" 0", " ")
+
+
+def _match_case(template: str, value: str) -> str:
+    letters = [ch for ch in template if ch.isalpha()]
+    if letters and all(ch.isupper() for ch in letters) and len(letters) > 1:
+        return value.upper()
+    if letters and all(ch.islower() for ch in letters):
+        return value.lower()
+    return value
+
+
+def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random) -> str:
+    """A realistic stand-in for ``value`` of ``entity_type`` (deterministic given the
+    seeded ``fake`` and ``rng``)."""
+    t = entity_type
+    if t == "PERSON":
+        words = value.split()
+        sur = fake.last_name() if len(words) == 1 else f"{fake.first_name()} {fake.last_name()}"
+        return _match_case(value, sur)
+    if t == "EMAIL_ADDRESS":
+        user = re.sub(r"[^a-z0-9._]", "", fake.user_name().lower()) or "user"
+        return f"{user}@{rng.choice(('example.com', 'example.org', 'example.net'))}"
+    if t == "CREDIT_CARD":
+        return _card(value, rng)
+    if t == "IBAN_CODE":
+        return _iban(value, rng)
+    if t in ("PHONE_NUMBER", "US_SSN", "US_ITIN", "US_BANK_NUMBER", "BANK_ACCOUNT", "UK_NHS",
+             "US_PASSPORT", "US_DRIVER_LICENSE"):
+        if any(ch.isdigit() for ch in value):
+            cc = gen._COUNTRY_CODE_RE.match(value) if t == "PHONE_NUMBER" else None
+            keep = cc.end() if cc else 0  # the country code says little; keep it readable
+            sur = value[:keep] + _shape_random(value[keep:], rng)
+            if t == "US_SSN":  # area numbers 000, 666 and 9xx are never issued
+                first = next(i for i, ch in enumerate(sur) if ch.isdigit())
+                sur = sur[:first] + str(rng.randint(1, 5)) + sur[first + 1:]
+            return sur
+        return fake.phone_number() if t == "PHONE_NUMBER" else _shape_random("000-00-0000", rng)
+    if t in ("DATE_TIME", "DATE", "DATE_OF_BIRTH"):
+        return _date(value, fake, rng)
+    if t == "AGE":
+        m = re.search(r"\d+", value)
+        age = str(rng.randint(18, 89))
+        return value[:m.start()] + age + value[m.end():] if m else age
+    if t == "LOCATION":
+        if any(ch.isdigit() for ch in value) and "," in value:
+            return f"{fake.street_address()}, {fake.city()}"
+        return _match_case(value, fake.city())
+    if t in ("STREET_ADDRESS", "ADDRESS"):
+        if "," in value or "\n" in value:
+            return f"{fake.street_address()}, {fake.city()}"
+        return fake.street_address()
+    if t == "ORGANIZATION":
+        return _match_case(value, fake.company())
+    if t == "NRP":
+        return _match_case(value, rng.choice(_NATIONALITIES))
+    if t == "IP_ADDRESS":
+        return fake.ipv6() if ":" in value else fake.ipv4_private()
+    if t == "URL":
+        return f"https://www.{fake.domain_word()}.example/"
+    if t == "MAC_ADDRESS":
+        return fake.mac_address()
+    if t == "UUID":
+        return fake.uuid4()
+    # Anything else (API keys, deny-list terms, custom types): same shape, new characters.
+    sur = _shape_random(value, rng)
+    if not any(ch.isalnum() for ch in sur):
+        sur = _shape_random(f"{placeholder_label(t)}-XXXX0000", rng)
+    return sur

@@ -1,0 +1,398 @@
+"""The local vault of one document, and putting originals back into text.
+
+The placeholder and pseudonym operators record here which token (``<PERSON_1>`` or a
+surrogate such as ``Maria Lopez``) stands for which original value. The vault never
+leaves the machine: it is a JSON file readable only by its owner, written atomically.
+
+Restoring is tolerant, because it mostly runs on an LLM's answer rather than on the
+sanitized text itself: a model may write ``PERSON_1``, ``<person_1>``, ``[PERSON_1]``,
+``Person 1`` or ``<PERSON_1>'s``. Surrogates are matched exactly (case-sensitive); a
+surrogate that never touched a letter in the document must also stand alone in the
+answer, so ``Rome`` is not restored inside ``Romeo``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+import regex
+
+from preflight.core.errors import ConfigError
+
+SCHEMA_VERSION = 1
+PLACEHOLDER = "placeholder"
+SURROGATE = "surrogate"
+
+_WORD = regex.compile(r"\w")
+
+
+def is_word_char(ch: str) -> bool:
+    return bool(_WORD.match(ch))
+
+
+def placeholder_token(label: str, number: int) -> str:
+    return f"<{label}_{number}>"
+
+
+@dataclass(frozen=True)
+class VaultEntry:
+    """One token and the value it hides.
+
+    ``forms`` lists the exact spellings the token replaced, in document order, when they
+    differ (``John Smith`` and ``JOHN SMITH`` share one placeholder); restoring the
+    sanitized document itself puts each spelling back where it was.
+    """
+
+    token: str
+    type: str
+    original: str
+    kind: str                      # PLACEHOLDER | SURROGATE
+    forms: tuple[str, ...] = ()
+    glued: bool = False            # surrogate touched a letter/digit in the document
+
+    @property
+    def label_number(self) -> tuple[str, int]:
+        label, _, number = self.token[1:-1].rpartition("_")
+        return label, int(number)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "type": self.type,
+            "original": self.original,
+            "kind": self.kind,
+            "forms": list(self.forms),
+            "glued": self.glued,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> VaultEntry:
+        if not isinstance(data, dict):
+            raise TypeError("entry is not an object")
+        kind = data["kind"]
+        if kind not in (PLACEHOLDER, SURROGATE):
+            raise ValueError(f"unknown entry kind {kind!r}")
+        entry = cls(
+            token=_str(data["token"]),
+            type=_str(data["type"]),
+            original=_str(data["original"]),
+            kind=kind,
+            forms=tuple(_str(f) for f in data.get("forms", [])),
+            glued=bool(data.get("glued", False)),
+        )
+        if not entry.token:
+            raise ValueError("empty token")
+        if kind == PLACEHOLDER and not regex.fullmatch(r"<[A-Z0-9_]+_[1-9][0-9]*>", entry.token):
+            raise ValueError(f"malformed placeholder {entry.token!r}")
+        return entry
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+@dataclass
+class Vault:
+    """Token ↔ original for one document. Mutable: an operator fills it while sanitizing."""
+
+    method: str = ""
+    document_sha256: str = ""
+    created: str = field(
+        default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
+    )
+    _entries: dict[str, VaultEntry] = field(default_factory=dict, repr=False)
+    _pattern: Any = field(default=None, repr=False, compare=False)
+
+    # -- contents ---------------------------------------------------------------------
+    @property
+    def entries(self) -> tuple[VaultEntry, ...]:
+        return tuple(self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, token: str) -> VaultEntry | None:
+        return self._entries.get(token)
+
+    def add(self, entry: VaultEntry) -> None:
+        self._entries[entry.token] = entry
+        self._pattern = None
+
+    def reset(self, method: str, document_sha256: str, entries: Iterable[VaultEntry]) -> None:
+        """Replace the whole contents (one vault holds one sanitization of one document)."""
+        self.method = method
+        self.document_sha256 = document_sha256
+        self._entries = {e.token: e for e in entries}
+        self._pattern = None
+
+    @property
+    def pattern(self) -> _TokenPattern:
+        if self._pattern is None:
+            self._pattern = _TokenPattern(self._entries.values())
+        return self._pattern
+
+    # -- file -------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "method": self.method,
+            "document_sha256": self.document_sha256,
+            "created": self.created,
+            "entries": [e.to_json() for e in self._entries.values()],
+        }
+
+    def save(self, path: Path | str) -> Path:
+        """Write atomically with owner-only permissions (0600); return the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        payload = json.dumps(self.to_json(), ensure_ascii=False, indent=2)
+        # mkstemp creates the file 0600, so the originals are never readable by others,
+        # not even for the moment before the rename.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vault-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(payload)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: Path | str) -> Vault:
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise ConfigError(
+                f"The vault file {path} does not exist.",
+                "Give the vault written when the document was sanitized "
+                "(`preflight sanitize` prints its path).",
+            ) from None
+        except IsADirectoryError:
+            raise ConfigError(f"{path} is a folder, not a vault file.",
+                              "Give the path of the vault's .json file.") from None
+        except OSError as exc:
+            raise ConfigError(f"The vault file {path} cannot be read ({exc.strerror or exc}).",
+                              "Check that the file exists and that you may read it.") from None
+        damaged_hint = ("The originals it held cannot be recovered from this file; restore "
+                        "it from a backup or sanitize the document again.")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ConfigError(f"The vault file {path} is damaged (not valid JSON: {exc}).",
+                              damaged_hint) from None
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise ConfigError(f"{path} is not a Preflight vault (no schema_version).",
+                              "Check that you gave the vault file, not the document.")
+        version = data["schema_version"]
+        if not isinstance(version, int) or version < 1:
+            raise ConfigError(f"The vault file {path} is damaged (bad schema_version).",
+                              damaged_hint)
+        if version > SCHEMA_VERSION:
+            raise ConfigError(f"The vault file {path} was written by a newer Preflight.",
+                              "Update Preflight to restore with it.")
+        try:
+            entries = [VaultEntry.from_json(e) for e in data["entries"]]
+            vault = cls(
+                method=_str(data.get("method", "")),
+                document_sha256=_str(data.get("document_sha256", "")),
+                created=_str(data.get("created", "")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"The vault file {path} is damaged ({exc}).",
+                              damaged_hint) from None
+        vault.reset(vault.method, vault.document_sha256, entries)
+        return vault
+
+
+# -- matching -------------------------------------------------------------------------
+
+def _label_regex(label: str) -> str:
+    # ASCII-only, case-insensitive by explicit classes (a Unicode IGNORECASE would let
+    # "ſ" or the Kelvin sign match, which the collision check could not foresee).
+    out = []
+    for ch in label:
+        if ch == "_":
+            out.append("[_ ]")
+        elif ch.isascii() and ch.isalpha():
+            out.append(f"[{ch.upper()}{ch.lower()}]")
+        else:
+            out.append(regex.escape(ch))
+    return "".join(out)
+
+
+def normalize_label(text: str) -> str:
+    return text.upper().replace(" ", "_")
+
+
+class _TokenPattern:
+    """One compiled regex that finds every token of a vault, tolerant to model spellings."""
+
+    def __init__(self, entries: Iterable[VaultEntry]) -> None:
+        self.placeholders: dict[tuple[str, int], VaultEntry] = {}
+        self.surrogates: dict[str, VaultEntry] = {}
+        for e in entries:
+            if e.kind == PLACEHOLDER:
+                self.placeholders[e.label_number] = e
+            else:
+                self.surrogates[e.token] = e
+        alts: list[str] = []
+        for tok in sorted(self.surrogates, key=lambda t: (-len(t), t)):
+            e = self.surrogates[tok]
+            pre = post = ""
+            if not e.glued:
+                if is_word_char(tok[0]):
+                    pre = r"(?<!\w)"
+                if is_word_char(tok[-1]):
+                    post = r"(?!\w)"
+            alts.append(pre + regex.escape(tok) + post)
+        if alts:
+            surrogate_part = "(?P<sur>" + "|".join(alts) + ")"
+        else:
+            surrogate_part = ""
+        labels = sorted({lab for lab, _ in self.placeholders}, key=lambda s: (-len(s), s))
+        parts = [surrogate_part] if surrogate_part else []
+        if labels:
+            lab = "|".join(_label_regex(x) for x in labels)
+            num = r"[1-9][0-9]*"
+            parts.append(
+                rf"(?:<|\[|\{{|&lt;)\s?(?P<lab>{lab})[_ \-]?(?P<num>{num})\s?(?:>|\]|\}}|&gt;)"
+            )
+            parts.append(
+                rf"(?<![A-Za-z0-9_])(?P<lab2>{lab})[_ \-]?(?P<num2>{num})(?![0-9])"
+            )
+        self.max_len = max([len(t) for t in self.surrogates] + [0])
+        if labels:
+            self.max_len = max(self.max_len, max(len(x) for x in labels) + 30)
+        self.regex = regex.compile("|".join(parts)) if parts else None
+
+    def entry_for(self, m: regex.Match[str]) -> VaultEntry | None:
+        if self.surrogates and m.group("sur") is not None:
+            return self.surrogates.get(m.group("sur"))
+        if not self.placeholders:
+            return None
+        lab = m.group("lab") or m.group("lab2")
+        num = m.group("num") or m.group("num2")
+        return self.placeholders.get((normalize_label(lab), int(num)))
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None):
+        if self.regex is None:
+            return iter(())
+        if endpos is None:
+            return self.regex.finditer(text, pos)
+        return self.regex.finditer(text, pos, endpos)
+
+    def could_start(self, text: str, pos: int) -> bool:
+        """Whether ``text[pos:]`` is a match, or the beginning of one, if more text came."""
+        return self.regex is not None and self.regex.fullmatch(text, pos, partial=True) is not None
+
+
+def find_tokens(text: str, vault: Vault) -> list[tuple[int, int, VaultEntry]]:
+    """Every vault token in ``text`` as ``(start, end, entry)``, left to right."""
+    pat = vault.pattern
+    found = []
+    for m in pat.finditer(text):
+        entry = pat.entry_for(m)
+        if entry is not None:
+            found.append((m.start(), m.end(), entry))
+    return found
+
+
+def restore(text: str, vault: Vault, *, exact_forms: bool = True) -> str:
+    """Put the originals back for every placeholder and surrogate found in ``text``.
+
+    With ``exact_forms`` (default), a token that appears exactly as often as it replaced
+    values gets each recorded spelling back in order — so restoring the sanitized text
+    gives the document back character for character. Otherwise every occurrence gets the
+    first spelling seen (an LLM answer rarely repeats tokens the same number of times).
+    """
+    found = find_tokens(text, vault)
+    counts: dict[str, int] = {}
+    for _, _, e in found:
+        counts[e.token] = counts.get(e.token, 0) + 1
+    seen: dict[str, int] = {}
+    parts: list[str] = []
+    cursor = 0
+    for s, e_, entry in found:
+        parts.append(text[cursor:s])
+        value = entry.original
+        if exact_forms and entry.forms and counts[entry.token] == len(entry.forms):
+            value = entry.forms[seen.get(entry.token, 0)]
+        seen[entry.token] = seen.get(entry.token, 0) + 1
+        parts.append(value)
+        cursor = e_
+    parts.append(text[cursor:])
+    return "".join(parts)
+
+
+class StreamRestorer:
+    """Restores a streamed answer chunk by chunk.
+
+    ``feed`` returns all text that can already be restored and holds back only a tail
+    that might still become a token (``<PERS`` or ``Maria Lo`` at the end of a chunk);
+    ``flush`` returns the rest at the end of the stream. The concatenated output equals
+    ``restore(whole_text, vault, exact_forms=False)`` for every way of chunking.
+    """
+
+    def __init__(self, vault: Vault) -> None:
+        self._pattern = vault.pattern
+        self._buf = ""      # one character of already-emitted context, then pending text
+        self._pos = 0       # where pending text starts in _buf
+
+    def feed(self, chunk: str) -> str:
+        if not chunk:
+            return ""
+        self._buf += chunk
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        pat = self._pattern
+        if pat.regex is None:
+            return self._emit(n, [])
+        # The earliest position whose tail could still grow into a token.
+        hold = n
+        for i in range(max(pos, n - pat.max_len - 1), n):
+            if pat.could_start(buf, i):
+                hold = i
+                break
+        matches = []
+        cut = hold
+        for m in pat.finditer(buf, pos):
+            if m.start() >= cut:
+                break
+            if m.end() > cut:
+                cut = m.start()  # a match straddling the hold point waits as a whole
+                break
+            matches.append(m)
+        return self._emit(cut, matches)
+
+    def flush(self) -> str:
+        buf, pos = self._buf, self._pos
+        matches = list(self._pattern.finditer(buf, pos))
+        return self._emit(len(buf), matches)
+
+    def _emit(self, cut: int, matches: list) -> str:
+        buf = self._buf
+        parts: list[str] = []
+        cursor = self._pos
+        for m in matches:
+            entry = self._pattern.entry_for(m)
+            parts.append(buf[cursor:m.start()])
+            parts.append(entry.original if entry is not None else m.group())
+            cursor = m.end()
+        parts.append(buf[cursor:cut])
+        # Keep one emitted character: the look-behinds of the pattern need it.
+        keep_from = max(cut - 1, 0)
+        self._buf = buf[keep_from:]
+        self._pos = cut - keep_from
+        return "".join(parts)

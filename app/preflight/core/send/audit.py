@@ -1,0 +1,351 @@
+"""The audit log: one SQLite row per send (or local answer), and the per-document ledger.
+
+The row is written *before* the request leaves (status ``sending``) and committed again
+as the answer streams (``streaming``) and when it ends (``done``/``failed``/
+``cancelled``). SQLite runs in WAL mode with ``synchronous=FULL`` so a killed process
+loses at most the last unsaved answer chunk — never the record that text was sent.
+
+What is stored: time, provider, model, URL, method, ε, seed, task, a SHA-256 of the
+original, the exact payload bytes, the raw and restored answers, tokens, cost, predicted
+and realized utility, per-item overrides, status. The original text only when the user
+opted in (``Settings.store_original_in_audit``). Never the API key.
+
+"Same document" (the ledger) is recognised three ways, strongest first:
+
+- ``exact``: SHA-256 of the text as read;
+- ``normalized``: SHA-256 after Unicode NFKC, case folding and collapsing all whitespace
+  (catches re-saved, re-wrapped or CRLF/LF copies);
+- ``near``: estimated Jaccard similarity ≥ 0.6 of word 3-gram shingles (MinHash with 64
+  hash functions), catching an edited copy of the same text. Documents under 8 words use
+  the first two only, because shingles of tiny texts are meaningless.
+
+Sending any of these again is flagged: averaging several differently sanitized copies of
+one text cancels the noise that protects it.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import struct
+import threading
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from preflight.core import paths
+from preflight.core.errors import ConfigError, InputError
+
+SCHEMA_VERSION = 1
+NEAR_DUPLICATE_THRESHOLD = 0.6
+SHINGLE_WORDS = 3
+MINHASH_PERMUTATIONS = 64
+MIN_WORDS_FOR_SHINGLES = 8
+_MERSENNE = (1 << 61) - 1
+
+# Statuses that mean "the text may have left the machine" (the ledger counts these).
+SENT_STATUSES = ("sending", "streaming", "done", "failed", "cancelled")
+
+_COLUMNS = (
+    "id", "created_at", "updated_at", "status", "kind", "provider", "model", "url",
+    "method", "epsilon", "seed", "task", "doc_sha256", "doc_norm_sha256", "doc_minhash",
+    "original_text", "payload", "input_tokens", "output_tokens", "token_method",
+    "cost_estimate", "cost", "predicted_utility", "realized_utility", "answer_raw",
+    "answer_restored", "overrides", "attempts", "delivered", "error", "flow_pending",
+)
+
+
+# --- document fingerprints ---------------------------------------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def normalize(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    sha256: str
+    norm_sha256: str
+    minhash: tuple[int, ...]          # empty for documents too short to shingle
+
+    @classmethod
+    def of(cls, text: str) -> "Fingerprint":
+        norm = normalize(text)
+        return cls(
+            hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            hashlib.sha256(norm.encode("utf-8")).hexdigest(),
+            minhash(norm),
+        )
+
+    def similarity(self, other_minhash: Iterable[int]) -> float:
+        other = tuple(other_minhash)
+        if not self.minhash or len(other) != len(self.minhash):
+            return 0.0
+        return sum(a == b for a, b in zip(self.minhash, other)) / len(other)
+
+
+def _permutations() -> list[tuple[int, int]]:
+    # Fixed, reproducible coefficients: fingerprints must compare across versions.
+    seed = hashlib.sha256(b"preflight-minhash-v1").digest()
+    out = []
+    for i in range(MINHASH_PERMUTATIONS):
+        block = hashlib.sha256(seed + struct.pack(">I", i)).digest()
+        a = int.from_bytes(block[:8], "big") % (_MERSENNE - 1) + 1
+        b = int.from_bytes(block[8:16], "big") % _MERSENNE
+        out.append((a, b))
+    return out
+
+
+_PERMS = _permutations()
+
+
+def minhash(normalized_text: str) -> tuple[int, ...]:
+    words = _WORD.findall(normalized_text)
+    if len(words) < MIN_WORDS_FOR_SHINGLES:
+        return ()
+    shingles = {
+        int.from_bytes(
+            hashlib.blake2b(" ".join(words[i:i + SHINGLE_WORDS]).encode("utf-8"),
+                            digest_size=8).digest(), "big")
+        for i in range(len(words) - SHINGLE_WORDS + 1)
+    }
+    return tuple(min((a * h + b) % _MERSENNE for h in shingles) for a, b in _PERMS)
+
+
+# --- records -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriorSend:
+    """An earlier send of the same (or nearly the same) document."""
+
+    record_id: int
+    created_at: str
+    provider: str
+    method: str
+    epsilon: float | None
+    match: str            # "exact" | "normalized" | "near"
+    similarity: float     # 1.0 for exact/normalized
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "record_id": self.record_id, "created_at": self.created_at,
+            "provider": self.provider, "method": self.method, "epsilon": self.epsilon,
+            "match": self.match, "similarity": round(self.similarity, 3),
+        }
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class AuditLog:
+    """SQLite audit log (WAL) at ``data_dir()/audit.sqlite3`` unless told otherwise.
+
+    Thread-safe: one connection guarded by a lock (the window streams on a worker thread).
+    """
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path else paths.data_dir() / "audit.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False,
+                                       isolation_level=None, timeout=10)
+            # Payloads and answers are private: readable by the user only.
+            for suffix in ("", "-wal", "-shm"):
+                extra = self.path.with_name(self.path.name + suffix)
+                if extra.exists():
+                    os.chmod(extra, 0o600)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._create()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(
+                f"The audit log {self.path} cannot be opened ({exc}).",
+                "Move the damaged file away; Preflight creates a new one.",
+            ) from None
+
+    def _create(self) -> None:
+        self._db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE IF NOT EXISTS sends (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+                status TEXT NOT NULL, kind TEXT NOT NULL,
+                provider TEXT, model TEXT, url TEXT,
+                method TEXT, epsilon REAL, seed INTEGER, task TEXT,
+                doc_sha256 TEXT NOT NULL, doc_norm_sha256 TEXT NOT NULL, doc_minhash TEXT,
+                original_text TEXT, payload BLOB,
+                input_tokens INTEGER, output_tokens INTEGER, token_method TEXT,
+                cost_estimate REAL, cost REAL,
+                predicted_utility REAL, realized_utility REAL,
+                answer_raw TEXT, answer_restored TEXT,
+                overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
+                error TEXT, flow_pending INTEGER DEFAULT 0
+            );
+            CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
+            CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
+            """
+        )
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                         (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- writing --
+
+    def begin(
+        self,
+        *,
+        kind: str,
+        fingerprint: Fingerprint,
+        status: str,
+        provider: str | None = None,
+        model: str | None = None,
+        url: str | None = None,
+        method: str | None = None,
+        epsilon: float | None = None,
+        seed: int | None = None,
+        task: str | None = None,
+        payload: bytes | None = None,
+        original_text: str | None = None,
+        input_tokens: int | None = None,
+        token_method: str | None = None,
+        cost_estimate: float | None = None,
+        predicted_utility: float | None = None,
+        overrides: Iterable[str] = (),
+    ) -> int:
+        """Insert a record and commit it (durably) before anything is sent."""
+        now = _now()
+        with self._lock:
+            cur = self._db.execute(
+                """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
+                   method, epsilon, seed, task, doc_sha256, doc_norm_sha256, doc_minhash,
+                   original_text, payload, input_tokens, token_method, cost_estimate,
+                   predicted_utility, overrides)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (now, now, status, kind, provider, model, url, method, epsilon, seed, task,
+                 fingerprint.sha256, fingerprint.norm_sha256,
+                 json.dumps(list(fingerprint.minhash)) if fingerprint.minhash else None,
+                 original_text, payload, input_tokens, token_method, cost_estimate,
+                 predicted_utility, json.dumps(sorted(overrides))),
+            )
+            return int(cur.lastrowid)
+
+    _UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at", "doc_sha256", "doc_norm_sha256",
+                                        "doc_minhash", "payload", "kind"}
+
+    def update(self, record_id: int, **fields: Any) -> None:
+        """Update some fields of a record (each call is one durable commit)."""
+        bad = set(fields) - self._UPDATABLE
+        if bad:
+            raise ValueError(f"cannot update {sorted(bad)}")
+        fields["updated_at"] = _now()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._lock:
+            self._db.execute(f"UPDATE sends SET {cols} WHERE id = ?",
+                             (*fields.values(), record_id))
+
+    # -- reading --
+
+    def get(self, record_id: int) -> dict[str, Any] | None:
+        rows = self.records(where="id = ?", params=(record_id,))
+        return rows[0] if rows else None
+
+    def records(self, where: str = "1=1", params: tuple = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._db.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM sends WHERE {where} ORDER BY id", params)
+            return [dict(zip(_COLUMNS, row)) for row in cur.fetchall()]
+
+    def pending_flow(self) -> list[dict[str, Any]]:
+        """Finished sends whose realized utility still has to reach the flow learner."""
+        return self.records(where="flow_pending = 1 AND status = 'done'")
+
+    def prior_sends(self, fingerprint: Fingerprint, exclude_id: int | None = None
+                    ) -> list[PriorSend]:
+        """Earlier sends of the same document (see the module doc for 'same')."""
+        marks = ",".join("?" * len(SENT_STATUSES))
+        with self._lock:
+            rows = self._db.execute(
+                f"""SELECT id, created_at, provider, method, epsilon, doc_sha256,
+                    doc_norm_sha256, doc_minhash FROM sends
+                    WHERE kind = 'send' AND status IN ({marks})
+                    AND (delivered IS NULL OR delivered = 1) ORDER BY id""",
+                SENT_STATUSES,
+            ).fetchall()
+        out = []
+        for rid, created, provider, method, eps, sha, norm, mh in rows:
+            if rid == exclude_id:
+                continue
+            if sha == fingerprint.sha256:
+                out.append(PriorSend(rid, created, provider, method, eps, "exact", 1.0))
+            elif norm == fingerprint.norm_sha256:
+                out.append(PriorSend(rid, created, provider, method, eps, "normalized", 1.0))
+            elif mh and fingerprint.minhash:
+                sim = fingerprint.similarity(json.loads(mh))
+                if sim >= NEAR_DUPLICATE_THRESHOLD:
+                    out.append(PriorSend(rid, created, provider, method, eps, "near", sim))
+        return out
+
+    # -- export --
+
+    def export(self, path: Path | str) -> int:
+        """Write all records to ``path`` (.csv or .json); returns the number of records.
+
+        The payload is exported as UTF-8 text (it is JSON); nothing else is transformed.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".json"):
+            raise InputError(
+                f"Cannot export the audit log as '{suffix or path.name}'.",
+                "Give a file name ending in .csv or .json.",
+            )
+        rows = [_exportable(r) for r in self.records()]
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if suffix == ".json":
+                path.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+            else:
+                with path.open("w", encoding="utf-8", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=[c for c in _COLUMNS
+                                                            if c != "doc_minhash"])
+                    writer.writeheader()
+                    writer.writerows(rows)
+        except OSError as exc:
+            raise InputError(
+                f"Cannot write {path} ({exc.strerror or exc}).",
+                "Choose a folder you may write to.",
+            ) from None
+        return len(rows)
+
+
+def _exportable(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    out.pop("doc_minhash", None)
+    payload = out.get("payload")
+    if isinstance(payload, (bytes, bytearray)):
+        out["payload"] = bytes(payload).decode("utf-8", "replace")
+    for key in ("overrides",):
+        if isinstance(out.get(key), str):
+            try:
+                out[key] = json.loads(out[key])
+            except ValueError:
+                pass
+    return out
+

@@ -1,0 +1,214 @@
+"""API keys: in the OS keyring, or held in memory for one session — never in a file.
+
+Order in which a key is found at send time (:func:`resolve_key`):
+
+1. the environment variable the provider names (``ProviderSettings.key_env``), read at
+   send time and never stored;
+2. a key the user agreed to keep in memory for this session (:class:`SessionKeyStore`);
+3. the OS keyring (:class:`KeyStore`).
+
+On a machine without a usable keyring backend (headless Linux gets keyring's ``fail``
+or ``null`` backend) :meth:`KeyStore.set` raises :class:`KeyringUnavailableError`; the
+faces then *ask* whether to hold the key in memory for the session instead. Nothing is
+ever written to a file as a fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from preflight.core.config import ProviderSettings
+from preflight.core.errors import ConfigError
+from preflight.core.send import logfilter
+
+log = logging.getLogger(__name__)
+
+SERVICE = "preflight"
+
+
+class KeyringUnavailableError(ConfigError):
+    """No OS keyring backend: the key cannot be remembered across sessions."""
+
+
+@dataclass(frozen=True)
+class KeyringStatus:
+    available: bool
+    backend: str          # class name of the keyring backend, for display
+    reason: str = ""
+
+
+def keyring_status() -> KeyringStatus:
+    """Whether a real OS keyring backend is in use (fail/null backends are not)."""
+    try:
+        import keyring
+        from keyring.backends import fail, null
+    except Exception as exc:  # noqa: BLE001 - a broken install is "unavailable", not a crash
+        return KeyringStatus(False, "none", f"keyring cannot be imported ({type(exc).__name__})")
+    backend = keyring.get_keyring()
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if isinstance(backend, (fail.Keyring, null.Keyring)):
+        return KeyringStatus(False, name, "no OS keyring service (e.g. headless Linux without "
+                                          "Secret Service)")
+    try:
+        priority = float(getattr(backend, "priority", 1))
+    except Exception:  # noqa: BLE001 - keyring raises RuntimeError for unusable backends
+        priority = 0.0
+    if priority <= 0 and not isinstance(backend, _chainer_types()):
+        return KeyringStatus(False, name, "the keyring backend reports itself unusable")
+    return KeyringStatus(True, name)
+
+
+def _chainer_types() -> tuple[type, ...]:
+    try:
+        from keyring.backends.chainer import ChainerBackend
+
+        return (ChainerBackend,)
+    except Exception:  # noqa: BLE001
+        return ()
+
+
+def _unavailable(status: KeyringStatus) -> KeyringUnavailableError:
+    return KeyringUnavailableError(
+        f"No OS keyring is available on this machine ({status.reason}).",
+        "Keep the key in memory for this session only, or name an environment variable "
+        "that holds it (preflight providers add NAME ... --key-env VAR). Preflight never "
+        "writes keys to a file.",
+    )
+
+
+class KeyStore:
+    """API keys in the OS keyring, one entry per provider name."""
+
+    def __init__(self, service: str = SERVICE) -> None:
+        self.service = service
+
+    def status(self) -> KeyringStatus:
+        return keyring_status()
+
+    def set(self, provider: str, key: str, remember: bool = True) -> None:
+        """Store ``key`` for ``provider``. ``remember=False`` is refused here: a key that
+        must not outlive the session belongs in a :class:`SessionKeyStore`."""
+        key = key.strip()
+        if not key:
+            raise ConfigError("The API key is empty.", "Paste the key again.")
+        if not remember:
+            raise ConfigError(
+                "KeyStore only remembers keys.", "Use SessionKeyStore for a session-only key."
+            )
+        status = self.status()
+        if not status.available:
+            raise _unavailable(status)
+        import keyring
+
+        logfilter.register_secret(key)
+        try:
+            keyring.set_password(self.service, provider, key)
+        except Exception as exc:  # noqa: BLE001 - backend errors vary by OS
+            raise KeyringUnavailableError(
+                f"The OS keyring refused to store the key ({type(exc).__name__}).",
+                "Unlock the keyring (log in to the desktop session) and try again, or keep "
+                "the key in memory for this session.",
+            ) from None
+        log.info("stored an API key for provider %s in the OS keyring", provider)
+
+    def get(self, provider: str) -> str | None:
+        if not self.status().available:
+            return None
+        import keyring
+
+        try:
+            key = keyring.get_password(self.service, provider)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the OS keyring could not be read (%s)", type(exc).__name__)
+            return None
+        logfilter.register_secret(key)
+        return key
+
+    def delete(self, provider: str) -> bool:
+        if not self.status().available:
+            return False
+        import keyring
+        from keyring.errors import PasswordDeleteError
+
+        try:
+            keyring.delete_password(self.service, provider)
+        except PasswordDeleteError:
+            return False
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the OS keyring could not delete a key (%s)", type(exc).__name__)
+            return False
+        return True
+
+
+class SessionKeyStore:
+    """Keys held in memory for this process only (after the user agreed to it)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def set(self, provider: str, key: str) -> None:
+        key = key.strip()
+        if not key:
+            raise ConfigError("The API key is empty.", "Paste the key again.")
+        logfilter.register_secret(key)
+        with self._lock:
+            self._keys[provider] = key
+
+    def get(self, provider: str) -> str | None:
+        with self._lock:
+            return self._keys.get(provider)
+
+    def delete(self, provider: str) -> bool:
+        with self._lock:
+            return self._keys.pop(provider, None) is not None
+
+
+def is_loopback(base_url: str) -> bool:
+    """A server on this machine (local llama.cpp, Ollama, vLLM...) may need no key."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in {"localhost", "127.0.0.1", "::1"} or host.startswith("127.")
+
+
+@dataclass(frozen=True)
+class ResolvedKey:
+    key: str | None
+    source: str  # "env:VAR" | "session" | "keyring" | "none (local server)"
+
+    def __repr__(self) -> str:  # never print the key, even in a debugger or traceback
+        return f"ResolvedKey(key={'***' if self.key else None}, source={self.source!r})"
+
+
+def resolve_key(
+    provider: ProviderSettings,
+    keystore: KeyStore | None = None,
+    session: SessionKeyStore | None = None,
+    environ: dict[str, str] | None = None,
+) -> ResolvedKey:
+    """Find the key for ``provider`` (env var, then session, then keyring)."""
+    env = os.environ if environ is None else environ
+    if provider.key_env:
+        value = env.get(provider.key_env, "").strip()
+        if value:
+            logfilter.register_secret(value)
+            return ResolvedKey(value, f"env:{provider.key_env}")
+    if session is not None:
+        value = session.get(provider.name)
+        if value:
+            return ResolvedKey(value, "session")
+    keystore = keystore if keystore is not None else KeyStore()
+    value = keystore.get(provider.name)
+    if value:
+        return ResolvedKey(value, "keyring")
+    if is_loopback(provider.base_url):
+        return ResolvedKey(None, "none (local server)")
+    where = f"the environment variable {provider.key_env} is empty and " if provider.key_env else ""
+    raise ConfigError(
+        f"No API key for provider '{provider.name}': {where}none is stored.",
+        f"Run `preflight providers set-key {provider.name}`"
+        + (f" or set {provider.key_env}." if provider.key_env else "."),
+    )

@@ -1,0 +1,183 @@
+"""Recommend the most private ε whose predicted utility still meets the user's minimum.
+
+Utility rises (roughly monotonically) with ε, so:
+
+1. bisect log ε on the *fast* prediction (no model call: each probe is one
+   ``prepared.at(ε)`` plus the instant regressor) to find the smallest ε that passes;
+2. refine only that candidate with the SLM (one generation; the SLM's answer on the
+   original is computed once and cached);
+3. if the refined prediction falls short, check the policy's largest ε, then bisect on
+   refined predictions between the failed candidate and the passing one, within a small
+   budget of SLM calls;
+4. if nothing qualifies, the decision is ``keep_local``: the user gets the SLM's answer
+   on the original, and nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from preflight.core.errors import Cancelled, ConfigError
+from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.assess import Assessment, UtilityAssessor
+
+Progress = Callable[[float, str], None]
+
+
+class Prepared(Protocol):
+    """A document prepared once for every ε (``DxPrepared``)."""
+
+    epsilon_range: tuple[float, float]
+
+    def at(self, epsilon: float) -> SanitizedText: ...
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    decision: str                       # "send" | "keep_local"
+    epsilon: float | None               # chosen ε (None when keeping local)
+    predicted_utility: float | None     # refined prediction at the chosen ε (keep_local:
+                                        # at the largest ε tried)
+    predicted_utility_fast: float | None
+    min_utility: float
+    local_answer: str | None            # the SLM's answer on the original (keep_local)
+    sanitized: SanitizedText | None = None
+    assessment: Assessment | None = None
+    slm_calls: int = 0
+    probes: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "epsilon": None if self.epsilon is None else round(self.epsilon, 4),
+            "predicted_utility": _r(self.predicted_utility),
+            "predicted_utility_fast": _r(self.predicted_utility_fast),
+            "min_utility": self.min_utility,
+            "local_answer": self.local_answer,
+            "slm_calls": self.slm_calls,
+            "probes": list(self.probes),
+        }
+
+
+def prepared_range(prepared: Any) -> tuple[float, float]:
+    """The calibrated ε range a prepared document was built for."""
+    rng = getattr(prepared, "epsilon_range", None)
+    if rng is None:
+        rng = prepared.eps_range      # DxPrepared's name for it
+    return float(rng[0]), float(rng[1])
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
+def recommend(
+    original: str,
+    prepared: Prepared,
+    assessor: UtilityAssessor,
+    min_utility: float,
+    *,
+    spans: Sequence[Span] = (),
+    epsilon_min: float | None = None,
+    epsilon_max: float | None = None,
+    max_refinements: int = 3,
+    fast_steps: int = 12,
+    correct: bool = False,
+    cancel: threading.Event | None = None,
+    progress: Progress | None = None,
+) -> Recommendation:
+    """Find the smallest ε in the policy bounds whose refined prediction ≥ ``min_utility``."""
+    lo_cal, hi_cal = prepared_range(prepared)
+    lo = float(epsilon_min) if epsilon_min is not None else float(lo_cal)
+    hi = float(epsilon_max) if epsilon_max is not None else float(hi_cal)
+    if not (lo > 0 and hi >= lo):
+        raise ConfigError(
+            f"The ε bounds [{lo:g}, {hi:g}] are not a valid range.",
+            "Give 0 < --epsilon-min ≤ --epsilon-max.",
+        )
+    report = progress or (lambda _f, _m: None)
+    probes: list[dict[str, Any]] = []
+    calls_before = assessor.slm_calls
+
+    def check() -> None:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+
+    def fast(eps: float) -> float:
+        check()
+        value = assessor.fast(original, prepared.at(eps), spans, correct=correct).predicted_fast
+        probes.append({"epsilon": round(eps, 4), "stage": "fast", "predicted": round(value, 4)})
+        return value
+
+    refined_cache: dict[float, Assessment] = {}
+
+    def refined(eps: float) -> Assessment:
+        if eps not in refined_cache:
+            check()
+            res = assessor.refine(original, prepared.at(eps), spans, correct=correct, cancel=cancel)
+            refined_cache[eps] = res
+            probes.append({"epsilon": round(eps, 4), "stage": "refined",
+                           "predicted": round(float(res.predicted), 4)})
+        return refined_cache[eps]
+
+    # 1. the answer on the original: feature C, and the fallback if we keep it local
+    report(0.05, "local model reads the original")
+    local_answer, _, _ = assessor.original_answer(original, cancel)
+
+    # 2. bisection on the fast prediction (log ε: the useful range spans decades)
+    report(0.3, "searching ε")
+    if fast(lo) >= min_utility:
+        candidate = lo
+    elif fast(hi) < min_utility:
+        candidate = hi
+    else:
+        a, b = math.log(lo), math.log(hi)          # fast(a) fails, fast(b) passes
+        for _ in range(fast_steps):
+            mid = (a + b) / 2
+            if fast(math.exp(mid)) >= min_utility:
+                b = mid
+            else:
+                a = mid
+        candidate = math.exp(b)
+
+    # 3. refine the candidate, then widen toward hi within the SLM budget
+    report(0.5, "checking the candidate with the local model")
+    best: tuple[float, Assessment] | None = None
+    budget = max(1, max_refinements)
+    res = refined(candidate)
+    budget -= 1
+    if res.predicted >= min_utility:
+        best = (candidate, res)
+    elif candidate < hi and budget > 0:
+        res_hi = refined(hi)
+        budget -= 1
+        if res_hi.predicted >= min_utility:
+            best = (hi, res_hi)
+            a, b = math.log(candidate), math.log(hi)
+            while budget > 0:
+                check()
+                mid = math.exp((a + b) / 2)
+                res_mid = refined(mid)
+                budget -= 1
+                if res_mid.predicted >= min_utility:
+                    best = (mid, res_mid)
+                    b = math.log(mid)
+                else:
+                    a = math.log(mid)
+    report(1.0, "done")
+    calls = assessor.slm_calls - calls_before
+    if best is None:
+        last = refined_cache[max(refined_cache)]
+        # Report what the most useful allowed ε would reach, so the user sees the gap.
+        return Recommendation(
+            "keep_local", None, last.predicted, last.predicted_fast, min_utility,
+            local_answer, None, last, calls, tuple(probes),
+        )
+    eps, res = best
+    return Recommendation(
+        "send", eps, res.predicted, res.predicted_fast, min_utility, None,
+        prepared.at(eps), res, calls, tuple(probes),
+    )

@@ -1,0 +1,620 @@
+"""Controllers: the window's logic, kept out of the views.
+
+:class:`DocumentController` owns the document being prepared (text, detections, user
+exclusions, method, scope, ε, seed) and turns every change into background ops through
+:mod:`preflight.qt.qt_workers`: debounced re-detection on the "detect" lane, d_X
+preparation and ε steps on the "dx" lane, fast predictions on the pool, refined ones on
+the "slm" lane. Each kind of op is a :class:`Latest` group, so stale results are dropped.
+
+:class:`AnswerController` runs "send" and "keep local" and streams the answer.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+from preflight.qt.backend import AnswerChunk, Prediction, Recommendation
+from preflight.qt.qt_workers import Latest, OpContext, QtOp
+from preflight.qt.viewmodel import (
+    PrivacyIndicators,
+    effective_spans,
+    privacy_indicators,
+    shift_spans,
+    span_key,
+)
+
+DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
+TYPING_PREVIEW_MS = 150       # preview refresh while typing
+SLIDER_DEBOUNCE_MS = 10       # slider: coalesce bursts, keep latency far below 100 ms
+FAST_PREDICT_MS = 60
+REFINE_AFTER_MS = 1500        # refined prediction once the user stops changing things
+CURVE_POINTS = 12
+
+
+@dataclass(frozen=True)
+class PreviewResult:
+    sanitized: SanitizedText
+    indicators: PrivacyIndicators
+    epsilon: float | None
+    generation: int
+    vault: Any = None              # placeholder/pseudonym: how the answer is restored
+
+
+def log_grid(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
+    if n < 2:
+        return [lo]
+    a, b = math.log(lo), math.log(hi)
+    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
+
+
+def error_text(exc: BaseException) -> tuple[str, str]:
+    """(message, hint) for any exception a background op reported."""
+    if isinstance(exc, PreflightError):
+        return exc.message, exc.hint
+    return (f"Something went wrong ({type(exc).__name__}).",
+            "This is a bug in Preflight; your text is still here. Try again.")
+
+
+class DocumentController(QObject):
+    """State and background work behind the two text panes and the assessment panel."""
+
+    sig_spans_changed = Signal()
+    sig_spans_shifted = Signal()                  # same detections, moved by an edit
+    sig_detecting = Signal(bool)
+    sig_preview_changed = Signal(object)          # PreviewResult
+    sig_preparing = Signal(bool)
+    sig_prediction = Signal(object)               # Prediction
+    sig_refining = Signal(bool)
+    sig_prediction_failed = Signal(str)           # why no prediction can be shown
+    sig_curve = Signal(object)                    # list[(eps, utility)]
+    sig_recommendation = Signal(object)           # Recommendation
+    sig_recommending = Signal(bool)
+    sig_estimate = Signal(object)                 # backend.Estimate
+    sig_epsilon_range = Signal(float, float)
+    sig_methods = Signal(list)
+    sig_status = Signal(str)
+    sig_error = Signal(str, str)
+
+    def __init__(self, backend: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.text = ""
+        self.spans: list[Span] = []
+        self.excluded: set[tuple[str, str]] = set()
+        self.methods: list[str] = []
+        self.method = "dx"
+        self.scope = "all"
+        self.epsilon_range: tuple[float, float] | None = None
+        self.epsilon: float | None = None
+        self.seed = secrets.randbelow(2**31)
+        self.task: Task = SUMMARIZE
+        self.provider: str | None = None
+        self.prepared: Any = None
+        self.prepared_key: tuple | None = None
+        self.result: PreviewResult | None = None
+        self.prediction: Prediction | None = None
+        self.recommendation: Recommendation | None = None
+        self.curve: list[tuple[float, float]] = []
+        self.detections_done = 0
+        self.previews_done = 0
+        self._text_gen = 0
+        self._pending_preview = False
+
+        self._detect = Latest()
+        self._preview = Latest()
+        self._fast = Latest()
+        self._refine = Latest()
+        self._curve = Latest()
+        self._estimate = Latest()
+        self._recommend = Latest()
+
+        self._detect_timer = self._timer(DETECT_DEBOUNCE_MS, self._run_detection)
+        self._preview_timer = self._timer(TYPING_PREVIEW_MS, self._run_preview)
+        self._fast_timer = self._timer(FAST_PREDICT_MS, self._run_fast_prediction)
+        self._refine_timer = self._timer(REFINE_AFTER_MS, self._run_refined_prediction)
+        self._estimate_timer = self._timer(250, self._run_estimate)
+
+    def _timer(self, ms: int, slot) -> QTimer:
+        t = QTimer(self)
+        t.setSingleShot(True)
+        t.setInterval(ms)
+        t.timeout.connect(slot)
+        return t
+
+    # -- start-up ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Load the lists and calibrations the controls need, in the background."""
+        self.sig_status.emit("Loading sanitization methods…")
+        QtOp(self, lambda ctx: self.backend.methods(), self._on_methods,
+             self._on_error, lane="pool").run()
+        self.sig_status.emit("Loading the PII detector…")
+        QtOp(self, lambda ctx: self.backend.warm_detector(), self._on_detector_ready,
+             self._on_error, lane="detect").run()
+
+    def _on_methods(self, methods: list[str]) -> None:
+        self.methods = methods
+        if self.method not in methods and methods:
+            self.method = methods[0]
+        self.sig_methods.emit(methods)
+        if "dx" in methods:
+            self.sig_status.emit("Loading the token embedding for d_X…")
+            QtOp(self, lambda ctx: self.backend.epsilon_range(), self._on_range,
+                 self._on_dx_unavailable, lane="dx").run()
+        else:
+            self._request_preview(immediate=True)
+
+    def _on_dx_unavailable(self, exc: BaseException) -> None:
+        """d_X cannot load (e.g. its model is missing): keep working with the operators."""
+        self.methods = [m for m in self.methods if m != "dx"]
+        if self.method == "dx" and self.methods:
+            self.method = "placeholder" if "placeholder" in self.methods else self.methods[0]
+        self.sig_methods.emit(self.methods)
+        msg, hint = error_text(exc)
+        self.sig_status.emit("d_X is unavailable; using the classic operators.")
+        self.sig_error.emit(f"d_X-privacy is unavailable: {msg}", hint)
+        self._request_preview(immediate=True)
+
+    def _on_range(self, rng: tuple[float, float]) -> None:
+        lo, hi = rng
+        self.epsilon_range = (lo, hi)
+        if self.epsilon is None or not lo <= self.epsilon <= hi:
+            self.epsilon = math.sqrt(lo * hi)      # geometric middle of the range
+        self.sig_epsilon_range.emit(lo, hi)
+        self.sig_status.emit("d_X ready.")
+        self._request_preview(immediate=True)
+
+    def _on_detector_ready(self, warnings: list[str]) -> None:
+        self.sig_status.emit("Detector ready." + (" " + " ".join(warnings) if warnings else ""))
+        if self.text:
+            self._run_detection()
+
+    # -- inputs from the views -----------------------------------------------------------
+    def set_text(self, text: str, edit: tuple[int, int, int] | None = None) -> None:
+        """The original changed. ``edit`` = (pos, removed, added) in code points, when
+        known, lets highlights follow the text until re-detection catches up."""
+        if text == self.text:
+            return
+        self._text_gen += 1
+        before = len(self.spans)
+        if edit is not None and self.text:
+            self.spans = shift_spans(self.spans, *edit)
+        else:
+            self.spans = []
+        self.text = text
+        if len(self.spans) == before:
+            # The editor's highlight cursors move with the text by themselves: no re-render
+            # per keystroke, only the view's span list changes (for tooltips and clicks).
+            self.sig_spans_shifted.emit()
+        else:
+            self.sig_spans_changed.emit()      # the edit touched a detection: drop its colour
+        self._detect.next_generation()
+        self._detect_timer.start()
+        self._preview_timer.start()
+
+    def set_method(self, method: str) -> None:
+        if method != self.method:
+            self.method = method
+            self.recommendation = None
+            self._request_preview(immediate=True)
+
+    def set_scope(self, scope: str) -> None:
+        if scope != self.scope:
+            self.scope = scope
+            self.prepared = None
+            self._request_preview(immediate=True)
+
+    def set_epsilon(self, epsilon: float) -> None:
+        if self.epsilon is not None and abs(epsilon - self.epsilon) < 1e-12:
+            return
+        self.epsilon = epsilon
+        if self.method == "dx":
+            self._request_preview(delay_ms=SLIDER_DEBOUNCE_MS)
+
+    def set_task(self, task: Task) -> None:
+        self.task = task
+        self.prediction = None
+        self._refine_timer.start()
+        self._estimate_timer.start()
+
+    def set_provider(self, provider: str | None) -> None:
+        self.provider = provider
+        self._estimate_timer.start()
+
+    def resample(self) -> None:
+        """Fresh noise (d_X) or fresh surrogates (pseudonym)."""
+        self.seed = secrets.randbelow(2**31)
+        if self.method == "dx" and self.prepared is not None:
+            prepared, seed = self.prepared, self.seed
+            self.sig_preparing.emit(True)
+            QtOp(self, lambda ctx: prepared.resample(seed), self._on_resampled,
+                 self._on_error, lane="dx").run()
+        else:
+            self._request_preview(immediate=True)
+
+    def _on_resampled(self, prepared: Any) -> None:
+        self.sig_preparing.emit(False)
+        self.prepared = prepared
+        self._request_preview(immediate=True)
+        self._run_curve()
+
+    def toggle_span(self, span: Span) -> None:
+        """Exclude a detection from sanitization, or include it again."""
+        key = span_key(span, self.text)
+        if key in self.excluded:
+            self.excluded.discard(key)
+        else:
+            self.excluded.add(key)
+        self.sig_spans_changed.emit()
+        self._request_preview(immediate=True)
+
+    def add_to_deny_list(self, value: str) -> None:
+        value = value.strip()
+        if not value:
+            return
+        settings = self.backend.settings
+        if value not in settings.detection.deny_list:
+            settings.detection.deny_list.append(value)
+            self.backend.save_settings(settings)
+        self.sig_status.emit(f"Added to the deny-list ({len(value)} characters).")
+        self._run_detection()
+
+    def settings_changed(self) -> None:
+        """Policy or lists changed in the settings dialog: recompute everything."""
+        self.recommendation = None
+        QtOp(self, lambda ctx: self.backend.epsilon_range() if "dx" in self.methods else None,
+             lambda r: r and self._on_range(r), self._on_error, lane="dx").run()
+        self._run_detection()
+        self._estimate_timer.start()
+
+    # -- detection -----------------------------------------------------------------------
+    def _run_detection(self) -> None:
+        self._detect_timer.stop()
+        text, gen = self.text, self._text_gen
+        self.sig_detecting.emit(True)
+        op = QtOp(self, lambda ctx: self.backend.detect(text),
+                  lambda spans: self._on_spans(spans, gen), self._on_detect_error,
+                  lane="detect")
+        self._detect.start(op)
+
+    def _on_detect_error(self, exc: BaseException) -> None:
+        self.sig_detecting.emit(False)
+        self._on_error(exc)
+
+    def _on_spans(self, spans: list[Span], gen: int) -> None:
+        if gen != self._text_gen:
+            return                       # the text changed meanwhile: a newer run follows
+        self.sig_detecting.emit(False)
+        self.spans = list(spans)
+        self.detections_done += 1
+        self.sig_spans_changed.emit()
+        self._request_preview(immediate=True)
+
+    def effective_spans(self) -> list[Span]:
+        return effective_spans(self.spans, self.text, self.excluded)
+
+    # -- preview -------------------------------------------------------------------------
+    def _request_preview(self, immediate: bool = False, delay_ms: int | None = None) -> None:
+        if immediate:
+            self._preview_timer.stop()
+            self._run_preview()
+        else:
+            self._preview_timer.start(delay_ms if delay_ms is not None else TYPING_PREVIEW_MS)
+
+    def _run_preview(self) -> None:
+        if self._preview.busy and self.method == "dx" and self.prepared is not None \
+                and self.prepared_key == self._prep_key():
+            # Slider step while a step is running: coalesce, the newest ε runs next.
+            self._pending_preview = True
+            return
+        self._pending_preview = False
+        text, spans, method = self.text, self.effective_spans(), self.method
+        all_spans = list(self.spans)
+        if not text.strip():
+            self.result = None
+            self.sig_preview_changed.emit(None)
+            return
+        backend = self.backend
+        if method == "dx":
+            if self.epsilon is None:
+                return                     # the range is still loading
+            eps, key, prepared = self.epsilon, self._prep_key(), self.prepared
+            scope, seed = self.scope, self.seed
+            if prepared is None or self.prepared_key is None \
+                    or self.prepared_key[0] != (scope, seed):
+                self.sig_preparing.emit(True)
+
+                def op(ctx: OpContext):
+                    p = backend.dx_prepare(text, spans, seed, scope)
+                    ctx.check()
+                    return p, _preview(p.at(eps), text, all_spans, eps), None
+            elif self.prepared_key != key:
+                self.sig_preparing.emit(True)
+
+                def op(ctx: OpContext):
+                    p = prepared.update(text, spans)
+                    ctx.check()
+                    return p, _preview(p.at(eps), text, all_spans, eps), None
+            else:
+                def op(ctx: OpContext):
+                    return prepared, _preview(prepared.at(eps), text, all_spans, eps), None
+            lane = "dx"
+        else:
+            seed = self.seed
+            key = None
+
+            def op(ctx: OpContext):
+                sanitized, vault = backend.sanitize(method, text, spans, seed)
+                return None, _preview(sanitized, text, all_spans, None), vault
+            lane = "pool"
+        gen_holder: dict[str, int] = {}
+        qop = QtOp(self, op, lambda r: self._on_preview(r, gen_holder["g"], key),
+                   self._on_preview_error, lane=lane)
+        gen_holder["g"] = self._preview.start(qop)
+
+    def _prep_key(self) -> tuple:
+        spans = tuple((s.start, s.end) for s in self.effective_spans())
+        return ((self.scope, self.seed), self.text, spans)
+
+    def _on_preview_error(self, exc: BaseException) -> None:
+        self.sig_preparing.emit(False)
+        if not isinstance(exc, Cancelled):
+            self._on_error(exc)
+        self._after_preview_step()
+
+    def _on_preview(self, res: tuple[Any, tuple[SanitizedText, PrivacyIndicators], Any],
+                    gen: int, key: tuple | None) -> None:
+        prepared, (sanitized, indicators), vault = res
+        self.sig_preparing.emit(False)
+        if self.method == "dx" and prepared is not None:
+            new_prepared = prepared is not self.prepared
+            self.prepared, self.prepared_key = prepared, key
+            if new_prepared:
+                self.recommendation = None
+                self._run_curve()
+        eps = sanitized.info.get("epsilon") if sanitized.info else None
+        self.result = PreviewResult(sanitized, indicators,
+                                    float(eps) if eps is not None else None, gen, vault)
+        self.previews_done += 1
+        self.sig_preview_changed.emit(self.result)
+        self._fast_timer.start()
+        self._refine_timer.start()
+        self._estimate_timer.start()
+        self._after_preview_step()
+
+    def _after_preview_step(self) -> None:
+        if self._pending_preview:
+            self._pending_preview = False
+            self._run_preview()
+
+    # -- assessment ----------------------------------------------------------------------
+    def _run_fast_prediction(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        text, spans, backend, task = self.text, self.effective_spans(), self.backend, self.task
+        self._fast.start(QtOp(
+            self, lambda ctx: backend.predict_fast(text, res.sanitized, spans, task),
+            self._on_prediction, self._on_prediction_error, lane="pool"))
+
+    def _run_refined_prediction(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
+        self.sig_refining.emit(True)
+        self._refine.start(QtOp(
+            self, lambda ctx: backend.predict_refined(text, res.sanitized, spans, task,
+                                                      ctx.cancel),
+            self._on_prediction, self._on_prediction_error, lane="slm",
+            finished=lambda: self.sig_refining.emit(self._refine.busy)))
+
+    def _on_prediction(self, pred: Prediction) -> None:
+        self.prediction = pred
+        self.sig_prediction.emit(pred)
+
+    def _run_curve(self) -> None:
+        prepared, rng = self.prepared, self.epsilon_range
+        if prepared is None or rng is None:
+            return
+        text, spans, backend = self.text, self.effective_spans(), self.backend
+        grid = log_grid(rng[0], rng[1], CURVE_POINTS)
+
+        def op(ctx: OpContext):
+            return backend.utility_curve(text, prepared, spans, grid, ctx.cancel)
+
+        self._curve.start(QtOp(self, op, self._on_curve, self._on_quiet_error, lane="dx"))
+
+    def _on_curve(self, curve: list[tuple[float, float]]) -> None:
+        self.curve = list(curve)
+        self.sig_curve.emit(self.curve)
+
+    def find_best_epsilon(self) -> None:
+        """Ask the core for the most private ε that still meets the minimum utility."""
+        prepared = self.prepared
+        if self.method != "dx" or prepared is None:
+            self.sig_error.emit("“Find best ε” works with the d_X method.",
+                                "Choose d_X as the method, then try again.")
+            return
+        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
+        self.sig_recommending.emit(True)
+        self.sig_status.emit("Searching for the most private ε that stays useful…")
+        self._recommend.start(QtOp(
+            self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel),
+            self._on_recommendation, self._on_recommend_error, lane="slm"))
+
+    def _on_recommend_error(self, exc: BaseException) -> None:
+        self.sig_recommending.emit(False)
+        if not isinstance(exc, Cancelled):
+            self._on_error(exc)
+
+    def _on_recommendation(self, rec: Recommendation) -> None:
+        self.sig_recommending.emit(False)
+        self.recommendation = rec
+        self.sig_recommendation.emit(rec)
+        if rec.decision == "send" and rec.epsilon is not None:
+            self.sig_status.emit(f"Recommended ε = {rec.epsilon:.3g}.")
+            self.set_epsilon(float(rec.epsilon))
+        else:
+            self.sig_status.emit("No ε is both private and useful enough: keep this one local.")
+
+    def _run_estimate(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        payload, task, provider, backend = res.sanitized.text, self.task, self.provider, \
+            self.backend
+        self._estimate.start(QtOp(
+            self, lambda ctx: backend.estimate(payload, task, provider),
+            self.sig_estimate.emit, self._on_quiet_error, lane="pool"))
+
+    # -- errors --------------------------------------------------------------------------
+    def _on_error(self, exc: BaseException) -> None:
+        if isinstance(exc, Cancelled):
+            return
+        msg, hint = error_text(exc)
+        self.sig_error.emit(msg, hint)
+
+    def _on_prediction_error(self, exc: BaseException) -> None:
+        if isinstance(exc, Cancelled):
+            return
+        msg, hint = error_text(exc)
+        self.sig_refining.emit(False)
+        self.sig_prediction_failed.emit(f"{msg} {hint}".strip())
+
+    def _on_quiet_error(self, exc: BaseException) -> None:
+        """Assessment failures show in the status bar, not as a dialog."""
+        if isinstance(exc, Cancelled):
+            return
+        msg, hint = error_text(exc)
+        self.sig_status.emit(f"{msg} {hint}".strip())
+        self.sig_refining.emit(False)
+
+    def cancel_all(self) -> None:
+        for group in (self._detect, self._preview, self._fast, self._refine, self._curve,
+                      self._estimate, self._recommend):
+            group.next_generation()
+        for t in (self._detect_timer, self._preview_timer, self._fast_timer,
+                  self._refine_timer, self._estimate_timer):
+            t.stop()
+
+
+def _preview(sanitized: SanitizedText, text: str, spans: list[Span],
+             eps: float | None) -> tuple[SanitizedText, PrivacyIndicators]:
+    return sanitized, privacy_indicators(text, sanitized, spans)
+
+
+class AnswerController(QObject):
+    """Send to the provider or answer locally; streams the answer into the answer pane."""
+
+    sig_started = Signal(str)                 # "cloud" | "local"
+    sig_chunk = Signal(str, str)              # restored, raw
+    sig_rate = Signal(float)                  # tokens per second
+    sig_finished = Signal(object)             # SendResult / str / None when stopped
+    sig_failed = Signal(str, str)
+    sig_plan_ready = Signal(object)           # a SendPlan to confirm
+    sig_busy = Signal(bool)
+
+    def __init__(self, backend: Any, doc: DocumentController,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.doc = doc
+        self._op: QtOp | None = None
+        self._tokens = 0
+        self._t0 = 0.0
+        self.restored = ""
+        self.raw = ""
+
+    @property
+    def busy(self) -> bool:
+        return self._op is not None and not self._op.done
+
+    def prepare_send(self) -> None:
+        """Build the exact request (payload, cost, residual PII); the window confirms it."""
+        doc = self.doc
+        if doc.result is None or not doc.provider or self.busy:
+            return
+        text, sanitized, spans = doc.text, doc.result.sanitized, doc.effective_spans()
+        task, provider, pred, backend = doc.task, doc.provider, doc.prediction, self.backend
+        vault, seed = doc.result.vault, doc.seed
+        self.sig_busy.emit(True)
+        # Lane "detect": the plan re-scans the payload with the single-owner detector.
+        self._op = QtOp(
+            self, lambda ctx: backend.prepare_send(text, sanitized, spans, task, provider, pred,
+                                                   vault, seed),
+            self._on_plan, self._on_failed, lane="detect").run()
+
+    def _on_plan(self, plan: Any) -> None:
+        self.sig_busy.emit(False)
+        self.sig_plan_ready.emit(plan)
+
+    def execute(self, plan: Any, confirmation: Any) -> None:
+        backend = self.backend
+        self._begin("cloud")
+
+        def op(ctx: OpContext):
+            return backend.execute_send(plan, confirmation, ctx.emit, ctx.cancel)
+
+        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="pool",
+                        on_emit=self._on_chunk).run()
+
+    def keep_local(self) -> None:
+        doc = self.doc
+        if not doc.text.strip() or self.busy:
+            return
+        text, task, backend = doc.text, doc.task, self.backend
+        self._begin("local")
+
+        def op(ctx: OpContext):
+            return backend.run_local(task, text, lambda tok: ctx.emit(AnswerChunk(tok, tok)),
+                                     ctx.cancel)
+
+        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="slm",
+                        on_emit=self._on_chunk).run()
+
+    def stop(self) -> None:
+        if self.busy and self._op is not None:
+            self._op.cancel(drop=False)
+
+    def _begin(self, mode: str) -> None:
+        self.restored = self.raw = ""
+        self._tokens = 0
+        self._t0 = time.monotonic()
+        self.sig_busy.emit(True)
+        self.sig_started.emit(mode)
+
+    def _on_chunk(self, chunk: AnswerChunk) -> None:
+        self.restored += chunk.restored
+        self.raw += chunk.raw
+        self._tokens += 1
+        self.sig_chunk.emit(chunk.restored, chunk.raw)
+        dt = time.monotonic() - self._t0
+        if dt > 0:
+            self.sig_rate.emit(self._tokens / dt)
+
+    def _on_done(self, result: Any) -> None:
+        self.sig_busy.emit(False)
+        final = getattr(result, "answer", None) if not isinstance(result, str) else result
+        if final is not None and not self.restored:
+            # Nothing streamed (a provider that answers in one piece): show it whole.
+            raw = getattr(result, "answer_raw", final)
+            self.restored, self.raw = final, raw
+            self.sig_chunk.emit(final, raw)
+        self.sig_finished.emit(result)
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self.sig_busy.emit(False)
+        if isinstance(exc, Cancelled):
+            self.sig_finished.emit(None)
+            return
+        self.sig_failed.emit(*error_text(exc))

@@ -1,0 +1,280 @@
+"""Dialogs: confirm a send (the exact payload), history over the audit log, messages."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from preflight.qt import qt_theme
+from preflight.qt.viewmodel import format_cost
+
+
+def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:
+    """A PreflightError for people: what happened, then what to do. Never a traceback."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Preflight")
+    box.setText(message)
+    if hint:
+        box.setInformativeText(hint)
+    box.setObjectName("errorBox")
+    box.open()
+
+
+def pretty_payload(payload: bytes) -> str:
+    """The body as sent, indented for reading when it is JSON (the bytes are unchanged)."""
+    text = payload.decode("utf-8", "replace")
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+class QtConfirmSendDialog(QDialog):
+    """Shows exactly what will leave the machine and asks for an explicit decision.
+
+    Each residual identifier or secret needs its own tick; an earlier send of the same
+    document needs one more. "Send" stays disabled until all are given.
+    """
+
+    def __init__(self, plan: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plan = plan
+        self.setWindowTitle(f"Send to {plan.provider.name}?")
+        self.setObjectName("confirmDialog")
+        self.resize(860, 680)
+        lay = QVBoxLayout(self)
+        prov = plan.provider
+        head = QLabel(
+            f"<b>{html.escape(prov.name)}</b> · model <b>{html.escape(prov.model)}</b><br>"
+            f"<span style='font-family:monospace'>POST {html.escape(plan.request.url)}</span>")
+        head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        head.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(head)
+        cost = plan.cost
+        cost_text = (format_cost(cost.max_total) + " at most" if cost.priced
+                     else "unknown (no prices set for this provider)")
+        facts = QLabel(
+            f"{cost.input_tokens:,} input tokens ({html.escape(cost.token_method)}), up to "
+            f"{cost.max_output_tokens} output tokens · estimated cost "
+            f"{html.escape(cost_text)}<br>"
+            f"Method {html.escape(str(plan.method))}"
+            + (f", ε {plan.epsilon:.3g}" if plan.epsilon is not None else "")
+            + (f" · predicted utility {plan.predicted_utility:.2f}"
+               if plan.predicted_utility is not None else ""))
+        facts.setWordWrap(True)
+        facts.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(facts)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        payload_box = QGroupBox(f"Exact request body ({len(plan.payload):,} bytes)")
+        pl = QVBoxLayout(payload_box)
+        self.payload = QPlainTextEdit()
+        self.payload.setObjectName("payload")
+        self.payload.setReadOnly(True)
+        self.payload.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.payload.setPlainText(pretty_payload(plan.payload))
+        pl.addWidget(self.payload)
+        headers = "\n".join(f"{k}: {v}" for k, v in plan.request.display_headers())
+        hdr = QLabel(f"<span style='font-family:monospace'>{html.escape(headers)}</span>"
+                     .replace("\n", "<br>"))
+        hdr.setObjectName("muted")
+        pl.addWidget(hdr)
+        split.addWidget(payload_box)
+
+        checks = QWidget()
+        cl = QVBoxLayout(checks)
+        cl.setContentsMargins(0, 0, 0, 0)
+        self.overrides: dict[str, QCheckBox] = {}
+        colors = qt_theme.colors()
+        blocking = list(plan.blocking)
+        if blocking:
+            warn = QLabel(f"<b style='color:{colors.bad.name()}'>The payload still contains "
+                          f"{len(blocking)} identifier(s) or secret(s).</b> Choose a stronger "
+                          "method, or tick each item you accept to send as it is.")
+            warn.setWordWrap(True)
+            cl.addWidget(warn)
+            for f in blocking:
+                box = QCheckBox(f"Send {f.type} “{f.value}” anyway — {f.reason}")
+                box.setObjectName(f"override:{f.id}")
+                box.toggled.connect(self._sync)
+                self.overrides[f.id] = box
+                cl.addWidget(box)
+        others = [f for f in plan.findings if not f.blocking]
+        if others:
+            info = QLabel("Also in the payload (not blocking): " + ", ".join(
+                html.escape(f"{f.type} “{f.value}”") for f in others[:12])
+                + (" …" if len(others) > 12 else ""))
+            info.setWordWrap(True)
+            info.setObjectName("muted")
+            cl.addWidget(info)
+        self.resend: QCheckBox | None = None
+        if plan.prior_sends:
+            last = plan.prior_sends[-1]
+            warn = QLabel(
+                f"<b style='color:{colors.warn.name()}'>This document was sent "
+                f"{len(plan.prior_sends)} time(s) before</b> (last {html.escape(last.created_at)}"
+                f" to {html.escape(last.provider)}, {html.escape(last.match)} match). Several "
+                "differently sanitized copies of one text can be combined to undo the noise.")
+            warn.setWordWrap(True)
+            cl.addWidget(warn)
+            self.resend = QCheckBox("I understand; send this document again")
+            self.resend.setObjectName("resend")
+            self.resend.toggled.connect(self._sync)
+            cl.addWidget(self.resend)
+        if not blocking and not plan.prior_sends:
+            ok = QLabel(f"<span style='color:{colors.good.name()}'>No identifier or secret "
+                        "was found in the payload by the re-scan.</span>")
+            cl.addWidget(ok)
+        cl.addStretch(1)
+        split.addWidget(checks)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        lay.addWidget(split, 1)
+
+        self.buttons = QDialogButtonBox()
+        self.send_button = self.buttons.addButton(f"Send to {prov.name}",
+                                                  QDialogButtonBox.ButtonRole.AcceptRole)
+        self.send_button.setObjectName("confirmSend")
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+        self._sync()
+
+    def _sync(self) -> None:
+        ok = all(b.isChecked() for b in self.overrides.values())
+        if self.resend is not None:
+            ok = ok and self.resend.isChecked()
+        self.send_button.setEnabled(ok)
+
+    def chosen_overrides(self) -> list[str]:
+        return [fid for fid, b in self.overrides.items() if b.isChecked()]
+
+    def resend_ok(self) -> bool:
+        return self.resend is None or self.resend.isChecked()
+
+
+HISTORY_COLUMNS = (
+    ("created_at", "Time"), ("kind", "Kind"), ("status", "Status"), ("provider", "Provider"),
+    ("model", "Model"), ("method", "Method"), ("epsilon", "ε"), ("input_tokens", "Tokens in"),
+    ("output_tokens", "Tokens out"), ("cost", "Cost"), ("predicted_utility", "Predicted"),
+    ("realized_utility", "Realized"),
+)
+
+
+class QtHistoryDialog(QDialog):
+    """The audit log: one row per send or local answer; select a row to see what was sent."""
+
+    sig_export = Signal(str)
+
+    def __init__(self, rows: Sequence[dict[str, Any]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("History — everything Preflight sent")
+        self.setObjectName("historyDialog")
+        self.resize(1100, 640)
+        self.rows = list(rows)
+        lay = QVBoxLayout(self)
+        intro = QLabel("Every send is recorded here before the request leaves, with the exact "
+                       "payload and the answer. The original text is stored only if you opted "
+                       "in (Settings → Policy).")
+        intro.setWordWrap(True)
+        intro.setObjectName("muted")
+        lay.addWidget(intro)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.table = QTableWidget(len(self.rows), len(HISTORY_COLUMNS))
+        self.table.setObjectName("historyTable")
+        self.table.setHorizontalHeaderLabels([c[1] for c in HISTORY_COLUMNS])
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for r, row in enumerate(self.rows):
+            for c, (key, _label) in enumerate(HISTORY_COLUMNS):
+                self.table.setItem(r, c, QTableWidgetItem(_cell(key, row.get(key))))
+        self.table.itemSelectionChanged.connect(self._show_detail)
+        split.addWidget(self.table)
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setObjectName("historyDetail")
+        self.detail.setPlaceholderText("Select a row to see its payload and answer.")
+        split.addWidget(self.detail)
+        lay.addWidget(split, 1)
+        bar = QHBoxLayout()
+        self.count = QLabel(f"{len(self.rows)} record(s)")
+        bar.addWidget(self.count, 1)
+        export = QPushButton("Export…")
+        export.setObjectName("exportHistory")
+        export.clicked.connect(self._export)
+        close = QPushButton("Close")
+        close.clicked.connect(self.accept)
+        bar.addWidget(export)
+        bar.addWidget(close)
+        lay.addLayout(bar)
+        if self.rows:
+            self.table.selectRow(0)
+
+    def _show_detail(self) -> None:
+        r = self.table.currentRow()
+        if not 0 <= r < len(self.rows):
+            return
+        row = self.rows[r]
+        payload = row.get("payload") or b""
+        if isinstance(payload, (bytes, bytearray)):
+            payload = pretty_payload(bytes(payload))
+        parts = [f"Payload sent:\n{payload or '(nothing was sent: local answer)'}",
+                 f"\nAnswer (restored):\n{row.get('answer_restored') or ''}"]
+        if row.get("error"):
+            parts.append(f"\nError: {row['error']}")
+        self.detail.setPlainText("\n".join(parts))
+
+    def _export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export history", "preflight-history.csv",
+                                              "CSV (*.csv);;JSON (*.json)")
+        if path:
+            self.sig_export.emit(path)
+
+
+def _cell(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if key in ("predicted_utility", "realized_utility") and isinstance(value, float):
+        return f"{value:.2f}"
+    if key == "epsilon" and isinstance(value, float):
+        return f"{value:.3g}"
+    if key == "cost" and isinstance(value, (int, float)):
+        return format_cost(float(value))
+    if key == "created_at":
+        return str(value).replace("T", " ")[:19]
+    return str(value)
+
+
+def add_escape_shortcut(widget: QWidget, slot) -> QShortcut:
+    sc = QShortcut(QKeySequence(Qt.Key.Key_Escape), widget)
+    sc.setContext(Qt.ShortcutContext.WindowShortcut)
+    sc.activated.connect(slot)
+    return sc

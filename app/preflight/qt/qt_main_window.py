@@ -1,0 +1,473 @@
+"""The Preflight main window: layout and wiring only (logic lives in the controllers)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from preflight.core.errors import InputError
+from preflight.qt import qt_theme
+from preflight.qt.controllers import AnswerController, DocumentController, PreviewResult, \
+    error_text
+from preflight.qt.doc_import import read_for_window
+from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
+from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
+from preflight.qt.qt_settings import QtSettingsDialog
+from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
+from preflight.qt.qt_workers import QtOp
+
+
+def _title(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setObjectName("paneTitle")
+    return label
+
+
+class QtMainWindow(QMainWindow):
+    """Original on the left, sanitized preview in the middle, controls and assessment on
+    the right, the answer below."""
+
+    sig_history_shown = Signal(object)       # the dialog (tests drive it)
+    sig_confirm_shown = Signal(object)
+
+    def __init__(self, backend: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.setWindowTitle("Preflight — check before it leaves")
+        self.setWindowIcon(qt_theme.app_icon())
+        self.resize(1500, 940)
+        self.doc = DocumentController(backend, self)
+        self.answers = AnswerController(backend, self.doc, self)
+        self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
+        self._build()
+        self._wire()
+        self._refresh_providers()
+
+    # -- layout --------------------------------------------------------------------------
+    def _build(self) -> None:
+        tb = QToolBar("Main")
+        tb.setObjectName("mainToolbar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.addToolBar(tb)
+        self.act_open = QAction("Open…", self)
+        self.act_open.setShortcut(QKeySequence.StandardKey.Open)
+        self.act_settings = QAction("Settings", self)
+        self.act_settings.setShortcut(QKeySequence("Ctrl+,"))
+        self.act_history = QAction("History", self)
+        self.act_history.setShortcut(QKeySequence("Ctrl+H"))
+        for a in (self.act_open, self.act_settings, self.act_history):
+            tb.addAction(a)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        tb.addWidget(spacer)
+        tb.addWidget(QLabel("Provider "))
+        self.provider = QComboBox()
+        self.provider.setObjectName("provider")
+        self.provider.setMinimumWidth(180)
+        tb.addWidget(self.provider)
+
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(8, 6, 8, 6)
+        self.banner = QFrame()
+        self.banner.setObjectName("banner")
+        bl = QHBoxLayout(self.banner)
+        bl.setContentsMargins(10, 6, 10, 6)
+        self.banner_text = QLabel(
+            "<b>No cloud provider yet.</b> Everything works locally — detection, sanitization, "
+            "the utility prediction and “Keep local” answers. To send to a cloud model, add "
+            "an OpenAI-compatible provider and its key in Settings → Providers.")
+        self.banner_text.setWordWrap(True)
+        self.banner_add = QPushButton("Add a provider…")
+        bl.addWidget(self.banner_text, 1)
+        bl.addWidget(self.banner_add)
+        outer.addWidget(self.banner)
+
+        vsplit = QSplitter(Qt.Orientation.Vertical)
+        vsplit.setObjectName("vsplit")
+        hsplit = QSplitter(Qt.Orientation.Horizontal)
+        hsplit.setObjectName("hsplit")
+
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 4, 0)
+        head = QHBoxLayout()
+        head.addWidget(_title("Original"))
+        self.detect_state = QLabel("")
+        self.detect_state.setObjectName("muted")
+        head.addWidget(self.detect_state, 1, Qt.AlignmentFlag.AlignRight)
+        ll.addLayout(head)
+        self.legend = QtLegend()
+        ll.addWidget(self.legend)
+        self.original = QtOriginalView()
+        ll.addWidget(self.original, 1)
+        hsplit.addWidget(left)
+
+        mid = QWidget()
+        ml = QVBoxLayout(mid)
+        ml.setContentsMargins(4, 0, 4, 0)
+        mhead = QHBoxLayout()
+        mhead.addWidget(_title("Sanitized — exactly what would be sent"))
+        self.preview_state = QLabel("")
+        self.preview_state.setObjectName("muted")
+        mhead.addWidget(self.preview_state, 1, Qt.AlignmentFlag.AlignRight)
+        ml.addLayout(mhead)
+        self.legend_changed = QtLegend(with_changed=True)
+        ml.addWidget(self.legend_changed)
+        self.preview = QtPreviewView()
+        ml.addWidget(self.preview, 1)
+        hsplit.addWidget(mid)
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(4, 0, 0, 0)
+        self.controls = QtControlsPanel()
+        self.assessment = QtAssessmentPanel()
+        rl.addWidget(self.controls)
+        rl.addWidget(self.assessment, 1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(right)
+        scroll.setMinimumWidth(380)
+        hsplit.addWidget(scroll)
+        hsplit.setStretchFactor(0, 5)
+        hsplit.setStretchFactor(1, 5)
+        hsplit.setStretchFactor(2, 3)
+        hsplit.setSizes([560, 560, 400])
+        vsplit.addWidget(hsplit)
+
+        bottom = QWidget()
+        bl2 = QVBoxLayout(bottom)
+        bl2.setContentsMargins(0, 0, 0, 0)
+        actions = QHBoxLayout()
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("send")
+        self.send_button.setDefault(True)
+        self.local_button = QPushButton("Keep local (answer on this computer)")
+        self.local_button.setObjectName("keepLocal")
+        self.copy_button = QPushButton("Copy sanitized")
+        self.copy_button.setObjectName("copySanitized")
+        self.decision = QLabel("")
+        self.decision.setObjectName("decision")
+        self.decision.setWordWrap(True)
+        actions.addWidget(self.decision, 1)
+        actions.addWidget(self.copy_button)
+        actions.addWidget(self.local_button)
+        actions.addWidget(self.send_button)
+        bl2.addLayout(actions)
+        self.answer = QtAnswerPane()
+        bl2.addWidget(self.answer, 1)
+        vsplit.addWidget(bottom)
+        vsplit.setStretchFactor(0, 3)
+        vsplit.setStretchFactor(1, 1)
+        vsplit.setSizes([700, 190])
+        outer.addWidget(vsplit, 1)
+        self.setCentralWidget(central)
+
+        self.status_text = QLabel("Starting…")
+        self.statusBar().addWidget(self.status_text, 1)
+
+        self.send_shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
+        self.send_shortcut2 = QShortcut(QKeySequence("Ctrl+Enter"), self)
+        self.stop_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+
+    # -- wiring --------------------------------------------------------------------------
+    def _wire(self) -> None:
+        d, a = self.doc, self.answers
+        self.original.sig_text_edited.connect(d.set_text)
+        self.original.sig_span_clicked.connect(d.toggle_span)
+        self.original.sig_deny_requested.connect(d.add_to_deny_list)
+        self.original.sig_file_dropped.connect(self.open_file)
+        self.controls.sig_method_changed.connect(self._on_method)
+        self.controls.sig_scope_changed.connect(d.set_scope)
+        self.controls.sig_epsilon_changed.connect(d.set_epsilon)
+        self.controls.sig_resample.connect(d.resample)
+        self.controls.sig_task_changed.connect(d.set_task)
+        self.assessment.sig_find_best.connect(d.find_best_epsilon)
+        d.sig_methods.connect(self._on_methods)
+        d.sig_epsilon_range.connect(self._on_range)
+        d.sig_spans_changed.connect(self._on_spans)
+        d.sig_spans_shifted.connect(lambda: self.original.move_spans(d.spans))
+        d.sig_detecting.connect(lambda on: self.detect_state.setText(
+            "detecting…" if on else f"{len(d.spans)} item(s) detected"))
+        d.sig_preparing.connect(lambda on: self.preview_state.setText(
+            "preparing d_X…" if on else ""))
+        d.sig_preview_changed.connect(self._on_preview)
+        d.sig_prediction.connect(self._on_prediction)
+        d.sig_refining.connect(self.assessment.set_refining)
+        d.sig_prediction_failed.connect(self._on_prediction_failed)
+        d.sig_curve.connect(self._on_curve)
+        d.sig_recommendation.connect(self._on_recommendation)
+        d.sig_recommending.connect(lambda on: (self.assessment.find_best.setEnabled(not on),
+                                               self.assessment.find_best.setText(
+                                                   "Searching…" if on else "Find best ε")))
+        d.sig_estimate.connect(self.assessment.set_estimate)
+        d.sig_status.connect(self.status_text.setText)
+        d.sig_error.connect(lambda m, h: show_error(self, m, h))
+        self.provider.currentIndexChanged.connect(self._on_provider)
+        self.send_button.clicked.connect(a.prepare_send)
+        self.send_shortcut.activated.connect(a.prepare_send)
+        self.send_shortcut2.activated.connect(a.prepare_send)
+        self.local_button.clicked.connect(a.keep_local)
+        self.copy_button.clicked.connect(self.copy_sanitized)
+        self.stop_shortcut.activated.connect(a.stop)
+        self.answer.stop.clicked.connect(a.stop)
+        a.sig_plan_ready.connect(self._confirm)
+        a.sig_started.connect(self._on_answer_started)
+        a.sig_chunk.connect(self.answer.append)
+        a.sig_rate.connect(self.answer.set_rate)
+        a.sig_finished.connect(self._on_answer_finished)
+        a.sig_failed.connect(self._on_answer_failed)
+        a.sig_busy.connect(self._sync_actions)
+        self.act_open.triggered.connect(self._open_dialog)
+        self.act_settings.triggered.connect(lambda: self.open_settings())
+        self.act_history.triggered.connect(self.open_history)
+        self.banner_add.clicked.connect(lambda: self.open_settings("providers"))
+
+    def start(self) -> None:
+        """Begin background loading (after the window is shown, so it appears at once)."""
+        self.doc.start()
+        self._sync_actions()
+
+    # -- reactions -----------------------------------------------------------------------
+    def _on_method(self, method: str) -> None:
+        self.controls.method_changed()
+        self.assessment.set_dx_mode(method == "dx")
+        self.doc.set_method(method)
+        self._sync_actions()
+
+    def _on_methods(self, methods: list[str]) -> None:
+        self.controls.set_methods(methods, self.doc.method)
+        self.assessment.set_dx_mode(self.doc.method == "dx")
+
+    def _on_range(self, lo: float, hi: float) -> None:
+        self.controls.set_range(lo, hi, self.doc.epsilon or lo)
+        self.assessment.chart.set_range(lo, hi)
+        self.controls.method_changed()
+
+    def _on_spans(self) -> None:
+        self.original.set_spans(self.doc.spans, self.doc.excluded)
+        if not self.doc._detect.busy:
+            self.detect_state.setText(f"{len(self.doc.spans)} item(s) detected"
+                                      if self.doc.text else "")
+
+    def _on_preview(self, res: PreviewResult | None) -> None:
+        if res is None:
+            self.preview.set_sanitized(None)
+            self.assessment.set_indicators(None)
+            self._sync_actions()
+            return
+        self.preview.set_sanitized(res.sanitized)
+        self.assessment.set_indicators(res.indicators)
+        self.controls.set_guarantee(res.indicators.guarantee)
+        if res.epsilon is not None:
+            self.controls.set_epsilon(self.doc.epsilon or res.epsilon)
+        self._sync_actions()
+
+    def _on_prediction(self, pred) -> None:
+        min_u = self.backend.settings.policy.min_utility
+        self.assessment.set_prediction(pred, min_u)
+        res = self.doc.result
+        self.assessment.chart.set_current(res.epsilon if res else None, pred.value)
+        if pred.value < min_u:
+            self.decision.setText(
+                f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
+                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> Try a larger ε "
+                "(or “Find best ε”), or keep this one local.")
+        else:
+            self.decision.setText(f"Predicted utility {pred.value:.2f} meets your minimum "
+                                  f"{min_u:.2f}.")
+
+    def _on_prediction_failed(self, why: str) -> None:
+        self.assessment.set_unavailable(why)
+        self.decision.setText("No utility prediction: decide from the preview and the "
+                              "privacy indicators.")
+
+    def _on_curve(self, curve) -> None:
+        min_u = self.backend.settings.policy.min_utility
+        self.assessment.chart.set_curve(curve, min_u)
+        rec = self.doc.recommendation
+        if rec is None:
+            # Until "Find best ε" runs, mark where the instant curve crosses the minimum.
+            ok = [(e, u) for e, u in curve if u >= min_u]
+            if ok:
+                self.assessment.chart.set_recommended(*ok[0])
+                self.assessment.recommendation.setText(
+                    f"≈ ε {ok[0][0]:.3g} by the instant estimate; “Find best ε” refines it.")
+            else:
+                self.assessment.chart.set_recommended(None, None)
+                self.assessment.recommendation.setText(
+                    "No ε in the range reaches the minimum utility by the instant estimate.")
+
+    def _on_recommendation(self, rec) -> None:
+        if rec.decision == "send" and rec.epsilon is not None:
+            self.assessment.chart.set_recommended(rec.epsilon, rec.predicted)
+            self.controls.set_epsilon(rec.epsilon)
+            self.assessment.recommendation.setText(
+                f"Recommended ε {rec.epsilon:.3g}"
+                + (f" (predicted utility {rec.predicted:.2f})" if rec.predicted is not None
+                   else "") + ".")
+        else:
+            self.assessment.chart.set_recommended(None, None)
+            self.assessment.recommendation.setText(
+                "No ε is both private and useful enough: use “Keep local”."
+                + (f" {rec.reason}" if rec.reason else ""))
+            if rec.local_answer and not self.answers.busy:
+                self.answer.start("local", "")
+                self.answer.append(rec.local_answer, rec.local_answer)
+                self.answer.finish("Local answer (nothing left this computer): no ε is both "
+                                   "private and useful enough for a cloud send.")
+
+    def _on_provider(self, _i: int) -> None:
+        self.doc.set_provider(self.provider.currentData())
+        self._sync_actions()
+
+    def _refresh_providers(self) -> None:
+        names = self.backend.provider_names()
+        current = self.provider.currentData() or self.backend.default_provider()
+        self.provider.blockSignals(True)
+        self.provider.clear()
+        for n in names:
+            self.provider.addItem(n, n)
+        if not names:
+            self.provider.addItem("none — works locally", None)
+        idx = self.provider.findData(current)
+        self.provider.setCurrentIndex(max(idx, 0))
+        self.provider.blockSignals(False)
+        self.banner.setVisible(not names)
+        self.doc.set_provider(self.provider.currentData())
+        self._sync_actions()
+
+    def _sync_actions(self, *_a) -> None:
+        prov = self.provider.currentData()
+        busy = self.answers.busy
+        has_payload = self.doc.result is not None
+        self.send_button.setText(f"Send to {prov}  (Ctrl+Enter)" if prov
+                                 else "Send (add a provider first)")
+        self.send_button.setEnabled(bool(prov) and has_payload and not busy)
+        self.local_button.setEnabled(bool(self.doc.text.strip()) and not busy)
+        self.copy_button.setEnabled(has_payload)
+
+    # -- send ------------------------------------------------------------------------------
+    def _confirm(self, plan: Any) -> None:
+        dlg = QtConfirmSendDialog(plan, self)
+        self.sig_confirm_shown.emit(dlg)
+        if self.auto_confirm is not None:
+            accepted = bool(self.auto_confirm(dlg))
+        else:
+            accepted = dlg.exec() == QtConfirmSendDialog.DialogCode.Accepted
+        if not accepted:
+            self.status_text.setText("Not sent.")
+            return
+        confirmation = self.backend.confirmation_for(plan, dlg.chosen_overrides(),
+                                                     dlg.resend_ok())
+        self.answers.execute(plan, confirmation)
+
+    def _on_answer_started(self, mode: str) -> None:
+        self.answer.start(mode, self.provider.currentData() or "The provider")
+        self._sync_actions()
+
+    def _on_answer_finished(self, result: Any) -> None:
+        if result is None:
+            self.answer.finish("Stopped. The partial answer is kept above.")
+        elif hasattr(result, "output_tokens"):
+            util = getattr(result, "realized_utility", None)
+            self.answer.finish(
+                f"Done: {result.output_tokens} tokens, cost {result.cost:.4f}"
+                + (f", realized utility {util:.2f}" if util is not None else "")
+                + ". Placeholders were restored locally; see the Raw tab for what came back.")
+        else:
+            self.answer.finish("Answered locally: nothing left this computer.")
+        self._sync_actions()
+
+    def _on_answer_failed(self, message: str, hint: str) -> None:
+        self.answer.finish(f"Failed: {message}")
+        show_error(self, message, hint)
+        self._sync_actions()
+
+    def copy_sanitized(self) -> None:
+        if self.doc.result is not None:
+            QGuiApplication.clipboard().setText(self.doc.result.sanitized.text)
+            self.status_text.setText("Sanitized text copied to the clipboard.")
+
+    # -- files -----------------------------------------------------------------------------
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a document", "",
+            "Documents (*.txt *.md *.eml *.docx *.pdf);;All files (*)")
+        if path:
+            self.open_file(path)
+
+    def open_file(self, path: str) -> None:
+        def done(text: str) -> None:
+            self.original.set_document_text(text)
+            self.status_text.setText(f"Opened {Path(path).name}.")
+
+        QtOp(self, lambda ctx: read_for_window(path), done,
+             lambda exc: show_error(self, *error_text(exc))).run()
+
+    # -- other windows -----------------------------------------------------------------------
+    def open_settings(self, tab: str = "") -> QtSettingsDialog:
+        dlg = QtSettingsDialog(self.backend, self, tab)
+        dlg.sig_saved.connect(self._on_settings_saved)
+        dlg.models.sig_models_changed.connect(lambda: self.status_text.setText(
+            "Model settings changed; they apply to the next model load."))
+        dlg.open()
+        return dlg
+
+    def _on_settings_saved(self) -> None:
+        app = QApplication.instance()
+        qt_theme.apply_theme(app, self.backend.settings.theme)
+        self.refresh_colors()
+        self._refresh_providers()
+        self.doc.settings_changed()
+
+    def refresh_colors(self) -> None:
+        self.original.refresh_colors()
+        self.preview.refresh_colors()
+        self.legend.refresh_colors()
+        self.legend_changed.refresh_colors()
+        self.assessment.chart.refresh_colors()
+
+    def open_history(self) -> None:
+        def show(rows) -> None:
+            dlg = QtHistoryDialog(rows, self)
+            dlg.sig_export.connect(self._export_history)
+            self.sig_history_shown.emit(dlg)
+            dlg.open()
+
+        QtOp(self, lambda ctx: self.backend.history(), show,
+             lambda exc: show_error(self, *error_text(exc))).run()
+
+    def _export_history(self, path: str) -> None:
+        QtOp(self, lambda ctx: self.backend.export_history(Path(path)),
+             lambda n: self.status_text.setText(f"Exported {n} record(s) to {path}."),
+             lambda exc: show_error(self, *error_text(exc))).run()
+
+    # -- shutdown ----------------------------------------------------------------------------
+    def closeEvent(self, e) -> None:  # noqa: N802 - Qt override
+        self.doc.cancel_all()
+        self.answers.stop()
+        super().closeEvent(e)

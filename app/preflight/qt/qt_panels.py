@@ -1,0 +1,450 @@
+"""Side panels: sanitization controls, the assessment panel (with its chart) and the
+answer pane. Views only: they expose widgets and signals, controllers feed them."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis, QScatterSeries, \
+    QValueAxis
+from PySide6.QtCore import QMargins, QPointF, Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QPainter, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.qt import qt_theme
+from preflight.qt.backend import Estimate, Prediction
+from preflight.qt.viewmodel import PrivacyIndicators, format_cost
+
+METHOD_LABELS = {
+    "dx": "d_X-privacy (word embeddings)",
+    "placeholder": "Placeholders  <PERSON_1>",
+    "pseudonym": "Pseudonyms (realistic stand-ins)",
+    "mask": "Mask  ****",
+    "redact": "Redact  [REDACTED]",
+    "generalize": "Generalize (date → year …)",
+}
+SLIDER_STEPS = 1000
+
+
+class QtControlsPanel(QGroupBox):
+    """Method, scope, ε (log slider), resample and the task."""
+
+    sig_method_changed = Signal(str)
+    sig_scope_changed = Signal(str)
+    sig_epsilon_changed = Signal(float)
+    sig_resample = Signal()
+    sig_task_changed = Signal(object)            # Task
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Sanitization", parent)
+        self._range: tuple[float, float] | None = None
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.method = QComboBox()
+        self.method.setObjectName("method")
+        self.method.setToolTip("How detected data (or, for d_X, every word) is replaced.")
+        self.method.currentIndexChanged.connect(
+            lambda _i: self.sig_method_changed.emit(self.method.currentData() or ""))
+        form.addRow("Method", self.method)
+
+        self.scope = QComboBox()
+        self.scope.setObjectName("scope")
+        self.scope.addItem("Whole text", "all")
+        self.scope.addItem("Detected PII only", "pii")
+        self.scope.setToolTip(
+            "Whole text: the d_X guarantee covers every word, detected or not.\n"
+            "Detected PII only: more useful answers, but the guarantee covers only what "
+            "the detector found.")
+        self.scope.currentIndexChanged.connect(
+            lambda _i: self.sig_scope_changed.emit(self.scope.currentData()))
+        form.addRow("Scope", self.scope)
+
+        eps_row = QHBoxLayout()
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName("epsilon")
+        self.slider.setRange(0, SLIDER_STEPS)
+        self.slider.setEnabled(False)
+        self.slider.setToolTip("Privacy budget ε (log scale): left = more private, "
+                               "right = closer to the original.")
+        self.slider.valueChanged.connect(self._on_slider)
+        self.eps_label = QLabel("ε —")
+        self.eps_label.setObjectName("epsilonValue")
+        self.eps_label.setMinimumWidth(64)
+        self.eps_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        eps_row.addWidget(self.slider, 1)
+        eps_row.addWidget(self.eps_label)
+        form.addRow("ε", eps_row)
+        self.range_label = QLabel("")
+        self.range_label.setObjectName("muted")
+        form.addRow("", self.range_label)
+
+        self.resample = QPushButton("Resample")
+        self.resample.setToolTip("Draw fresh noise (d_X) or fresh stand-ins (pseudonyms).")
+        self.resample.clicked.connect(self.sig_resample.emit)
+        form.addRow("", self.resample)
+
+        self.guarantee = QLabel("")
+        self.guarantee.setWordWrap(True)
+        self.guarantee.setObjectName("guarantee")
+        form.addRow(self.guarantee)
+
+        task_row = QHBoxLayout()
+        self.task = QComboBox()
+        self.task.setObjectName("task")
+        self.task.addItem("Summarize", "summarize")
+        self.task.addItem("Ask a question", "question")
+        self.question = QLineEdit()
+        self.question.setPlaceholderText("Your question about the document")
+        self.question.setVisible(False)
+        self.task.currentIndexChanged.connect(self._on_task)
+        self.question.editingFinished.connect(self._on_task)
+        task_row.addWidget(self.task)
+        form.addRow("Task", task_row)
+        form.addRow("", self.question)
+
+    # -- inputs --------------------------------------------------------------------------
+    def set_methods(self, methods: Sequence[str], current: str) -> None:
+        self.method.blockSignals(True)
+        self.method.clear()
+        for m in methods:
+            self.method.addItem(METHOD_LABELS.get(m, m), m)
+        idx = self.method.findData(current)
+        self.method.setCurrentIndex(max(idx, 0))
+        self.method.blockSignals(False)
+        self._sync_enabled()
+
+    def set_range(self, lo: float, hi: float, current: float) -> None:
+        self._range = (lo, hi)
+        self.range_label.setText(f"calibrated range {lo:.3g} – {hi:.3g} (log scale)")
+        self.set_epsilon(current)
+        self._sync_enabled()
+
+    def set_epsilon(self, eps: float) -> None:
+        if self._range is None:
+            return
+        lo, hi = self._range
+        eps = min(max(eps, lo), hi)
+        v = round(SLIDER_STEPS * math.log(eps / lo) / math.log(hi / lo))
+        self.slider.blockSignals(True)
+        self.slider.setValue(v)
+        self.slider.blockSignals(False)
+        self.eps_label.setText(f"ε {eps:.3g}")
+
+    def epsilon_for(self, value: int) -> float:
+        lo, hi = self._range or (1.0, 1.0)
+        return lo * (hi / lo) ** (value / SLIDER_STEPS)
+
+    def _on_slider(self, value: int) -> None:
+        eps = self.epsilon_for(value)
+        self.eps_label.setText(f"ε {eps:.3g}")
+        self.sig_epsilon_changed.emit(eps)
+
+    def _on_task(self, *_args) -> None:
+        kind = self.task.currentData()
+        self.question.setVisible(kind == "question")
+        task = Task("question", question=self.question.text()) if kind == "question" \
+            else SUMMARIZE
+        self.sig_task_changed.emit(task)
+
+    def _sync_enabled(self) -> None:
+        dx = self.method.currentData() == "dx"
+        self.slider.setEnabled(dx and self._range is not None)
+        self.scope.setEnabled(dx)
+        self.resample.setEnabled(dx or self.method.currentData() == "pseudonym")
+        self.eps_label.setEnabled(dx)
+
+    def method_changed(self) -> None:
+        self._sync_enabled()
+
+    def set_guarantee(self, text: str) -> None:
+        self.guarantee.setText(html.escape(text))
+
+
+class QtUtilityChart(QChartView):
+    """Predicted utility against ε (log axis), current ε and the recommended ε marked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        chart = QChart()
+        super().__init__(chart, parent)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setMinimumHeight(160)
+        chart.legend().hide()
+        chart.setMargins(QMargins(2, 2, 2, 2))
+        chart.setBackgroundRoundness(0)
+        self.series = QLineSeries()
+        self.threshold = QLineSeries()
+        self.current = QScatterSeries()
+        self.current.setMarkerSize(9)
+        self.recommended = QScatterSeries()
+        self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
+            if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
+        self.recommended.setMarkerSize(14)
+        for s in (self.series, self.threshold, self.current, self.recommended):
+            chart.addSeries(s)
+        self.ax = QLogValueAxis()
+        self.ax.setLabelFormat("%.3g")
+        self.ax.setTitleText("ε")
+        self.ay = QValueAxis()
+        self.ay.setRange(0, 1)
+        self.ay.setTickCount(3)
+        self.ay.setLabelFormat("%.1f")
+        self.ay.setTitleText("utility")
+        chart.addAxis(self.ax, Qt.AlignmentFlag.AlignBottom)
+        chart.addAxis(self.ay, Qt.AlignmentFlag.AlignLeft)
+        for s in (self.series, self.threshold, self.current, self.recommended):
+            s.attachAxis(self.ax)
+            s.attachAxis(self.ay)
+        self._range = (1.0, 10.0)
+        self.ax.setRange(*self._range)
+        self.refresh_colors()
+
+    def refresh_colors(self) -> None:
+        colors = qt_theme.colors()
+        pal = self.palette()
+        chart = self.chart()
+        chart.setBackgroundBrush(pal.base())
+        chart.setPlotAreaBackgroundVisible(False)
+        for axis in (self.ax, self.ay):
+            axis.setLabelsColor(pal.text().color())
+            axis.setTitleBrush(pal.text())
+            axis.setGridLineColor(pal.mid().color())
+            axis.setLinePenColor(pal.mid().color())
+            f = axis.labelsFont()
+            f.setPointSizeF(8)
+            axis.setLabelsFont(f)
+            tf = axis.titleFont()
+            tf.setPointSizeF(8)
+            axis.setTitleFont(tf)
+        pen = QPen(colors.chart_line)
+        pen.setWidthF(2)
+        self.series.setPen(pen)
+        tpen = QPen(colors.warn)
+        tpen.setStyle(Qt.PenStyle.DashLine)
+        self.threshold.setPen(tpen)
+        self.current.setColor(colors.chart_line)
+        self.current.setBorderColor(pal.base().color())
+        self.recommended.setColor(colors.chart_marker)
+        self.recommended.setBorderColor(colors.chart_marker)
+
+    def set_range(self, lo: float, hi: float) -> None:
+        self._range = (lo, hi)
+        # A log axis labels powers of its base: base 2 gives labels in narrow ranges.
+        self.ax.setBase(10.0 if hi / lo >= 100 else 2.0)
+        self.ax.setLabelFormat("%.3g")
+        self.ax.setRange(lo, hi)
+
+    def set_curve(self, points: Sequence[tuple[float, float]], min_utility: float) -> None:
+        self.series.replace([QPointF(e, max(0.0, min(1.0, u))) for e, u in points])
+        lo, hi = self._range
+        self.threshold.replace([QPointF(lo, min_utility), QPointF(hi, min_utility)])
+
+    def set_current(self, eps: float | None, utility: float | None) -> None:
+        if eps is None or utility is None or math.isnan(utility):
+            self.current.clear()
+        else:
+            self.current.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
+
+    def set_recommended(self, eps: float | None, utility: float | None) -> None:
+        if eps is None or utility is None:
+            self.recommended.clear()
+        else:
+            self.recommended.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
+
+
+class QtAssessmentPanel(QGroupBox):
+    """Predicted utility, privacy indicators, chart, "Find best ε", tokens and cost."""
+
+    sig_find_best = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Assessment", parent)
+        lay = QVBoxLayout(self)
+        row = QHBoxLayout()
+        self.utility = QLabel("—")
+        self.utility.setObjectName("utilityValue")
+        big = QFont(self.font())
+        big.setPointSizeF(big.pointSizeF() * 1.8)
+        big.setBold(True)
+        self.utility.setFont(big)
+        self.utility.setToolTip("Predicted similarity of the cloud's answer on the sanitized "
+                                "text to the original document (0–1).")
+        col = QVBoxLayout()
+        self.utility_caption = QLabel("predicted utility")
+        self.utility_caption.setObjectName("muted")
+        self.utility_detail = QLabel("")
+        self.utility_detail.setObjectName("muted")
+        self.utility_detail.setWordWrap(True)
+        col.addWidget(self.utility_caption)
+        col.addWidget(self.utility_detail)
+        row.addWidget(self.utility)
+        row.addLayout(col, 1)
+        lay.addLayout(row)
+        self.refining = QProgressBar()
+        self.refining.setRange(0, 0)
+        self.refining.setMaximumHeight(4)
+        self.refining.setTextVisible(False)
+        self.refining.setVisible(False)
+        lay.addWidget(self.refining)
+
+        grid = QFormLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.changed = QLabel("—")
+        self.pii_left = QLabel("—")
+        self.tokens = QLabel("—")
+        self.cost = QLabel("—")
+        grid.addRow("Tokens changed", self.changed)
+        grid.addRow("PII left in payload", self.pii_left)
+        grid.addRow("Tokens to send", self.tokens)
+        grid.addRow("Estimated cost", self.cost)
+        lay.addLayout(grid)
+
+        self.chart = QtUtilityChart()
+        self.chart.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        lay.addWidget(self.chart, 10)
+        best = QHBoxLayout()
+        self.find_best = QPushButton("Find best ε")
+        self.find_best.setObjectName("findBest")
+        self.find_best.setToolTip("The most private ε whose predicted utility still meets the "
+                                  "minimum set in Settings → Policy.")
+        self.find_best.clicked.connect(self.sig_find_best.emit)
+        self.recommendation = QLabel("")
+        self.recommendation.setWordWrap(True)
+        self.recommendation.setObjectName("muted")
+        best.addWidget(self.find_best)
+        best.addWidget(self.recommendation, 1)
+        lay.addLayout(best)
+        lay.addStretch(1)          # keeps the rows together when the chart is hidden
+
+    def set_dx_mode(self, dx: bool) -> None:
+        """The ε chart and "Find best ε" only mean something for d_X."""
+        self.chart.setVisible(dx)
+        self.find_best.setVisible(dx)
+        self.recommendation.setVisible(dx)
+
+    def set_prediction(self, pred: Prediction | None, min_utility: float) -> None:
+        colors = qt_theme.colors()
+        if pred is None or math.isnan(pred.value):
+            self.utility.setText("—")
+            self.utility_detail.setText("")
+            return
+        color = colors.good if pred.value >= min_utility else colors.bad
+        self.utility.setText(f"{pred.value:.2f}")
+        self.utility.setStyleSheet(f"color: {color.name()};")
+        if pred.refined:
+            band = ""
+            if pred.low is not None and pred.high is not None:
+                band = f" ± {(pred.high - pred.low) / 2:.2f}"
+            self.utility_caption.setText("predicted utility — refined with the local model")
+            self.utility_detail.setText(f"range {pred.low:.2f}–{pred.high:.2f}{band}"
+                                        if pred.low is not None else "")
+        else:
+            self.utility_caption.setText("predicted utility — instant estimate")
+            self.utility_detail.setText(
+                (f"range {pred.low:.2f}–{pred.high:.2f}; " if pred.low is not None else "")
+                + "refining with the local model…")
+        self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
+
+    def set_unavailable(self, why: str) -> None:
+        self.utility.setText("n/a")
+        self.utility.setStyleSheet("")
+        self.utility_caption.setText("no utility prediction")
+        self.utility_detail.setText(why)
+        self.utility_detail.setToolTip(why)
+
+    def set_refining(self, busy: bool) -> None:
+        self.refining.setVisible(busy)
+        if not busy and "refining" in self.utility_detail.text():
+            self.utility_detail.setText(self.utility_detail.text().replace(
+                "refining with the local model…", ""))
+
+    def set_indicators(self, ind: PrivacyIndicators | None) -> None:
+        colors = qt_theme.colors()
+        if ind is None:
+            self.changed.setText("—")
+            self.pii_left.setText("—")
+            return
+        self.changed.setText(f"{ind.changed_share:.0%} ({ind.tokens_changed} of "
+                             f"{ind.tokens_total})")
+        color = colors.good if ind.pii_left == 0 else colors.bad
+        self.pii_left.setText(f"<span style='color:{color.name()}'>{ind.pii_left}</span>"
+                              f" of {ind.pii_total} detected")
+
+    def set_estimate(self, est: Estimate | None) -> None:
+        if est is None:
+            self.tokens.setText("—")
+            self.cost.setText("—")
+            return
+        self.tokens.setText(f"{est.tokens:,} ({est.how})")
+        self.cost.setText(format_cost(est.cost) if est.provider
+                          else "— (no provider yet)")
+
+
+class QtAnswerPane(QGroupBox):
+    """The streamed answer: restored (placeholders back to the original values) and raw."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Answer", parent)
+        lay = QVBoxLayout(self)
+        head = QHBoxLayout()
+        self.status = QLabel("No answer yet. Send to a provider or answer locally.")
+        self.status.setObjectName("muted")
+        self.rate = QLabel("")
+        self.rate.setObjectName("muted")
+        self.stop = QPushButton("Stop (Esc)")
+        self.stop.setVisible(False)
+        head.addWidget(self.status, 1)
+        head.addWidget(self.rate)
+        head.addWidget(self.stop)
+        lay.addLayout(head)
+        self.tabs = QTabWidget()
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.restored = QPlainTextEdit()
+        self.restored.setObjectName("answerRestored")
+        self.restored.setReadOnly(True)
+        self.raw = QPlainTextEdit()
+        self.raw.setObjectName("answerRaw")
+        self.raw.setReadOnly(True)
+        self.raw.setFont(mono)
+        self.tabs.addTab(self.restored, "Restored")
+        self.tabs.addTab(self.raw, "Raw (as received)")
+        lay.addWidget(self.tabs)
+
+    def start(self, mode: str, who: str) -> None:
+        self.restored.clear()
+        self.raw.clear()
+        self.rate.setText("")
+        self.stop.setVisible(True)
+        self.status.setText(f"{who} is answering…" if mode == "cloud"
+                            else "The local model is answering (nothing leaves this computer)…")
+
+    def append(self, restored: str, raw: str) -> None:
+        for view, chunk in ((self.restored, restored), (self.raw, raw)):
+            cur = view.textCursor()
+            cur.movePosition(cur.MoveOperation.End)
+            cur.insertText(chunk)
+            view.setTextCursor(cur)
+
+    def set_rate(self, tps: float) -> None:
+        self.rate.setText(f"{tps:.1f} tokens/s")
+
+    def finish(self, message: str) -> None:
+        self.stop.setVisible(False)
+        self.status.setText(message)

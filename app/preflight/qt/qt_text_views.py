@@ -1,0 +1,401 @@
+"""The two text panes: the original (editable, PII highlighted) and the sanitized preview.
+
+Views only render: they get spans or a :class:`SanitizedText` and paint them through a
+:class:`QtRangeHighlighter` (layout formats, which never touch the text, so highlighting
+never counts as an edit and never re-runs detection). Offsets are converted from Python
+code points to Qt's UTF-16.
+
+Why not ``QTextEdit.ExtraSelection``: in PySide6 6.12 assigning ``sel.cursor`` drops a
+reference to ``None`` each time; a few thousand highlights later CPython aborts with
+"deallocating None" (reproduced in a 20-page document). The highlighter avoids that API.
+"""
+
+
+from __future__ import annotations
+
+import bisect
+import html
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QFont,
+    QFontDatabase,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QToolTip,
+    QWidget,
+)
+
+from preflight.core.types import Change, SanitizedText, Span
+from preflight.qt import qt_theme
+from preflight.qt.viewmodel import Utf16Map, change_at, span_at, span_key
+
+OPENABLE_SUFFIXES = (".txt", ".md", ".eml", ".text", ".markdown")
+
+
+class QtRangeHighlighter(QSyntaxHighlighter):
+    """Paints sorted, non-overlapping ``(start, end, format)`` ranges (UTF-16 offsets).
+
+    Only the blocks a range touches get formats; ``shift`` keeps ranges on their words
+    while the user types, without repainting the whole document.
+    """
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.ranges: list[tuple[int, int, QTextCharFormat]] = []
+        self._starts: list[int] = []
+
+    def set_ranges(self, ranges: list[tuple[int, int, QTextCharFormat]],
+                   rehighlight: bool = True) -> None:
+        self.ranges = sorted(ranges, key=lambda r: r[0])
+        self._starts = [r[0] for r in self.ranges]
+        if rehighlight:
+            self.rehighlight()
+
+    def shift(self, pos: int, removed: int, added: int) -> None:
+        """An edit replaced ``removed`` units at ``pos`` by ``added``: move what follows
+        and drop what the edit touched (the next detection brings it back)."""
+        delta, end = added - removed, pos + removed
+        out = []
+        for s, e, fmt in self.ranges:
+            if e <= pos:
+                out.append((s, e, fmt))
+            elif s >= end:
+                out.append((s + delta, e + delta, fmt))
+        self.ranges = out
+        self._starts = [r[0] for r in out]
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+        if not self.ranges:
+            return
+        b0 = self.currentBlock().position()
+        b1 = b0 + len(text)
+        i = max(0, bisect.bisect_right(self._starts, b0) - 1)
+        ranges = self.ranges
+        while i < len(ranges) and ranges[i][0] < b1:
+            s, e, fmt = ranges[i]
+            if e > b0:
+                a = max(s, b0)
+                self.setFormat(a - b0, min(e, b1) - a, fmt)
+            i += 1
+
+
+def _doc_font() -> QFont:
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
+    font.setPointSizeF(max(font.pointSizeF(), 10.5))
+    return font
+
+
+class QtOriginalView(QPlainTextEdit):
+    """The original document: paste, type, drop a file; PII highlighted by category."""
+
+    sig_text_edited = Signal(str, object)      # text, (pos, removed, added) in code points
+    sig_span_clicked = Signal(object)          # Span
+    sig_deny_requested = Signal(str)           # selected text to add to the deny-list
+    sig_file_dropped = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("original")
+        self.setFont(_doc_font())
+        self.setPlaceholderText(
+            "Paste or type the document here, drop a .txt/.md/.eml file, or use Open… (Ctrl+O).\n\n"
+            "Detected personal data is highlighted; click a highlight to exclude it from "
+            "sanitization, right-click a selection to add it to the deny-list.")
+        self.setMouseTracking(True)
+        self.setAcceptDrops(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self._text = ""
+        self._map = Utf16Map("")
+        self._spans: list[Span] = []
+        self._excluded: set[tuple[str, str]] = set()
+        self._edit: tuple[int, int, int] | None = None
+        self._press_pos: QPoint | None = None
+        self._old_map = self._map
+        # Connected before the highlighter exists, so ranges shift before it repaints.
+        self.document().contentsChange.connect(self._on_contents_change)
+        self.textChanged.connect(self._on_text_changed)
+        self.highlighter = QtRangeHighlighter(self.document())
+
+    # -- editing -------------------------------------------------------------------------
+    def _on_contents_change(self, pos: int, removed: int, added: int) -> None:
+        # Qt reports UTF-16 offsets; keep them to translate once the new text is known.
+        # Re-formatting (the highlighter) also reports a "change" with the text unchanged.
+        if removed == added and self.toPlainText() == self._text:
+            return
+        self._edit = (pos, removed, added)
+        self.highlighter.shift(pos, removed, added)
+
+    def _on_text_changed(self) -> None:
+        text = self.toPlainText()
+        if text == self._text:
+            return
+        edit = None
+        if self._edit is not None:
+            pos, removed, added = self._edit
+            new_map = Utf16Map(text)
+            p = self._old_map.to_py(pos)
+            r = self._old_map.to_py(pos + removed) - p
+            a = new_map.to_py(pos + added) - p
+            if p + r <= len(self._text) and p + a <= len(text):
+                edit = (p, r, a)
+        self._edit = None
+        self._text = text
+        self._map = Utf16Map(text)
+        self._old_map = self._map
+        self.sig_text_edited.emit(text, edit)
+
+    def set_document_text(self, text: str) -> None:
+        """Replace the whole document (open/drop); one undoable step."""
+        cursor = QTextCursor(self.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.insertText(text)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def current_text(self) -> str:
+        return self._text
+
+    # -- highlights ----------------------------------------------------------------------
+    def set_spans(self, spans: Sequence[Span], excluded: set[tuple[str, str]]) -> None:
+        self._spans = list(spans)
+        self._excluded = set(excluded)
+        self._render()
+
+    def move_spans(self, spans: Sequence[Span]) -> None:
+        """Spans shifted by an edit: the highlight cursors already moved with the text,
+        so only the list used by tooltips and clicks changes (typing stays cheap)."""
+        self._spans = list(spans)
+
+    def _render(self) -> None:
+        colors = qt_theme.colors()
+        text = self._text
+        excluded_fmt = QTextCharFormat()
+        excluded_fmt.setFontStrikeOut(True)
+        excluded_fmt.setForeground(colors.excluded)
+        fmts = {}
+        for cat, color in colors.category.items():
+            f = QTextCharFormat()
+            f.setBackground(color)
+            fmts[cat] = f
+        fallback = QTextCharFormat()
+        fallback.setBackground(QColor("#dddddd"))
+        ranges = []
+        for s in self._spans:
+            if s.end > len(text):
+                continue
+            a, b = self._map.to_qt(s.start), self._map.to_qt(s.end)
+            if a >= b:
+                continue
+            fmt = excluded_fmt if span_key(s, text) in self._excluded \
+                else fmts.get(s.category, fallback)
+            ranges.append((a, b, fmt))
+        self.highlighter.set_ranges(ranges)
+
+    def refresh_colors(self) -> None:
+        self._render()
+
+    def span_at_point(self, point: QPoint) -> Span | None:
+        cur = self.cursorForPosition(point)
+        # cursorForPosition snaps to the nearest gap; check the character under the pointer.
+        pos = self._map.to_py(cur.position())
+        rect = self.cursorRect(cur)
+        if point.x() < rect.x() and pos > 0:
+            pos -= 1
+        return span_at(self._spans, pos)
+
+    # -- interaction ---------------------------------------------------------------------
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip:
+            span = self.span_at_point(self.viewport().mapFromGlobal(e.globalPos()))
+            if span is not None:
+                QToolTip.showText(e.globalPos(), span_tooltip(span, self._text, self._excluded),
+                                  self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(e)
+
+    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt override
+        self._press_pos = e.position().toPoint()
+        super().mousePressEvent(e)
+
+    def mouseReleaseEvent(self, e) -> None:  # noqa: N802 - Qt override
+        super().mouseReleaseEvent(e)
+        press, self._press_pos = self._press_pos, None
+        if e.button() != Qt.MouseButton.LeftButton or press is None:
+            return
+        if (e.position().toPoint() - press).manhattanLength() > 3:
+            return                       # a drag selects text; only a click toggles
+        if self.textCursor().hasSelection():
+            return
+        span = self.span_at_point(e.position().toPoint())
+        if span is not None:
+            self.sig_span_clicked.emit(span)
+
+    def contextMenuEvent(self, e) -> None:  # noqa: N802 - Qt override
+        menu: QMenu = self.createStandardContextMenu()
+        menu.addSeparator()
+        selected = self.textCursor().selectedText().replace("\u2029", "\n").strip()
+        deny = QAction("Always protect this text (add to deny-list)", menu)
+        deny.setEnabled(bool(selected) and "\n" not in selected)
+        deny.triggered.connect(lambda: self.sig_deny_requested.emit(selected))
+        menu.addAction(deny)
+        span = self.span_at_point(e.pos())
+        if span is not None:
+            label = "Include in sanitization" if span_key(span, self._text) in self._excluded \
+                else "Exclude from sanitization (send as written)"
+            act = QAction(f"{label} — {span.type}", menu)
+            act.triggered.connect(lambda: self.sig_span_clicked.emit(span))
+            menu.addAction(act)
+        menu.exec(e.globalPos())
+
+    # -- drag and drop of files ----------------------------------------------------------
+    def _file_from(self, mime) -> str | None:
+        if mime.hasUrls():
+            for url in mime.urls():
+                if url.isLocalFile():
+                    return url.toLocalFile()
+        return None
+
+    def dragEnterEvent(self, e) -> None:  # noqa: N802 - Qt override
+        if self._file_from(e.mimeData()):
+            e.acceptProposedAction()
+        else:
+            super().dragEnterEvent(e)
+
+    def dragMoveEvent(self, e) -> None:  # noqa: N802 - Qt override
+        if self._file_from(e.mimeData()):
+            e.acceptProposedAction()
+        else:
+            super().dragMoveEvent(e)
+
+    def dropEvent(self, e) -> None:  # noqa: N802 - Qt override
+        path = self._file_from(e.mimeData())
+        if path:
+            e.acceptProposedAction()
+            self.sig_file_dropped.emit(path)
+        else:
+            super().dropEvent(e)
+
+
+def span_tooltip(span: Span, text: str, excluded: set[tuple[str, str]]) -> str:
+    state = ("<i>Excluded: sent as written. Click to include again.</i>"
+             if span_key(span, text) in excluded else "<i>Click to exclude it.</i>")
+    label = qt_theme.CATEGORY_LABELS.get(span.category, str(span.category))
+    return (f"<b>{html.escape(span.type)}</b> — {html.escape(label)}<br>"
+            f"score {span.score:.2f} · {html.escape(span.recognizer)}<br>"
+            f"{html.escape(span.why)}<br>{state}")
+
+
+class QtPreviewView(QPlainTextEdit):
+    """The sanitized text exactly as it would be sent; changed parts highlighted, hovering
+    one shows what it replaced."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("preview")
+        self.setReadOnly(True)
+        self.setFont(_doc_font())
+        self.setMouseTracking(True)
+        self.setPlaceholderText("The sanitized text appears here as you type.")
+        self.sanitized: SanitizedText | None = None
+        self._map = Utf16Map("")
+        self.highlighter = QtRangeHighlighter(self.document())
+
+    def set_sanitized(self, sanitized: SanitizedText | None) -> None:
+        self.sanitized = sanitized
+        text = sanitized.text if sanitized is not None else ""
+        bar = self.verticalScrollBar()
+        keep = bar.value()
+        if text != self.toPlainText():
+            self.highlighter.set_ranges([], rehighlight=False)   # paint once, below
+            self.setPlainText(text)
+        self._map = Utf16Map(text)
+        self._render()
+        bar.setValue(min(keep, bar.maximum()))
+
+    def _render(self) -> None:
+        if self.sanitized is None:
+            self.highlighter.set_ranges([])
+            return
+        fmt = QTextCharFormat()
+        fmt.setBackground(qt_theme.colors().changed)
+        ranges = []
+        for c in self.sanitized.changes:
+            a, b = self._map.to_qt(c.start), self._map.to_qt(c.end)
+            if a < b:
+                ranges.append((a, b, fmt))
+        self.highlighter.set_ranges(ranges)
+
+    def refresh_colors(self) -> None:
+        self._render()
+
+    def change_at_point(self, point: QPoint) -> Change | None:
+        cur = self.cursorForPosition(point)
+        pos = self._map.to_py(cur.position())
+        if point.x() < self.cursorRect(cur).x() and pos > 0:
+            pos -= 1
+        return change_at(self.sanitized, pos)
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip:
+            change = self.change_at_point(self.viewport().mapFromGlobal(e.globalPos()))
+            if change is not None:
+                QToolTip.showText(e.globalPos(), change_tooltip(change), self)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().event(e)
+
+
+def change_tooltip(change: Change) -> str:
+    original = change.original if change.original else "(deleted text)"
+    return (f"<b>Original:</b> {html.escape(original)}<br>"
+            f"<b>Sent as:</b> {html.escape(change.replacement) or '(nothing)'}<br>"
+            f"<span>{html.escape(change.type)}</span>")
+
+
+class QtLegend(QFrame):
+    """Colour chips explaining the highlights."""
+
+    def __init__(self, with_changed: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._with_changed = with_changed
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(10)
+        self.refresh_colors()
+
+    def refresh_colors(self) -> None:
+        while self._layout.count():
+            item = self._layout.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        colors = qt_theme.colors()
+        entries = [(qt_theme.CATEGORY_LABELS[c], colors.category[c])
+                   for c in qt_theme.CATEGORY_LABELS]
+        if self._with_changed:
+            entries = [("Changed — hover to see the original", colors.changed)]
+        for label, color in entries:
+            chip = QLabel(f"<span style='background:{color.name()};'>&nbsp;&nbsp;&nbsp;&nbsp;"
+                          f"</span>&nbsp;{html.escape(label)}")
+            chip.setObjectName("legendChip")
+            self._layout.addWidget(chip)
+        self._layout.addStretch(1)
+
+
+def is_openable(path: str) -> bool:
+    return Path(path).suffix.lower() in OPENABLE_SUFFIXES

@@ -1,0 +1,221 @@
+"""The local small language model (SLM) on llama.cpp.
+
+A ``llama_cpp.Llama`` is not thread-safe, so :class:`LocalSLM` gives it exactly one
+owner: a single-worker executor. Every call (load, generate, score) is submitted to that
+worker and the caller waits on the future, so the window, the CLI and the utility
+assessor can all share one instance from any thread. The model loads lazily on first use.
+
+Generation streams (``on_token`` is called on the owner thread for every piece of text)
+and is cancellable (``cancel`` is a ``threading.Event`` checked before every token).
+Decoding is greedy with a mild repetition penalty: the same text gives the same answer,
+which keeps the utility features reproducible and lets callers cache per document.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from preflight.core.errors import Cancelled, InputError, ModelUnavailableError
+from preflight.core.tasks import Task
+
+log = logging.getLogger(__name__)
+
+TokenCallback = Callable[[str], None]
+
+# Room kept for the chat template and instruction around the document.
+_PROMPT_OVERHEAD_TOKENS = 160
+
+
+def default_slm_path() -> Path:
+    """The installed default SLM file, through the model manager."""
+    from preflight.runtime.models import ModelManager
+
+    return Path(ModelManager().path("slm"))
+
+
+class LocalSLM:
+    """SmolLM2 (or any chat GGUF) behind one owner thread.
+
+    Args:
+        model_path: GGUF file; ``None`` asks the model manager for the "slm" role.
+        n_ctx: context window for generation (document + instruction + answer).
+        n_threads: CPU threads for llama.cpp (default: all cores).
+        perplexity_window: tokens scored by :meth:`perplexity` (a separate small context
+            with per-token logits, so generation does not pay for them).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        perplexity_window: int = 256,
+        repeat_penalty: float = 1.15,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._n_ctx = n_ctx
+        self._n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self._ppl_window = perplexity_window
+        self._repeat_penalty = repeat_penalty
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preflight-slm")
+        self._llm: Any = None        # touched only on the owner thread
+        self._scorer: Any = None     # ditto: logits_all context for perplexity
+        self._closed = False
+
+    # -- public API ------------------------------------------------------------------
+    @property
+    def model_path(self) -> Path:
+        if self._model_path is None:
+            self._model_path = default_slm_path()
+        return self._model_path
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first call does it)."""
+        self._submit(self._ensure_llm)
+
+    def run(
+        self,
+        task: Task,
+        text: str,
+        on_token: TokenCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> str:
+        """Run ``task`` on the document ``text`` and return the answer.
+
+        Raises :class:`Cancelled` when ``cancel`` is set during generation.
+        """
+        if not text.strip():
+            raise InputError("The document is empty.", "Give the model some text to work on.")
+        return self._submit(self._generate, task, text, on_token, cancel)
+
+    def perplexity(self, text: str) -> float:
+        """Perplexity of the SLM on the first ``perplexity_window`` tokens of ``text``.
+
+        High values mean the model finds the text unlike language (a cheap signal of how
+        badly sanitization damaged it).
+        """
+        return self._submit(self._perplexity, text)
+
+    def count_tokens(self, text: str) -> int:
+        return self._submit(lambda: len(self._ensure_llm().tokenize(text.encode(), add_bos=False)))
+
+    def close(self) -> None:
+        """Free the model and stop the owner thread."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def _free() -> None:
+            for llm in (self._llm, self._scorer):
+                if llm is not None:
+                    llm.close()
+            self._llm = self._scorer = None
+
+        try:
+            self._executor.submit(_free).result()
+        finally:
+            self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> "LocalSLM":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- owner-thread internals --------------------------------------------------------
+    def _submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self._closed:
+            raise ModelUnavailableError("The local model was closed.", "Restart Preflight.")
+        return self._executor.submit(fn, *args).result()
+
+    def _open(self, **kwargs: Any) -> Any:
+        path = self.model_path
+        if not path.is_file():
+            raise ModelUnavailableError(
+                f"The local language model file is missing: {path}.",
+                "Run `preflight models install`.",
+            )
+        try:
+            from llama_cpp import Llama
+
+            return Llama(
+                model_path=str(path), n_threads=self._n_threads, verbose=False, **kwargs
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelUnavailableError(
+                f"The local language model could not be loaded ({type(exc).__name__}).",
+                "Run `preflight models verify`; reinstall it with `preflight models install`.",
+            ) from None
+
+    def _ensure_llm(self) -> Any:
+        if self._llm is None:
+            log.info("loading SLM %s", self.model_path.name)
+            self._llm = self._open(n_ctx=self._n_ctx, seed=0)
+        return self._llm
+
+    def _ensure_scorer(self) -> Any:
+        if self._scorer is None:
+            self._scorer = self._open(n_ctx=self._ppl_window + 8, logits_all=True)
+        return self._scorer
+
+    def _fit_document(self, llm: Any, text: str, max_tokens: int) -> str:
+        """Cut the document so prompt + answer fit in the context (keeps the start)."""
+        budget = self._n_ctx - max_tokens - _PROMPT_OVERHEAD_TOKENS
+        tokens = llm.tokenize(text.encode(), add_bos=False)
+        if len(tokens) <= budget:
+            return text
+        log.warning("document has %d tokens; the SLM reads the first %d", len(tokens), budget)
+        return llm.detokenize(tokens[:budget]).decode("utf-8", errors="ignore")
+
+    def _generate(
+        self,
+        task: Task,
+        text: str,
+        on_token: TokenCallback | None,
+        cancel: threading.Event | None,
+    ) -> str:
+        llm = self._ensure_llm()
+        document = self._fit_document(llm, text, task.max_tokens)
+        stream = llm.create_chat_completion(
+            messages=task.messages(document),
+            max_tokens=task.max_tokens,
+            temperature=0.0,
+            repeat_penalty=self._repeat_penalty,
+            stream=True,
+        )
+        pieces: list[str] = []
+        try:
+            for chunk in stream:
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("Stopped the local model.")
+                piece = chunk["choices"][0]["delta"].get("content") or ""
+                if piece:
+                    pieces.append(piece)
+                    if on_token is not None:
+                        on_token(piece)
+        finally:
+            stream.close()  # stops llama.cpp mid-generation when we leave early
+        return "".join(pieces).strip()
+
+    def _perplexity(self, text: str) -> float:
+        scorer = self._ensure_scorer()
+        tokens = scorer.tokenize(text.encode(), add_bos=True)[: self._ppl_window]
+        if len(tokens) < 2:
+            return float("nan")
+        scorer.reset()
+        scorer.eval(tokens)
+        logits = np.asarray(scorer.scores[: len(tokens) - 1], dtype=np.float64)
+        peak = logits.max(axis=1, keepdims=True)
+        log_z = np.log(np.exp(logits - peak).sum(axis=1)) + peak[:, 0]
+        target = np.asarray(tokens[1:])
+        nll = log_z - logits[np.arange(len(target)), target]
+        return float(math.exp(float(nll.mean())))

@@ -1,0 +1,244 @@
+"""Benchmarks and the leak check of the send path. Prints medians and counts.
+
+    python -m preflight_eval.bench_send [--runs 7] [--docs 24] [--llama]
+
+- ``prepare_send``: real detector (Presidio + spaCy), placeholder operator, SmolLM2
+  tokenizer, re-scan, ledger — on a ~1,000-word document (median of ``--runs``; the first
+  call, which loads the models, is reported separately).
+- ``execute``: audit write before sending, SSE streaming of 200 deltas from a loopback
+  capture server, placeholder restoration, audit updates (median).
+- leak check: a Faker corpus of letters carrying names, emails, phones, cards, SSNs and
+  addresses; per method, how many sends went out, how many the re-scan blocked, and how
+  many detected direct-identifier values were found in the bytes on the wire (must be 0).
+- ``--llama``: time to first restored chunk and total time of a summary from
+  llama-cpp-python's server running SmolLM2 on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+class _Capture:
+    """Loopback OpenAI-style SSE server recording request bytes."""
+
+    def __init__(self, deltas: list[str]) -> None:
+        self.bodies: list[bytes] = []
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):  # noqa: ANN002
+                pass
+
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                head = (self.requestline + "\r\n" + str(self.headers)).encode("latin-1")
+                outer.bodies.append(head + body)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for d in deltas + [None]:
+                    choice = {"index": 0, "delta": {"content": d} if d else {},
+                              "finish_reason": None if d else "stop"}
+                    data = b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                data = b"data: [DONE]\n\n"
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _letters(n: int, seed: int = 1234) -> list[str]:
+    from faker import Faker
+
+    fake = Faker("en_US")
+    Faker.seed(seed)
+    out = []
+    for _ in range(n):
+        a, b = fake.name(), fake.name()
+        out.append(
+            f"Dear {a},\n\nthank you for your call on {fake.date_this_year()}. As agreed, "
+            f"{b} from {fake.company()} will contact you at {fake.free_email()} or on "
+            f"{fake.phone_number()}. Your card {fake.credit_card_number('visa16')} was "
+            f"refunded and your SSN {fake.ssn()} is on file. The contract is attached.\n\n"
+            f"Regards,\n{b}\n{fake.street_address()}, {fake.city()}"
+        )
+    return out
+
+
+def _long_document(words: int = 1000) -> str:
+    parts, n = [], 0
+    for letter in _letters(40, seed=7):
+        parts.append(letter)
+        n += len(letter.split())
+        if n >= words:
+            break
+    return "\n\n".join(parts)
+
+
+def _ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.1f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--docs", type=int, default=24)
+    ap.add_argument("--llama", action="store_true", help="also time a real llama.cpp server")
+    args = ap.parse_args(argv)
+
+    home = tempfile.mkdtemp(prefix="preflight-bench-send-")
+    os.environ["PREFLIGHT_HOME"] = home   # never the user's audit log or settings
+
+    from preflight.core.config import ProviderSettings, Settings
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.audit import AuditLog
+    from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+    from preflight.core.tasks import SUMMARIZE
+    from preflight.core.types import Category
+
+    detector = PiiDetector()
+    server = _Capture([f"<PERSON_1> w{i} " for i in range(200)])
+    provider = ProviderSettings("cap", server.url, "m", price_input_per_mtok=0.15,
+                                price_output_per_mtok=0.6)
+    session = SendSession(Settings(providers=[provider]), detector=detector,
+                          audit=AuditLog(Path(home) / "audit.sqlite3"))
+    doc = _long_document()
+    print(f"document: {len(doc.split())} words, {len(doc)} characters")
+
+    t0 = time.perf_counter()
+    plan = session.prepare_send(doc, "cap", "placeholder", SanitizeParams(seed=0), SUMMARIZE)
+    print(f"prepare_send, first call (loads detector + tokenizer): "
+          f"{(time.perf_counter() - t0) * 1000:.0f} ms; token count by {plan.cost.token_method}")
+    prep = []
+    for i in range(args.runs):
+        t = time.perf_counter()
+        plan = session.prepare_send(doc, "cap", "placeholder", SanitizeParams(seed=i), SUMMARIZE)
+        prep.append(time.perf_counter() - t)
+    print(f"prepare_send median over {args.runs}: {_ms(prep)} "
+          f"({plan.cost.input_tokens} input tokens, {len(plan.findings)} findings, "
+          f"{len(plan.blocking)} blocking)")
+
+    execs = []
+    for _ in range(args.runs):
+        t = time.perf_counter()
+        session.execute(plan, Confirmation(True, resend_acknowledged=True), learn=False)
+        execs.append(time.perf_counter() - t)
+    print(f"execute (audit + 200-delta SSE stream + restore) median over {args.runs}: "
+          f"{_ms(execs)}")
+    server.close()
+
+    print(f"\nleak check over {args.docs} Faker letters (values = detected direct identifiers "
+          "and secrets of each original):")
+    for method in ("placeholder", "pseudonym", "redact", "mask", "generalize"):
+        cap = _Capture(["ok"])
+        prov = ProviderSettings("cap", cap.url, "m")
+        s = SendSession(Settings(providers=[prov]), detector=detector,
+                        audit=AuditLog(Path(home) / f"leak-{method}.sqlite3"))
+        sent = blocked = values_checked = leaks = unconfirmed_reached = 0
+        for i, text in enumerate(_letters(args.docs)):
+            values = {text[sp.start:sp.end] for sp in detector.detect(text)
+                      if sp.category in (Category.DIRECT_IDENTIFIER, Category.SECRET)}
+            p = s.prepare_send(text, "cap", method, SanitizeParams(seed=i), SUMMARIZE)
+            before = len(cap.bodies)
+            try:
+                s.execute(p, Confirmation(False))
+            except SendBlocked:
+                pass
+            unconfirmed_reached += len(cap.bodies) - before
+            try:
+                s.execute(p, Confirmation(True, resend_acknowledged=True), learn=False)
+            except SendBlocked:
+                blocked += 1
+                continue
+            sent += 1
+            wire = cap.bodies[-1]
+            for v in values:
+                values_checked += 1
+                forms = {v, json.dumps(v, ensure_ascii=False)[1:-1]}
+                leaks += any(f.encode() in wire for f in forms)
+        cap.close()
+        print(f"  {method:11} sent {sent:3}  blocked by re-scan {blocked:3}  values checked "
+              f"{values_checked:4}  values on the wire {leaks}  unconfirmed sends that reached "
+              f"the server {unconfirmed_reached}")
+
+    if args.llama:
+        _bench_llama(session)
+    return 0
+
+
+def _bench_llama(session) -> None:  # type: ignore[no-untyped-def]
+    from preflight.core.config import ProviderSettings
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.session import Confirmation
+    from preflight.core.tasks import SUMMARIZE
+    from preflight.runtime.models import ModelManager
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(ModelManager().path("slm")),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        import requests
+
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+                break
+            except requests.RequestException:
+                time.sleep(0.3)
+        prov = ProviderSettings("llama", f"http://127.0.0.1:{port}/v1", "smollm2")
+        doc = _letters(1, seed=99)[0]
+        firsts, totals = [], []
+        for i in range(3):
+            plan = session.prepare_send(doc, prov, "placeholder", SanitizeParams(seed=i),
+                                        SUMMARIZE)
+            first: list[float] = []
+            t = time.perf_counter()
+            session.execute(plan, Confirmation(True, resend_acknowledged=True),
+                            on_chunk=lambda c: first or first.append(time.perf_counter() - t),
+                            learn=False)
+            totals.append(time.perf_counter() - t)
+            firsts.append(first[0] if first else float("nan"))
+        print(f"\nllama-cpp-python server, SmolLM2-135M, summary of a {len(doc.split())}-word "
+              f"letter: first restored chunk {_ms(firsts)}, whole answer {_ms(totals)} "
+              f"(median of 3)")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""Speed and memory of the utility assessor on this machine (medians).
+
+    python -m preflight_eval.bench_utility [--runs 5] [--json out.json]
+
+Measures, on a ~500-token document (ACLSum abstract + introduction), with the default
+SLM (SmolLM2-135M Q4_1), all-mpnet-base-v2 and the shipped regressor:
+
+* fast prediction: ``DxPrepared.at(ε)`` + fast features + regressor (target ≤ 50 ms), and
+  the features + regressor part alone;
+* refined prediction at one ε with the SLM's answer on the original already cached
+  (target ≤ 5 s);
+* a full recommendation from a cold per-document cache (SLM on the original + search +
+  refinements; target ≤ 20 s);
+* peak resident memory of the process with every model loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+from preflight.core.utility.assess import UtilityAssessor
+from preflight.core.utility.recommend import prepared_range, recommend
+
+
+def bench_document(target_tokens: int, count_tokens) -> str:
+    import aclsum
+
+    from preflight_eval.utility_dataset import _detok
+
+    path = Path(aclsum.__file__).parent / "dataset" / "test.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        sents = [_detok(s) for s in rec["sentences"]["abstract"] + rec["sentences"]["introduction"]]
+        text = ""
+        for s in sents:
+            candidate = (text + " " + s).strip()
+            if count_tokens(candidate) > target_tokens:
+                break
+            text = candidate
+        if count_tokens(text) >= target_tokens * 0.9:
+            return text
+    raise SystemExit("no ACLSum document is long enough")
+
+
+def _ms(values: list[float]) -> float:
+    return round(1000 * statistics.median(values), 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5, help="refined/recommend repetitions")
+    ap.add_argument("--fast-runs", type=int, default=50)
+    ap.add_argument("--tokens", type=int, default=500)
+    ap.add_argument("--min-utility", type=float, default=0.5)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.runtime.embedder import SentenceEmbedder
+    from preflight.runtime.slm import LocalSLM
+
+    t0 = time.perf_counter()
+    slm = LocalSLM()
+    slm.load()
+    embedder = SentenceEmbedder()
+    embedder.load()
+    assessor = UtilityAssessor(slm, embedder)
+    assessor.predictor  # noqa: B018 - load the shipped regressor now
+    detector = PiiDetector()
+    mech = create_mechanism("dx")
+    load_s = time.perf_counter() - t0
+
+    doc = bench_document(args.tokens, slm.count_tokens)
+    n_tokens = slm.count_tokens(doc)
+    spans = detector.detect(doc)
+    t = time.perf_counter()
+    prepared = mech.prepare(doc, spans, SanitizeParams(seed=1, scope="all"))
+    prepare_s = time.perf_counter() - t
+    lo, hi = prepared_range(prepared)
+    grid = [math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * i / (args.fast_runs - 1))
+            for i in range(args.fast_runs)]
+
+    fast_total, fast_model = [], []
+    for eps in grid:
+        t = time.perf_counter()
+        san = prepared.at(eps)
+        t_mid = time.perf_counter()
+        assessor.fast(doc, san, spans)
+        t_end = time.perf_counter()
+        fast_total.append(t_end - t)
+        fast_model.append(t_end - t_mid)
+
+    t = time.perf_counter()
+    assessor.original_answer(doc)
+    original_s = time.perf_counter() - t
+    refined = []
+    for i in range(args.runs):
+        eps = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * (i + 0.5) / args.runs)
+        t = time.perf_counter()
+        assessor.refine(doc, prepared.at(eps), spans)
+        refined.append(time.perf_counter() - t)
+
+    recs, calls, decisions = [], [], []
+    for i in range(max(1, args.runs // 2)):
+        cold = UtilityAssessor(slm, embedder, assessor.predictor)
+        prep = mech.prepare(doc, spans, SanitizeParams(seed=100 + i, scope="all"))
+        t = time.perf_counter()
+        rec = recommend(doc, prep, cold, args.min_utility, spans=spans)
+        recs.append(time.perf_counter() - t)
+        calls.append(rec.slm_calls)
+        decisions.append(rec.decision)
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = {
+        "document_tokens": n_tokens,
+        "pii_spans": len(spans),
+        "load_all_models_s": round(load_s, 2),
+        "dx_prepare_s": round(prepare_s, 3),
+        "fast_prediction_ms": {"median_incl_sanitize": _ms(fast_total),
+                               "median_features_and_regressor": _ms(fast_model),
+                               "runs": len(grid), "target": 50},
+        "slm_on_original_s": round(original_s, 2),
+        "refined_prediction_s": {"median": round(statistics.median(refined), 2),
+                                 "runs": len(refined), "target": 5},
+        "recommendation_s": {"median": round(statistics.median(recs), 2),
+                             "slm_calls": calls, "decisions": decisions, "target": 20,
+                             "min_utility": args.min_utility},
+        "peak_rss_mb": round(peak_mb, 1),
+    }
+    print(json.dumps(result, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    slm.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

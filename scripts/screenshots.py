@@ -1,0 +1,190 @@
+"""Render the window's main states to docs/screenshots/*.png.
+
+Run under Xvfb (the real xcb platform, as a user would see it):
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots.py
+
+By default it drives the REAL core (detector, d_X, operators, send session, audit log)
+with a throw-away PREFLIGHT_HOME and a loopback OpenAI-compatible server standing in for
+the provider. ``--fake`` uses the test suite's fake backend instead (layout checks in
+seconds, no models). ``--only NAME`` renders one state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "qt"))      # loopback server (and fakes for --fake)
+
+DOC = """Subject: Q3 review — Project Falcon
+
+Hi team,
+
+Jane Doe (jane.doe@example.com, +1 415 555 0134) met Max Power from Acme Corp in Berlin on
+3 March 2024 to discuss the merger. Her card 4111 1111 1111 1111 was charged $2,400 for
+travel. Max's IBAN is DE89 3704 0044 0532 0130 00; he was born on 12/04/1981.
+
+The board wants a short summary of the risks before Friday. Jane was treated for asthma
+last year, so please keep the travel light. The staging key is sk-proj-4fT9xQ2LmN8vR6bY1cZ0.
+
+Thanks,
+Tom Baker
+"""
+
+
+def wait_until(app, pred, timeout: float, what: str) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        app.processEvents()
+        try:
+            if pred():
+                return True
+        except Exception:  # noqa: BLE001 - state not there yet
+            pass
+        time.sleep(0.02)
+    print(f"  (timed out waiting for {what})", file=sys.stderr)
+    return False
+
+
+def settle(app, seconds: float = 0.4) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fake", action="store_true", help="use the tests' fake backend")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    os.environ.setdefault("PREFLIGHT_HOME", tempfile.mkdtemp(prefix="preflight-shots-"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    import keyring
+    from keyring.backends import null
+    from loopback import LoopbackLLM
+
+    keyring.set_keyring(null.Keyring())                 # never the user's keyring
+
+    from preflight.core.config import ProviderSettings, Settings
+    from preflight.qt import qt_theme
+    from preflight.qt.qt_app import build_window, create_app
+    from preflight.qt.qt_workers import wait_all
+
+    app = create_app()
+    server = LoopbackLLM(["Summary:", "<PERSON_1>", "met", "<PERSON_2>", "of",
+                          "<ORGANIZATION_1>", "in", "<LOCATION_1>", "to", "discuss", "the",
+                          "merger;", "the", "board", "wants", "the", "risks", "before",
+                          "<DATE_TIME_1>."]).__enter__()
+
+    def make_backend(with_provider: bool):
+        s = Settings()
+        if with_provider:
+            s.providers.append(ProviderSettings(
+                name="work-llm", base_url=server.base_url, model="gpt-4o-mini",
+                price_input_per_mtok=0.15, price_output_per_mtok=0.60))
+            s.default_provider = "work-llm"
+        if args.fake:
+            from fakes import FakeBackend
+
+            return FakeBackend(s)
+        from preflight.qt.backend import Backend
+
+        return Backend(s)
+
+    shots: list[str] = []
+
+    def shoot(widget, name: str) -> None:
+        if args.only and args.only != name:
+            return
+        settle(app, 0.3)
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        shots.append(str(path))
+        print(f"wrote {path}")
+
+    def window(theme: str, with_provider: bool = True):
+        backend = make_backend(with_provider)
+        win = build_window(backend, theme=theme)
+        win.resize(1560, 960)
+        win.show()
+        win.start()
+        return win
+
+    # 1. first run: no provider, empty document.
+    win = window("light", with_provider=False)
+    settle(app, 1.0)
+    shoot(win, "01-first-run")
+    win.close()
+    win.backend.shutdown()
+
+    for theme in ("light", "dark"):
+        win = window(theme)
+        win.original.setPlainText(DOC)
+        d = win.doc
+        wait_until(app, lambda: d.detections_done and d.result is not None, 300, "detection")
+        if "dx" in d.methods:
+            wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300, "d_X")
+            lo, hi = d.epsilon_range
+            win.controls.set_epsilon((lo * hi) ** 0.5)
+            win.controls.slider.setValue(int(win.controls.slider.value()) + 150)
+            if wait_until(app, lambda: d.prediction is not None or
+                          win.assessment.utility.text() == "n/a", 60, "prediction") \
+                    and d.prediction is not None:
+                wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
+            settle(app, 1.0)
+            shoot(win, f"02-dx-{theme}")
+        win.controls.method.setCurrentIndex(win.controls.method.findData("placeholder"))
+        wait_until(app, lambda: d.result and d.result.sanitized.method == "placeholder", 60,
+                   "placeholder preview")
+        wait_until(app, lambda: d.prediction is not None
+                   or win.assessment.utility.text() == "n/a", 30, "prediction")
+        settle(app, 1.0)
+        shoot(win, f"03-placeholder-{theme}")
+        if theme == "light":
+            dialogs = []
+            win.auto_confirm = lambda dlg: (dialogs.append(dlg), dlg.show(),
+                                            shoot(dlg, "04-confirm-send"), True)[-1]
+            win.send_button.click()
+            wait_until(app, lambda: dialogs, 120, "confirmation dialog")
+            if dialogs:
+                dialogs[0].close()
+            wait_until(app, lambda: not win.answers.busy and "Done" in
+                       win.answer.status.text(), 240, "answer")
+            settle(app, 0.5)
+            shoot(win, "05-answer")
+            got = []
+            win.sig_history_shown.connect(got.append)
+            win.open_history()
+            wait_until(app, lambda: got, 30, "history")
+            if got:
+                got[0].resize(1100, 600)
+                shoot(got[0], "06-history")
+                got[0].close()
+            for tab in ("providers", "models", "policy"):
+                dlg = win.open_settings(tab)
+                if tab == "models":
+                    wait_until(app, lambda: dlg.models.table.rowCount() > 0, 60, "models")
+                shoot(dlg, f"07-settings-{tab}")
+                dlg.reject()
+        win.doc.cancel_all()
+        win.close()
+        wait_all(20000)
+        win.backend.shutdown()
+    qt_theme.apply_theme(app, "light")
+    server.__exit__(None, None, None)
+    print(f"{len(shots)} screenshot(s) in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""PiiDetector end to end: offsets (CRLF, emoji, mixed scripts), deny/allow lists, the
+fallback without the NER model, an injected analyzer, threads."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from presidio_analyzer import RecognizerResult
+
+from preflight.core.config import DetectionSettings
+from preflight.core.errors import ConfigError, InputError
+from preflight.core.pii.detector import PiiDetector
+from preflight.core.types import Category
+
+SAMPLE = ("Hi 👋 Jane Roe,\r\nmy card 4111 1111 1111 1111 and mail jane.roe@example.com.\r\n"
+          "日本語のテキスト key AKIAIOSFODNN7EXAMPLE — SSN 464-02-4608.")
+
+
+def _values(text, spans):
+    return [(s.type, text[s.start:s.end]) for s in spans]
+
+
+def _check_invariants(text, spans):
+    for s in spans:
+        assert 0 <= s.start < s.end <= len(text)
+        assert s.why and text[s.start:s.end] not in s.why
+        assert isinstance(s.category, Category)
+    for a, b in zip(spans, spans[1:]):
+        assert a.end <= b.start
+
+
+# -- fast: no NER model ------------------------------------------------------------------
+
+def test_missing_ner_model_falls_back_with_warning(tmp_path):
+    det = PiiDetector(nlp_model_path=tmp_path / "nope")
+    spans = det.detect(SAMPLE)
+    assert det.ner_available is False
+    assert det.warnings and "preflight models install" in det.warnings[0]
+    found = _values(SAMPLE, spans)
+    assert ("CREDIT_CARD", "4111 1111 1111 1111") in found
+    assert ("EMAIL_ADDRESS", "jane.roe@example.com") in found
+    assert ("API_KEY", "AKIAIOSFODNN7EXAMPLE") in found
+    assert not any(s.recognizer == "SpacyRecognizer" for s in spans)  # no NER results
+    _check_invariants(SAMPLE, spans)
+
+
+def test_corrupt_ner_model_falls_back(tmp_path):
+    broken = tmp_path / "ner"
+    broken.mkdir()
+    (broken / "config.cfg").write_text("[nlp]\nthis is not a spaCy config\n")
+    det = PiiDetector(nlp_model_path=broken)
+    assert _values("card 4111111111111111", det.detect("card 4111111111111111"))
+    assert det.warnings and "cannot be loaded" in det.warnings[0]
+
+
+@pytest.fixture(scope="module")
+def blank_detector(tmp_path_factory):
+    det = PiiDetector(nlp_model_path=tmp_path_factory.mktemp("empty") / "missing")
+    det.load()
+    return det
+
+
+def test_crlf_emoji_and_mixed_script_offsets(blank_detector):
+    spans = blank_detector.detect(SAMPLE)
+    got = dict((t, v) for t, v in _values(SAMPLE, spans))
+    assert got["US_SSN"] == "464-02-4608"
+    assert got["API_KEY"] == "AKIAIOSFODNN7EXAMPLE"
+    # offsets are code points: slicing the exact input gives the value back
+    card = next(s for s in spans if s.type == "CREDIT_CARD")
+    assert SAMPLE[card.start:card.end] == "4111 1111 1111 1111"
+    assert SAMPLE.index("4111") == card.start
+
+
+def test_deny_and_allow_lists(blank_detector):
+    text = "Project BLUEBIRD ships to Initech; bluebird-2 is internal. Card 4111111111111111."
+    blank_detector.settings = DetectionSettings(deny_list=["Bluebird"],
+                                                allow_list=["4111111111111111"])
+    try:
+        spans = blank_detector.detect(text)
+    finally:
+        blank_detector.settings = DetectionSettings()
+    found = _values(text, spans)
+    assert ("DENY_LIST", "BLUEBIRD") in found and ("DENY_LIST", "bluebird") in found
+    assert all(s.category is Category.DIRECT_IDENTIFIER for s in spans if s.type == "DENY_LIST")
+    assert not any(t == "CREDIT_CARD" for t, _ in found)     # allowed value is never flagged
+
+
+def test_deny_list_category_is_configurable(blank_detector):
+    blank_detector.settings = DetectionSettings(deny_list=["Bluebird"],
+                                                deny_list_category="confidential_attribute")
+    try:
+        spans = blank_detector.detect("about Bluebird")
+    finally:
+        blank_detector.settings = DetectionSettings()
+    assert [s.category for s in spans] == [Category.CONFIDENTIAL_ATTRIBUTE]
+
+
+def test_bad_deny_category_is_a_config_error(blank_detector):
+    blank_detector.settings = DetectionSettings(deny_list=["x"], deny_list_category="weird")
+    try:
+        with pytest.raises(ConfigError):
+            blank_detector.detect("x")
+    finally:
+        blank_detector.settings = DetectionSettings()
+
+
+def test_threshold_filters_weak_spans(blank_detector):
+    text = "We study depression detection."     # HEALTH term alone scores 0.45
+    assert _values(text, blank_detector.detect(text)) == [("HEALTH", "depression")]
+    blank_detector.settings = DetectionSettings(score_threshold=0.5)
+    try:
+        assert blank_detector.detect(text) == []
+    finally:
+        blank_detector.settings = DetectionSettings()
+
+
+def test_empty_and_bad_input(blank_detector):
+    assert blank_detector.detect("") == []
+    assert blank_detector.detect(" \r\n\t") == []
+    with pytest.raises(InputError):
+        blank_detector.detect(b"bytes")  # type: ignore[arg-type]
+
+
+def test_unsupported_language(tmp_path):
+    with pytest.raises(ConfigError):
+        PiiDetector(DetectionSettings(language="de"), nlp_model_path=tmp_path).detect("x")
+
+
+def test_concurrent_calls_give_the_same_result(blank_detector):
+    expected = blank_detector.detect(SAMPLE)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append(blank_detector.detect(SAMPLE))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(r == expected for r in results)
+
+
+class _FakeAnalyzer:
+    """Returns fixed overlapping results: the detector must clean and resolve them."""
+
+    def analyze(self, text, language, ad_hoc_recognizers=None, **kw):
+        def r(typ, s, e, score, rec):
+            return RecognizerResult(typ, s, e, score, recognition_metadata={
+                "recognizer_name": rec, "recognizer_identifier": rec})
+        return [r("PERSON", 0, 9, 0.85, "SpacyRecognizer"),        # "Ann Lee's" → trimmed
+                r("DATE_TIME", 0, 3, 0.85, "SpacyRecognizer"),
+                r("PERSON", 14, 19, 0.85, "SpacyRecognizer"),      # "12345": digits → dropped
+                r("ORGANIZATION", 20, 23, 0.85, "SpacyRecognizer")]  # "SSN" → dropped
+
+
+def test_injected_analyzer_results_are_cleaned_and_resolved():
+    text = "Ann Lee's id: 12345 SSN"
+    spans = PiiDetector(analyzer=_FakeAnalyzer()).detect(text)
+    assert _values(text, spans) == [("PERSON", "Ann Lee")]
+    assert spans[0].why == "The NER model tagged it as a person's name"
+
+
+# -- slow: the real spaCy model ----------------------------------------------------------
+
+@pytest.mark.slow
+def test_real_model_end_to_end(real_detector):
+    spans = real_detector.detect(SAMPLE)
+    found = _values(SAMPLE, spans)
+    assert ("PERSON", "Jane Roe") in found
+    for pair in [("CREDIT_CARD", "4111 1111 1111 1111"), ("EMAIL_ADDRESS", "jane.roe@example.com"),
+                 ("API_KEY", "AKIAIOSFODNN7EXAMPLE"), ("US_SSN", "464-02-4608")]:
+        assert pair in found
+    _check_invariants(SAMPLE, spans)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text,expected", [
+    ("Alice Johnson lives at 1600 Pennsylvania Avenue NW, Washington, DC 20500.",
+     [("PERSON", "Alice Johnson"),
+      ("STREET_ADDRESS", "1600 Pennsylvania Avenue NW, Washington, DC 20500")]),
+    ("Server 159.72.97.180 went down.", [("IP_ADDRESS", "159.72.97.180")]),  # not a date/phone
+    ("Date of birth: Mar 05, 2004", [("DATE_OF_BIRTH", "Mar 05, 2004")]),
+    ("The data was provided by Tucker and Sons.", [("ORGANIZATION", "Tucker and Sons")]),
+    ("IBAN GB82 WEST 1234 5698 7654 32", [("IBAN_CODE", "GB82 WEST 1234 5698 7654 32")]),
+])
+def test_real_model_overlap_decisions(real_detector, text, expected):
+    found = _values(text, real_detector.detect(text))
+    for pair in expected:
+        assert pair in found, found
+
+
+@pytest.mark.slow
+def test_a_detected_value_is_caught_wherever_it_appears(real_detector) -> None:
+    # The small NER model tags the name in some places only; every other occurrence must be
+    # covered too, or the signature leaks what the greeting hid.
+    text = ("Dear Taylor Herman,\nplease send the report to taylor.herman@acme.com.\n"
+            "I met TAYLOR HERMAN and Herman's assistant. taylor herman agreed.\n"
+            "Best,\nTaylor Herman\n")
+    covered = [text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"]
+    assert covered.count("Taylor Herman") == 2
+    assert "Herman" in covered and "taylor herman" in covered and "TAYLOR HERMAN" in covered
+    assert not any(v.startswith("Dear") for v in covered)
+
+
+def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
+    from preflight.core.pii.detector import propagate_values
+    from preflight.core.types import Category, Span
+
+    text = "Call Ann Lee at home. Annette met ann lee. Lee said hi to Leeds."
+    first = Span(5, 12, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "x")
+    found = {(text[s.start:s.end], s.recognizer) for s in propagate_values(text, [first])}
+    assert ("ann lee", "PropagatedValue") in found
+    assert ("Lee", "PropagatedValue") in found          # a last name written alone
+    assert not any(v.startswith("Annette") or v == "Leeds" for v, _ in found)
+    assert propagate_values(text, [first], allowed={"ann lee"}) == []

@@ -1,0 +1,65 @@
+"""DePrompt confidential attributes: HEALTH, MEDICAL, PAYMENT, ASSET."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.recognizers.confidential import (
+    AssetRecognizer, HealthRecognizer, MedicalRecognizer, MoneyRecognizer,
+)
+
+
+def found(recognizer, text):
+    return [(r.entity_type, text[r.start:r.end], r.score) for r in
+            sorted(recognizer.analyze(text, None, None), key=lambda r: r.start)]
+
+
+@pytest.mark.parametrize("text,value,min_score", [
+    ("She was diagnosed with type 2 diabetes last year.", "type 2 diabetes", 0.75),
+    ("history of hypertension and asthma", "hypertension", 0.75),
+    ("He is allergic to penicillin.", "penicillin", 0.75),
+    ("tested positive for COVID-19 in May", "COVID-19", 0.75),
+    ("blood pressure of 150/95 at intake", "150/95", 0.75),
+    ("We study depression detection on Reddit.", "depression", 0.4),   # term alone: modest
+])
+def test_health(text, value, min_score):
+    hits = [(v, s) for _, v, s in found(HealthRecognizer(), text)]
+    assert any(v == value and s >= min_score for v, s in hits), hits
+
+
+def test_health_term_alone_scores_lower_than_with_cue():
+    alone = found(HealthRecognizer(), "Asthma research grows.")[0][2]
+    cued = found(HealthRecognizer(), "She suffers from asthma.")[0][2]
+    assert alone < cued
+
+
+@pytest.mark.parametrize("text,value", [
+    ("takes metformin 500 mg daily", "metformin 500 mg daily"),
+    ("She was prescribed Zoloftix 50 mg.", "Zoloftix 50 mg"),
+    ("underwent an appendectomy in June", "appendectomy"),
+])
+def test_medical(text, value):
+    assert value in [v for _, v, _ in found(MedicalRecognizer(), text)]
+
+
+@pytest.mark.parametrize("text,typ,value", [
+    ("His salary is $120,000 a year.", "PAYMENT", "$120,000"),
+    ("The invoice of EUR 1.250,00 was paid", "PAYMENT", "EUR 1.250,00"),
+    ("It costs 30 dollars.", "PAYMENT", "30 dollars"),
+    ("The portfolio is worth €2.5 million.", "ASSET", "€2.5 million"),
+    ("net worth of £3,400,000", "ASSET", "£3,400,000"),
+])
+def test_money(text, typ, value):
+    assert (typ, value) in [(t, v) for t, v, _ in found(MoneyRecognizer(), text)]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("He owns 1,200 shares of Apple Inc.", "1,200 shares of Apple Inc."),
+    ("ISIN US0378331005 is listed", "US0378331005"),
+])
+def test_asset(text, value):
+    assert value in [v for _, v, _ in found(AssetRecognizer(), text)]
+
+
+def test_invalid_isin_is_not_an_asset():
+    assert found(AssetRecognizer(), "code US0378331006 here") == []

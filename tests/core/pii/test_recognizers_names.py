@@ -1,0 +1,52 @@
+"""Person names by cue, email-linked names, organizations by suffix (no NER needed);
+the ALL-CAPS pass needs the real model (slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.recognizers.names import EmailNameRecognizer, NameCueRecognizer
+from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
+
+from pii_testutil import run
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Meeting with Dr. Megan Fisher tomorrow", "Megan Fisher"),
+    ("Mrs. O'Brien called", "O'Brien"),
+    ("Dear Jane Roe,\nthanks", "Jane Roe"),
+    ("Name: Carlos Mendes\nAge: 41", "Carlos Mendes"),
+    ("Best regards,\nMaria Lopez", "Maria Lopez"),
+])
+def test_name_cues(text, value):
+    assert ("PERSON", value) in run(NameCueRecognizer(), text)
+
+
+def test_name_cue_ignores_lowercase():
+    assert run(NameCueRecognizer(), "dear all, the results") == []
+
+
+def test_email_linked_name():
+    text = "Write to Jane Roe <jane.roe@example.com> or to the Board."
+    assert run(EmailNameRecognizer(), text) == [("PERSON", "Jane Roe")]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("funded by Reid LLC.", "Reid LLC"),
+    ("provided by Tucker and Sons today", "Tucker and Sons"),
+    ("Acme Widgets Inc. said", "Acme Widgets Inc."),
+    ("hired through Parks, Miller and Rosales.", "Parks, Miller and Rosales"),
+])
+def test_org_cues(text, value):
+    assert ("ORGANIZATION", value) in run(OrganizationCueRecognizer(), text)
+
+
+def test_org_cue_skips_sentence_words():
+    assert run(OrganizationCueRecognizer(), "The Group met.") == []
+
+
+@pytest.mark.slow
+def test_all_caps_name_found_by_recasing(real_detector):
+    text = "Signed by JOHN SMITH on behalf of the board."
+    spans = real_detector.detect(text)
+    assert ("PERSON", "JOHN SMITH") in [(s.type, text[s.start:s.end]) for s in spans]

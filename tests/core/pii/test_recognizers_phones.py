@@ -1,0 +1,33 @@
+"""Phone shapes (back-up to Presidio's parser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.recognizers.phones import PhonePatternRecognizer
+
+from pii_testutil import run
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Call (555) 123-4567 now", "(555) 123-4567"),
+    ("call 759.983.8675x6508", "759.983.8675x6508"),
+    ("+1-890-268-2883", "+1-890-268-2883"),
+    ("001-555-555-5555x123", "001-555-555-5555x123"),
+    ("+44(0)151 496 0903", "+44(0)151 496 0903"),
+    ("+4428 9018 0289", "+4428 9018 0289"),
+    ("Tel: (01632) 960 754", "(01632) 960 754"),
+    ("mobile 4352338281", "4352338281"),
+])
+def test_phone_found(text, value):
+    assert ("PHONE_NUMBER", value) in run(PhonePatternRecognizer(), text)
+
+
+@pytest.mark.parametrize("text", [
+    "The server 192.168.1.20 is up",
+    "We used 4352338281 tokens",          # bare digits need a phone word
+    "Between 2013-2014 and 2019-2020",
+    "ISBN 978-3-16-148410-0",
+])
+def test_phone_not_found(text):
+    assert run(PhonePatternRecognizer(), text) == []

@@ -1,0 +1,74 @@
+"""API keys: keyring only (test backend), session fallback, env var, never in files."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.config import ProviderSettings, Settings, save_settings, settings_path
+from preflight.core.errors import ConfigError
+from preflight.core.send.keys import (
+    KeyringUnavailableError, KeyStore, SessionKeyStore, keyring_status, resolve_key,
+)
+
+KEY = "sk-test-KEY-0123456789abcdef"
+
+
+def prov(**kw):
+    return ProviderSettings(kw.pop("name", "acme"), kw.pop("base_url", "https://api.acme.test/v1"),
+                            "m", **kw)
+
+
+def test_keystore_roundtrip_in_test_backend(memory_keyring):
+    store = KeyStore()
+    assert store.status().available
+    store.set("acme", KEY)
+    assert memory_keyring.store[("preflight", "acme")] == KEY
+    assert store.get("acme") == KEY
+    assert store.delete("acme") and store.get("acme") is None
+    assert not store.delete("acme")
+
+
+def test_key_never_lands_in_settings_files(memory_keyring, tmp_path):
+    KeyStore().set("acme", KEY)
+    save_settings(Settings(providers=[prov()]))
+    for path in settings_path().parent.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace")
+
+
+def test_fail_backend_reports_unavailable_and_offers_session(no_keyring):
+    status = keyring_status()
+    assert not status.available and "fail" in status.backend
+    with pytest.raises(KeyringUnavailableError) as info:
+        KeyStore().set("acme", KEY)
+    assert "memory for this session" in info.value.hint
+    assert KeyStore().get("acme") is None
+    session = SessionKeyStore()
+    session.set("acme", KEY)
+    assert resolve_key(prov(), KeyStore(), session).source == "session"
+
+
+def test_empty_key_refused(memory_keyring):
+    with pytest.raises(ConfigError):
+        KeyStore().set("acme", "   ")
+
+
+def test_resolution_order_env_then_session_then_keyring(memory_keyring):
+    KeyStore().set("acme", "sk-from-keyring-000000")
+    session = SessionKeyStore()
+    p = prov(key_env="ACME_KEY")
+    assert resolve_key(p, KeyStore(), session, environ={}).source == "keyring"
+    session.set("acme", "sk-from-session-000000")
+    assert resolve_key(p, KeyStore(), session, environ={}).key == "sk-from-session-000000"
+    got = resolve_key(p, KeyStore(), session, environ={"ACME_KEY": "sk-from-env-00000000"})
+    assert got.key == "sk-from-env-00000000" and got.source == "env:ACME_KEY"
+    assert "sk-from" not in repr(got)
+
+
+def test_missing_key_is_a_clear_error_but_loopback_needs_none(memory_keyring):
+    with pytest.raises(ConfigError, match="No API key") as info:
+        resolve_key(prov(key_env="ACME_KEY"), KeyStore(), SessionKeyStore(), environ={})
+    assert "set-key acme" in info.value.hint and "ACME_KEY" in info.value.hint
+    local = resolve_key(prov(base_url="http://127.0.0.1:8080/v1"), KeyStore(),
+                        SessionKeyStore(), environ={})
+    assert local.key is None

@@ -1,0 +1,81 @@
+"""Two-stage assessment with fake models: caching, correction, cancellation."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from _utility_fakes import DOC, LinearPredictor, dx_like
+from preflight.core.errors import Cancelled
+from preflight.core.types import SanitizedText
+from preflight.core.utility.assess import UtilityAssessor, correction_task
+from preflight.core.utility.features import ALL_FEATURES, FAST_FEATURES
+
+
+def make(fake_slm, fake_embedder, offset=0.0):
+    return UtilityAssessor(fake_slm, fake_embedder, LinearPredictor(offset))
+
+
+def test_fast_stage_runs_no_model(fake_slm, fake_embedder):
+    a = make(fake_slm, fake_embedder).fast(DOC, dx_like(DOC, 70.0))
+    assert fake_slm.calls == []
+    assert set(a.features) == set(FAST_FEATURES)
+    assert a.predicted is None and a.best == a.predicted_fast
+    assert a.predicted_fast == pytest.approx(0.7, abs=0.05)
+
+
+def test_refine_computes_abcd_and_caches_the_original_answer(fake_slm, fake_embedder):
+    assessor = make(fake_slm, fake_embedder, offset=0.01)
+    first = assessor.refine(DOC, dx_like(DOC, 60.0))
+    assert set(first.features) == set(ALL_FEATURES)
+    assert [k for k, _ in fake_slm.calls] == ["summarize", "summarize"]   # original + sanitized
+    assert first.predicted == pytest.approx(first.predicted_fast + 0.01)
+    # C compares the original with the SLM answer on the original (first 12 words)
+    assert first.features["sim_slm_original"] == pytest.approx(
+        fake_embedder.similarity(DOC, " ".join(DOC.split()[:12])), abs=1e-5)
+    # more noise → lower similarity of the sanitized text (B) and of the SLM answer (D)
+    noisy = assessor.refine(DOC, dx_like(DOC, 10.0))
+    assert noisy.features["sim_sanitized"] < first.features["sim_sanitized"]
+    assert noisy.features["log_ppl_sanitized"] > first.features["log_ppl_sanitized"]
+    # the original's answer was computed once for both ε
+    assert [k for k, _ in fake_slm.calls].count("summarize") == 3
+    assert assessor.slm_calls == 3
+
+
+def test_correction_repairs_dx_text_before_the_slm_reads_it(fake_slm, fake_embedder):
+    assessor = make(fake_slm, fake_embedder)
+    res = assessor.refine(DOC, dx_like(DOC, 50.0), correct=True)
+    assert res.corrected
+    kinds = [k for k, _ in fake_slm.calls]
+    assert kinds == ["summarize", "correct", "summarize"]
+    assert "zz" not in res.text                      # the fake correction dropped the noise
+    assert fake_slm.calls[2][1] == res.text          # the SLM summarized the repaired text
+
+
+def test_correction_is_skipped_for_operators(fake_slm, fake_embedder):
+    assessor = make(fake_slm, fake_embedder)
+    san = SanitizedText(DOC.replace("Alice Martin", "<PERSON_1>"), "placeholder", (), {})
+    res = assessor.refine(DOC, san, correct=True)
+    assert not res.corrected
+    assert "correct" not in [k for k, _ in fake_slm.calls]
+
+
+def test_cancel_stops_before_any_generation(fake_slm, fake_embedder):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        make(fake_slm, fake_embedder).refine(DOC, dx_like(DOC, 50.0), cancel=cancel)
+    assert fake_slm.calls == []
+
+
+def test_correction_budget_follows_document_length():
+    short = correction_task("one two three")
+    long = correction_task("word " * 400)
+    assert short.kind == "correct" and short.max_tokens < long.max_tokens <= 1024
+
+
+def test_realized_utility_is_the_similarity_to_the_original(fake_slm, fake_embedder):
+    a = make(fake_slm, fake_embedder)
+    assert a.realized_utility(DOC, DOC) == pytest.approx(1.0, abs=1e-5)
+    assert a.realized_utility(DOC, "qqq rrr") < 0.2

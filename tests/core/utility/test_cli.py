@@ -1,0 +1,93 @@
+"""`preflight assess` and `preflight recommend` end to end, with fake models."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from _utility_fakes import DOC, FakeEmbedder, FakePrepared, FakeSLM, LinearPredictor, dx_like
+from preflight.cli.main import main
+from preflight.core.utility import assess as assess_mod
+
+
+class FakeDx:
+    name = "dx"
+
+    def sanitize(self, text, spans, params):
+        return dx_like(text, params.epsilon)
+
+    def prepare(self, text, spans, params):
+        return FakePrepared(text)
+
+
+class NoPii:
+    def detect(self, text):
+        return []
+
+
+_REAL_ASSESSOR = assess_mod.UtilityAssessor
+
+
+@pytest.fixture
+def fakes(monkeypatch, tmp_path):
+    import preflight.core.pii.detector as det
+    import preflight.core.sanitize.base as base
+
+    real_create = base.create_mechanism
+    monkeypatch.setattr(det, "PiiDetector", NoPii)
+    monkeypatch.setattr(base, "create_mechanism",
+                        lambda name, **kw: FakeDx() if name == "dx" else real_create(name, **kw))
+    state = {"offset": 0.0}
+    monkeypatch.setattr(
+        assess_mod, "UtilityAssessor",
+        lambda *a, **k: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(), LinearPredictor(state["offset"])),
+    )
+    doc = tmp_path / "doc.txt"
+    doc.write_text(DOC, encoding="utf-8")
+    return doc, state
+
+
+def test_assess_json_has_features_predictions_and_text(fakes, capsys):
+    doc, _ = fakes
+    assert main(["assess", str(doc), "--method", "dx", "--epsilon", "70", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"features", "predicted_utility_fast", "predicted_utility", "sanitized_text"}
+    assert out["features"]["epsilon"] == 70.0
+    assert out["predicted_utility_fast"] == pytest.approx(0.7, abs=0.05)
+    assert out["predicted_utility"] is not None
+    assert "zz" in out["sanitized_text"]
+
+
+def test_assess_fast_only_and_operator(fakes, capsys):
+    doc, _ = fakes
+    assert main(["assess", str(doc), "--method", "redact", "--fast", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["predicted_utility"] is None
+    assert out["features"]["method_redact"] == 1.0 and out["features"]["epsilon"] is None
+
+
+def test_assess_dx_without_epsilon_is_a_clear_error(fakes, capsys):
+    doc, _ = fakes
+    assert main(["assess", str(doc), "--method", "dx"]) == 2
+    err = capsys.readouterr().err
+    assert "--epsilon" in err and "Traceback" not in err
+
+
+def test_recommend_send_and_keep_local(fakes, capsys):
+    doc, state = fakes
+    assert main(["recommend", str(doc), "--min-utility", "0.6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"] == "send" and out["epsilon"] >= 55
+    assert out["predicted_utility"] >= 0.6 and out["local_answer"] is None
+    state["offset"] = -0.5
+    assert main(["recommend", str(doc), "--min-utility", "0.9", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"] == "keep_local" and out["epsilon"] is None
+    assert out["local_answer"]
+
+
+def test_recommend_rejects_impossible_threshold(fakes, capsys):
+    doc, _ = fakes
+    assert main(["recommend", str(doc), "--min-utility", "3"]) == 2
+    assert "between -1 and 1" in capsys.readouterr().err

@@ -1,0 +1,66 @@
+"""Features: the fast tier needs only texts and the change list; NaN marks 'not known'."""
+
+from __future__ import annotations
+
+import math
+
+from _utility_fakes import DOC, dx_like
+from preflight.core.types import Category, SanitizedText, Span, apply_replacements
+from preflight.core.utility.features import (
+    ALL_FEATURES,
+    FAST_FEATURES,
+    fast_features,
+    refined_features,
+    vector,
+)
+
+
+def _span(text: str, value: str, typ: str = "PERSON") -> Span:
+    start = text.index(value)
+    return Span(start, start + len(value), typ, Category.DIRECT_IDENTIFIER, 0.9, "test", "t")
+
+
+def test_dx_features_use_the_mechanism_token_counts_and_epsilon():
+    san = dx_like(DOC, 40.0)
+    f = fast_features(DOC, san)
+    assert set(f) == set(FAST_FEATURES)
+    assert f["epsilon"] == 40.0
+    assert math.isclose(f["log_epsilon"], math.log(40.0))
+    assert math.isclose(f["frac_tokens_changed"], san.info["tokens_changed"] / san.info["tokens_total"])
+    assert f["method_dx"] == 1.0 and f["method_placeholder"] == 0.0
+    assert 0.0 < f["frac_chars_changed"] <= 1.0
+
+
+def test_operator_gets_method_indicator_nan_epsilon_and_pii_counts():
+    spans = [_span(DOC, "Alice Martin"), _span(DOC, "Bob Stone"), _span(DOC, "Paris", "LOCATION")]
+    reps = [(s.start, s.end, f"<{s.type}_{i}>", s.type) for i, s in enumerate(spans[:2], 1)]
+    out, changes = apply_replacements(DOC, reps)
+    san = SanitizedText(out, "placeholder", changes, {})
+    f = fast_features(DOC, san, spans)
+    assert math.isnan(f["epsilon"]) and math.isnan(f["log_epsilon"])
+    assert f["method_placeholder"] == 1.0 and f["method_dx"] == 0.0
+    assert f["pii_total"] == 3.0
+    assert f["pii_left"] == 1.0                      # Paris was left in place
+    assert math.isclose(f["frac_pii_left"], 1 / 3)
+    # word share changed: 4 of the document's words fall in the two replaced names
+    n_words = len(DOC.split())
+    assert math.isclose(f["frac_tokens_changed"], 4 / n_words, rel_tol=0.05)
+
+
+def test_unchanged_text_has_zero_change_and_unit_length_ratio():
+    f = fast_features(DOC, SanitizedText(DOC, "redact", (), {}))
+    assert f["frac_tokens_changed"] == 0.0 and f["frac_chars_changed"] == 0.0
+    assert f["length_ratio"] == 1.0
+    assert math.isnan(f["frac_pii_left"])           # no PII: undefined, not 0 or 1
+
+
+def test_refined_features_and_vector_order():
+    r = refined_features(sim_sanitized=0.5, sim_slm_original=0.8, sim_slm_sanitized=0.6,
+                         ppl_sanitized=math.e ** 3, ppl_original=math.e)
+    assert math.isclose(r["slm_d_minus_c"], -0.2)
+    assert math.isclose(r["log_ppl_sanitized"], 3.0) and math.isclose(r["log_ppl_ratio"], 2.0)
+    v = vector({"epsilon": 2.0, "sim_sanitized": 0.5}, ALL_FEATURES)
+    assert len(v) == len(ALL_FEATURES)
+    assert v[ALL_FEATURES.index("epsilon")] == 2.0
+    assert v[ALL_FEATURES.index("sim_sanitized")] == 0.5
+    assert math.isnan(v[ALL_FEATURES.index("sim_slm_sanitized")])

@@ -1,0 +1,56 @@
+"""Recommendation: the most private ε meeting the threshold, with few SLM calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from _utility_fakes import DOC, FakePrepared, LinearPredictor
+from preflight.core.errors import ConfigError
+from preflight.core.utility.assess import UtilityAssessor
+from preflight.core.utility.recommend import recommend
+
+
+def run(fake_slm, fake_embedder, min_u, offset=0.0, **kw):
+    assessor = UtilityAssessor(fake_slm, fake_embedder, LinearPredictor(offset))
+    prepared = FakePrepared(DOC)
+    return recommend(DOC, prepared, assessor, min_u, **kw), prepared
+
+
+def test_finds_the_smallest_passing_epsilon_with_one_refinement(fake_slm, fake_embedder):
+    rec, _ = run(fake_slm, fake_embedder, 0.6)
+    assert rec.decision == "send"
+    # utility = share of unchanged words ≈ ε/100 in the fake: ε ≈ 60 is the answer
+    assert 55.0 <= rec.epsilon <= 66.0
+    assert rec.predicted_utility >= 0.6
+    assert rec.slm_calls == 2                       # the original + one candidate
+    assert rec.local_answer is None
+    assert rec.sanitized is not None and rec.sanitized.info["epsilon"] == rec.epsilon
+
+
+def test_pessimistic_refinement_moves_up_within_the_budget(fake_slm, fake_embedder):
+    # the refined prediction is 0.15 below the fast one: the fast candidate fails
+    rec, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.15, max_refinements=4)
+    assert rec.decision == "send"
+    assert rec.predicted_utility >= 0.6
+    assert rec.epsilon > 66.0
+    assert rec.slm_calls <= 1 + 4
+
+
+def test_unreachable_threshold_keeps_the_document_local(fake_slm, fake_embedder):
+    rec, _ = run(fake_slm, fake_embedder, 0.95, offset=-0.3)
+    assert rec.decision == "keep_local"
+    assert rec.epsilon is None
+    assert rec.local_answer == " ".join(DOC.split()[:12])   # the SLM's answer on the original
+    assert rec.predicted_utility < 0.95
+    assert rec.to_json()["decision"] == "keep_local"
+
+
+def test_policy_bounds_are_respected(fake_slm, fake_embedder):
+    rec, prepared = run(fake_slm, fake_embedder, 0.2, epsilon_min=40.0, epsilon_max=80.0)
+    assert rec.decision == "send" and rec.epsilon == pytest.approx(40.0)
+    assert min(prepared.calls) >= 40.0 and max(prepared.calls) <= 80.0
+
+
+def test_invalid_bounds_are_a_user_error(fake_slm, fake_embedder):
+    with pytest.raises(ConfigError):
+        run(fake_slm, fake_embedder, 0.5, epsilon_min=50.0, epsilon_max=10.0)

@@ -1,0 +1,357 @@
+"""A fake of :class:`preflight.qt.backend.Backend` for the window's unit tests.
+
+Same method names and result types as the real backend; no models. Detection finds
+capitalized name pairs and e-mail addresses; "d_X" replaces each word with a probability
+that falls with ε, deterministically for a seed, so tests can assert on the preview.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from preflight.core.config import ProviderSettings, Settings
+from preflight.core.errors import Cancelled, ProviderError
+from preflight.core.tasks import Task
+from preflight.core.types import Category, Change, SanitizedText, Span, apply_replacements
+from preflight.qt.backend import AnswerChunk, Estimate, Prediction, Recommendation
+
+SAMPLE = ("Jane Doe met Max Power in Berlin. Write to jane.doe@example.com about the "
+          "merger plan before Friday; the board wants a summary of the risks.")
+
+NAME = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
+EMAIL = re.compile(r"\b[\w.]+@[\w.]+\.\w+\b")
+WORD = re.compile(r"\w+")
+
+
+def fake_detect(text: str, deny: Sequence[str] = ()) -> list[Span]:
+    spans = []
+    for m in EMAIL.finditer(text):
+        spans.append(Span(m.start(), m.end(), "EMAIL_ADDRESS", Category.DIRECT_IDENTIFIER,
+                          0.99, "fake-email", "Looks like an e-mail address"))
+    for m in NAME.finditer(text):
+        if not any(s.start < m.end() and m.start() < s.end for s in spans):
+            spans.append(Span(m.start(), m.end(), "PERSON", Category.DIRECT_IDENTIFIER,
+                              0.85, "fake-ner", "Two capitalized words read as a name"))
+    for word in deny:
+        for m in re.finditer(rf"\b{re.escape(word)}\b", text, re.IGNORECASE):
+            if not any(s.start < m.end() and m.start() < s.end for s in spans):
+                spans.append(Span(m.start(), m.end(), "DENY_LIST",
+                                  Category.DIRECT_IDENTIFIER, 1.0, "deny-list",
+                                  "On your deny-list"))
+    return sorted(spans, key=lambda s: s.start)
+
+
+def _u(seed: int, i: int) -> float:
+    h = hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+@dataclass
+class FakePrepared:
+    text: str
+    spans: list[Span]
+    seed: int
+    scope: str
+    calls: list[float] = field(default_factory=list)
+
+    def _targets(self) -> list[tuple[int, int]]:
+        words = [(m.start(), m.end()) for m in WORD.finditer(self.text)]
+        if self.scope == "pii":
+            words = [w for w in words if any(s.start <= w[0] and w[1] <= s.end
+                                             for s in self.spans)]
+        return words
+
+    def at(self, epsilon: float) -> SanitizedText:
+        self.calls.append(epsilon)
+        keep = 1 - math.exp(-epsilon / 10)           # more ε → more words kept
+        reps = []
+        words = self._targets()
+        for i, (s, e) in enumerate(words):
+            if _u(self.seed, i) > keep:
+                reps.append((s, e, f"w{i}", "TOKEN"))
+        out, changes = apply_replacements(self.text, reps)
+        return SanitizedText(out, "dx", changes, {
+            "epsilon": epsilon, "scope": self.scope, "tokens_changed": len(reps),
+            "tokens_total": len(words),
+            "guarantee": "d_X-privacy covers every word of the text." if self.scope == "all"
+            else "d_X-privacy covers detected PII only."})
+
+    def resample(self, seed: int | None = None) -> "FakePrepared":
+        return FakePrepared(self.text, self.spans, seed if seed is not None else self.seed + 1,
+                            self.scope)
+
+    def update(self, new_text: str, new_spans: Sequence[Span]) -> "FakePrepared":
+        return FakePrepared(new_text, list(new_spans), self.seed, self.scope)
+
+
+@dataclass(frozen=True)
+class FakeFinding:
+    id: str
+    type: str
+    value: str
+    reason: str
+    blocking: bool = True
+
+
+@dataclass(frozen=True)
+class FakeCost:
+    input_tokens: int
+    max_output_tokens: int = 142
+    token_method: str = "estimate: characters / 4"
+    priced: bool = True
+    max_total: float = 0.0012
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    url: str
+    body: bytes
+
+    def display_headers(self, with_auth: bool = True):
+        return [("Content-Type", "application/json"),
+                ("Authorization", "Bearer <API key from keyring>")]
+
+
+@dataclass(frozen=True)
+class FakePlan:
+    provider: ProviderSettings
+    request: FakeRequest
+    cost: FakeCost
+    findings: tuple
+    prior_sends: tuple
+    method: str
+    epsilon: float | None
+    predicted_utility: float | None
+    vault: Any = None
+
+    @property
+    def payload(self) -> bytes:
+        return self.request.body
+
+    @property
+    def blocking(self):
+        return tuple(f for f in self.findings if f.blocking)
+
+
+@dataclass(frozen=True)
+class FakeConfirmation:
+    overrides: frozenset
+    resend: bool
+
+
+@dataclass(frozen=True)
+class FakeSendResult:
+    record_id: int
+    answer: str
+    answer_raw: str
+    output_tokens: int
+    cost: float
+    realized_utility: float | None = 0.71
+
+
+class FakeBackend:
+    def __init__(self, settings: Settings | None = None, *, delay: float = 0.0,
+                 answer: str = "Summary about <PERSON_1> and the plan.",
+                 findings: tuple = (), prior_sends: tuple = ()) -> None:
+        self.settings = settings or Settings()
+        self.delay = delay
+        self.answer_text = answer
+        self.findings = findings
+        self.prior_sends = prior_sends
+        self.detect_calls: list[str] = []
+        self.detect_threads: set[str] = set()
+        self.sent: list[FakePlan] = []
+        self.rows: list[dict[str, Any]] = []
+        self.saved = 0
+        self.prepared: list[FakePrepared] = []
+        self.stop_seen = threading.Event()
+
+    # settings
+    def save_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.saved += 1
+
+    # detection
+    def warm_detector(self) -> list[str]:
+        return []
+
+    def detect(self, text: str) -> list[Span]:
+        self.detect_calls.append(text)
+        self.detect_threads.add(threading.current_thread().name)
+        time.sleep(self.delay)
+        return fake_detect(text, self.settings.detection.deny_list)
+
+    # mechanisms
+    def methods(self) -> list[str]:
+        return ["dx", "placeholder", "redact"]
+
+    def epsilon_range(self) -> tuple[float, float]:
+        return (1.0, 100.0)
+
+    def dx_prepare(self, text, spans, seed, scope) -> FakePrepared:
+        p = FakePrepared(text, list(spans), seed, scope)
+        self.prepared.append(p)
+        return p
+
+    def sanitize(self, method, text, spans, seed):
+        reps = []
+        counter: dict[str, int] = {}
+        for s in spans:
+            if method == "placeholder":
+                counter[s.type] = counter.get(s.type, 0) + 1
+                new = f"<{s.type}_{counter[s.type]}>"
+            else:
+                new = "[REDACTED]"
+            reps.append((s.start, s.end, new, s.type))
+        out, changes = apply_replacements(text, reps)
+        vault = {c.replacement: c.original for c in changes} if method == "placeholder" else None
+        return SanitizedText(out, method, changes, {}), vault
+
+    # utility
+    def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:
+        share = 1 - (sanitized.info.get("tokens_changed", 0)
+                     / max(1, sanitized.info.get("tokens_total", 1)))
+        return Prediction(round(0.2 + 0.7 * share, 4), None, None, False, {"share": share})
+
+    def predict_refined(self, original, sanitized, spans, task, cancel) -> Prediction:
+        for _ in range(int(self.delay * 100)):
+            if cancel.is_set():
+                raise Cancelled()
+            time.sleep(0.01)
+        p = self.predict_fast(original, sanitized, spans)
+        return Prediction(p.value, p.value - 0.08, p.value + 0.08, True, p.features)
+
+    def utility_curve(self, original, prepared, spans, epsilons, cancel):
+        return [(e, self.predict_fast(original, prepared.at(e), spans).value) for e in epsilons]
+
+    def recommend(self, original, prepared, spans, task, cancel) -> Recommendation:
+        curve = self.utility_curve(original, prepared, spans, [1, 3, 10, 30, 100], cancel)
+        for e, u in curve:
+            if u >= self.settings.policy.min_utility:
+                return Recommendation("send", float(e), u)
+        return Recommendation("keep_local", None, None, "too noisy")
+
+    # send
+    def provider_names(self) -> list[str]:
+        return [p.name for p in self.settings.providers]
+
+    def default_provider(self):
+        names = self.provider_names()
+        return names[0] if names else None
+
+    def estimate(self, payload, task, provider) -> Estimate:
+        return Estimate(math.ceil(len(payload) / 4), 0.0012 if provider else None,
+                        "chars/4 estimate", provider)
+
+    def prepare_send(self, original, sanitized, spans, task, provider, prediction,
+                     vault=None, seed=None) -> FakePlan:
+        prov = next(p for p in self.settings.providers if p.name == provider)
+        body = ('{"model": "%s", "messages": [{"role": "user", "content": %s}]}'
+                % (prov.model, __import__("json").dumps(sanitized.text))).encode()
+        return FakePlan(prov, FakeRequest(prov.base_url + "/chat/completions", body),
+                        FakeCost(len(sanitized.text) // 4), self.findings, self.prior_sends,
+                        sanitized.method, sanitized.info.get("epsilon"),
+                        prediction.value if prediction else None, vault)
+
+    def confirmation_for(self, plan, overrides, resend_ok):
+        return FakeConfirmation(frozenset(overrides), resend_ok)
+
+    def execute_send(self, plan, confirmation, on_chunk, cancel) -> FakeSendResult:
+        missing = [f for f in plan.blocking if f.id not in confirmation.overrides]
+        if missing:
+            raise ProviderError("blocked", "override")
+        self.sent.append(plan)
+        raw = self.answer_text
+        restored = raw
+        for k, v in (plan.vault or {}).items():
+            restored = restored.replace(k, v)
+        for piece_raw in _chunks(raw):
+            piece = piece_raw
+            for k, v in (plan.vault or {}).items():
+                piece = piece.replace(k, v)
+            if cancel.is_set():
+                self.stop_seen.set()
+                raise Cancelled()
+            time.sleep(self.delay)
+            on_chunk(AnswerChunk(piece, piece_raw))
+        self.rows.append({"created_at": "2026-11-21T21:00:00", "kind": "send", "status": "done",
+                          "provider": plan.provider.name, "model": plan.provider.model,
+                          "method": plan.method, "epsilon": plan.epsilon,
+                          "payload": plan.payload, "answer_restored": restored})
+        return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004)
+
+    def run_local(self, task, text, on_token, cancel):
+        words = "A local summary of the document".split()
+        for w in words:
+            if cancel.is_set():
+                self.stop_seen.set()
+                raise Cancelled()
+            time.sleep(self.delay)
+            on_token(w + " ")
+        return " ".join(words)
+
+    # keys
+    def keyring_status(self):
+        @dataclass
+        class S:
+            available: bool = False
+            backend: str = "fail.Keyring"
+            reason: str = "no keyring in tests"
+        return S()
+
+    def set_key(self, provider, key, remember):
+        return "session"
+
+    def key_source(self, provider):
+        return "none"
+
+    # history
+    def history(self):
+        return list(reversed(self.rows))
+
+    def export_history(self, path: Path) -> int:
+        Path(path).write_text(__import__("json").dumps(
+            [{k: (v.decode() if isinstance(v, bytes) else v) for k, v in r.items()}
+             for r in self.rows]))
+        return len(self.rows)
+
+    # models
+    def model_status(self):
+        @dataclass
+        class St:
+            role: str
+            name: str
+            path: str
+            state: str
+            optional: bool = False
+            detail: str = ""
+        return [St("slm", "SmolLM2-135M-Instruct", "/models/slm.gguf", "ok"),
+                St("similarity", "all-mpnet-base-v2", "/models/mpnet", "ok"),
+                St("ner", "en_core_web_sm", "/models/ner", "missing")]
+
+    def install_models(self, progress, cancel):
+        for i in range(5):
+            progress(i / 4, "installing")
+        return []
+
+    def download_model(self, *a, **k):
+        return Path("/tmp/x")
+
+    def use_model(self, role, path):
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+
+def _chunks(text: str, n: int = 3) -> list[str]:
+    words = text.split(" ")
+    return [" ".join(words[i:i + n]) + (" " if i + n < len(words) else "")
+            for i in range(0, len(words), n)]

