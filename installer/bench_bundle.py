@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=None)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    args.bundle = args.bundle.resolve()
     exe = args.bundle / ("preflight.exe" if sys.platform == "win32" else "preflight")
     if not exe.exists():
         raise SystemExit(f"no bundle at {args.bundle}: run installer/build_linux.sh first")

@@ -8,6 +8,7 @@ realized − 0.1) and Failed (their sum), without and with the SLM's grammar cor
 
     python -m preflight_eval.eval_utility                      # eval-data/utility/rows.jsonl
     python -m preflight_eval.eval_utility --rows PATH --json report.json
+    python -m preflight_eval.eval_utility --rows resources/utility/training_features.csv
 
 Acceptance (issue 4): the full model makes ≥ 5 points fewer Failed predictions than the
 ε-only baseline on held-out documents (plain variant, all methods).
@@ -149,6 +150,24 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Builder rows (JSONL) or the shipped ``training_features.csv`` (numbers only), so the
+    acceptance check can be rerun without regenerating the data set."""
+    if path.suffix != ".csv":
+        return read_jsonl(path)
+    import csv
+    import math
+
+    out = []
+    with path.open(newline="", encoding="utf-8") as fh:
+        for rec in csv.DictReader(fh):
+            feats = {n: (float(rec[n]) if rec.get(n) not in ("", None) else math.nan)
+                     for n in ALL_FEATURES}
+            out.append({"features": feats, "target": float(rec["target"]),
+                        "variant": rec["variant"], "doc_id": rec["group"], "method": rec["method"]})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Document-level evaluation of the utility regressor")
     ap.add_argument("--rows", default=str(DEFAULT_ROWS))
@@ -156,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="extra shuffled document splits")
     ap.add_argument("--json", default=None, help="also write the report as JSON here")
     args = ap.parse_args(argv)
-    raw = read_jsonl(Path(args.rows))
+    raw = read_rows(Path(args.rows))
     if not raw:
         print(f"no rows in {args.rows}; build them with python -m preflight_eval.utility_dataset",
               file=sys.stderr)

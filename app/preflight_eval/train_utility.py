@@ -107,6 +107,13 @@ def model_card(raw: list[dict[str, Any]], report: dict[str, Any], bundle: dict[s
         "",
         f"Acceptance ({acc['rule']}): **{'met' if acc['met'] else 'not met'}** "
         f"({acc['reduction_points']} points).",
+    ]
+    for variant, entry in report["variants"].items():
+        shuf = entry.get("failed_reduction_shuffled_splits")
+        if shuf:
+            out.append(f"Over {shuf['splits']} more shuffled document splits ({variant}): "
+                       f"{shuf['mean']} points on average (min {shuf['min']}, max {shuf['max']}).")
+    out += [
         "",
         "## Models in the bundle",
         "",

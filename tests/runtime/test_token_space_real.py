@@ -116,3 +116,16 @@ def test_hugging_face_input_embeddings():
     prep = mech.prepare(text, [], SanitizeParams(seed=1))
     _, fast = prep.token_outputs(20.0)
     assert np.array_equal(fast, prep.reference_outputs(20.0))
+
+
+@pytest.mark.parametrize("text", [
+    "Sep" + "-" * 55 + "\nSigned",                 # a 64-dash token: longer than 32 bytes
+    "Title\n" + " " * 40 + "indented",
+    "tab\tseparated\u00a0nbsp \ufffd replacement",
+])
+def test_long_and_odd_pieces_round_trip(space, text):
+    # llama-cpp's detokenize() returns nothing for pieces over 32 bytes; the space reads
+    # them whole, so the tokenization spells the text exactly.
+    tok = space.tokenize(text)
+    assert b"".join(space.piece(int(i)) for i in tok.ids) == text.encode()
+    assert tok.unit_start[0] == 0 and tok.unit_end[-1] == len(text)

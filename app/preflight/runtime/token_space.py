@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 #: Characters allowed in an output piece besides ``str.isprintable()`` ones.
 _ALLOWED_WHITESPACE = frozenset("\t\n\r")
 #: Bump when the cached arrays' layout or the vocabulary filter changes.
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: pieces longer than 32 bytes are read whole (were empty)
 
 VOCABULARY_FILTER_RULE = (
     "keep a token only if it is not a control/special/unknown/unused token, its bytes "
@@ -296,7 +296,7 @@ class GGUFTokenSpace(_BaseSpace):
                 f"tokenizer {n_vocab} tokens.",
                 "Choose a GGUF whose token_embd.weight matches its vocabulary.",
             )
-        self._pieces = [self._vocab.detokenize([i]) for i in range(n_vocab)]
+        self._pieces = [_token_piece(self._vocab, i) for i in range(n_vocab)]
         attrs = [self._vocab._model.token_get_attr(i) for i in range(n_vocab)]
         self._build_filter([bool(a & _CONTROL_LIKE_ATTRS) for a in attrs])
         packed, ends = _pack_bytes(self._pieces)
@@ -369,6 +369,23 @@ class GGUFTokenSpace(_BaseSpace):
         pieces = [self._pieces[i] for i in ids]
         unit_of, us, ue = units_from_byte_pieces(text, pieces)
         return Tokenization(np.asarray(ids, dtype=np.int64), unit_of, us, ue)
+
+
+def _token_piece(vocab, token: int) -> bytes:
+    """The exact bytes of one token. ``Llama.detokenize`` reads pieces through a 32-byte
+    buffer and returns nothing for longer ones (runs of dashes or spaces), which broke
+    the text round trip; llama.cpp reports the size it needs, so grow the buffer."""
+    import ctypes
+
+    import llama_cpp
+
+    size = 64
+    while True:
+        buf = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_token_to_piece(vocab._model.vocab, token, buf, size, 0, False)
+        if n >= 0:
+            return buf.raw[:n]
+        size = -n
 
 
 def _close_quietly(obj) -> None:

@@ -14,6 +14,7 @@ distribution, so it is labelled "approximate" in ``info`` and in the guarantee.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -70,15 +71,22 @@ def geometry_for(space: Any) -> Geometry:
         return geom
 
 
+def _table_name(space: Any) -> str:
+    # The candidate set is part of the name: a changed vocabulary filter must never reuse
+    # a table whose rows refer to other tokens.
+    cand = hashlib.sha256(np.asarray(space.candidate_ids, dtype=np.int64).tobytes())
+    return f"neighbours_k{TABLE_K}_{cand.hexdigest()[:12]}.npz"
+
+
 def installed_table_path(space: Any) -> Path:
     """Where `preflight models install` puts the table, beside the models (shipped in the
     installer's bundle, shared by every user and test run)."""
-    return paths.models_dir() / "derived" / "dx" / space.key / f"neighbours_k{TABLE_K}.npz"
+    return paths.models_dir() / "derived" / "dx" / space.key / _table_name(space)
 
 
 def _table_path(space: Any) -> Path:
     """The per-user cache copy, built on first use when the install has none."""
-    return paths.cache_dir() / "dx" / space.key / f"neighbours_k{TABLE_K}.npz"
+    return paths.cache_dir() / "dx" / space.key / _table_name(space)
 
 
 def _load_table(space: Any, geom: Geometry) -> bool:
