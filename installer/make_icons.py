@@ -44,10 +44,13 @@ def find_app_svg(icons_dir: Path | None = None) -> Path:
 def render_png(svg: Path, size: int) -> bytes:
     """PNG bytes of the SVG rendered into a transparent size x size square."""
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, Qt
-    from PySide6.QtGui import QGuiApplication, QImage, QPainter
+    from PySide6.QtGui import QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
+    from PySide6.QtWidgets import QApplication
 
-    _app = QGuiApplication.instance() or QGuiApplication([sys.argv[0]])  # noqa: F841
+    # A QApplication (not the lighter QGuiApplication): Qt allows one application object
+    # per process, and a widget app running in the same process later needs the full one.
+    _app = QApplication.instance() or QApplication([sys.argv[0]])  # noqa: F841
     renderer = QSvgRenderer(str(svg))
     if not renderer.isValid():
         raise SystemExit(f"{svg} is not a valid SVG")

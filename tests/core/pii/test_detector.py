@@ -219,3 +219,22 @@ def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
     assert ("Lee", "PropagatedValue") in found          # a last name written alone
     assert not any(v.startswith("Annette") or v == "Leeds" for v, _ in found)
     assert propagate_values(text, [first], allowed={"ann lee"}) == []
+
+
+def test_presidio_loads_without_its_transformers_engine() -> None:
+    # Start-up path of the CLI and the window's detector process: Presidio's Hugging Face
+    # engine (transformers, ~4 s of imports) must not load, and transformers must still be
+    # importable afterwards (sentence-transformers needs it).
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from preflight.core.pii.detector import PiiDetector\n"
+            "assert 'transformers' not in sys.modules, 'transformers imported'\n"
+            "import presidio_analyzer.nlp_engine.huggingface_token_pipe as h\n"
+            "assert not h.is_available()\n"
+            "import transformers\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-800:]

@@ -37,6 +37,7 @@ from preflight.core.sanitize.dx_engine import (
     draw_noise,
     envelope_pivots,
     noisy_point,
+    occurrences,
     plan_depths,
     rank_of,
 )
@@ -412,7 +413,7 @@ class DxPrepared:
         tok = space.tokenize(text)
         self._oov = int(getattr(space, "out_of_vocabulary", 0) or 0)
         ids = tok.ids
-        occ = _occurrences(ids)
+        occ = occurrences(ids)
         active = _active_tokens(tok, spans, params.scope)
         self._work = _TokenWork(ids, tok.unit_of, tok.unit_start, tok.unit_end, occ, active)
         aid = ids[active]
@@ -555,15 +556,6 @@ class DxPrepared:
                                             self._oov),
         }
         return SanitizedText(text=text, method="dx", changes=changes, info=info)
-
-
-def _occurrences(ids: np.ndarray) -> np.ndarray:
-    seen: dict[int, int] = {}
-    occ = np.empty(len(ids), dtype=np.int64)
-    for t, i in enumerate(ids.tolist()):
-        occ[t] = seen.get(i, 0)
-        seen[i] = occ[t] + 1
-    return occ
 
 
 def _active_tokens(tok: Any, spans: Sequence[Span], scope: str) -> np.ndarray:

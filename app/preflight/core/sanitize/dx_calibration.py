@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from preflight.core import paths
-from preflight.core.sanitize.dx_engine import build_envelope, draw_noise
+from preflight.core.sanitize.dx_engine import build_envelope, draw_noise, occurrences
 
 RULE = "c = ln 2 / eps50, eps50 = median epsilon above which the exact-NN pivot is the token itself"
 MAX_TOKENS = 2000
@@ -31,15 +31,6 @@ MAX_TOKENS = 2000
 
 def default_sample_text() -> str:
     return paths.resource_path("dx", "calibration_sample.txt").read_text("utf-8")
-
-
-def _occurrences(ids: np.ndarray) -> np.ndarray:
-    seen: dict[int, int] = {}
-    occ = np.empty(len(ids), dtype=np.int64)
-    for t, i in enumerate(ids.tolist()):
-        occ[t] = seen.get(i, 0)
-        seen[i] = occ[t] + 1
-    return occ
 
 
 def _sig(x: float, digits: int = 3) -> float:
@@ -56,7 +47,7 @@ def calibrate(space: Any, sample_text: str, seed: int = 0) -> dict[str, Any]:
     ids = space.tokenize(sample_text).ids[:MAX_TOKENS]
     if len(ids) < 50:
         raise ValueError("calibration sample too short")
-    noise = draw_noise(seed, ids, _occurrences(ids), geom.n)
+    noise = draw_noise(seed, ids, occurrences(ids), geom.n)
     xi = geom.index_of[ids]                      # candidate index of each token or -1
     # the noise magnitude is g/ε ≈ n/ε: start around the ε where it matches the typical
     # distance between tokens, widen until the exit points are inside the range

@@ -668,3 +668,14 @@ def concat_envelopes(parts: list[Envelope], like: Envelope) -> Envelope:
         tol0=np.concatenate([p.tol0 for p in parts]),
         tol1=np.concatenate([p.tol1 for p in parts]),
     )
+
+
+def occurrences(ids: np.ndarray) -> np.ndarray:
+    """For each position, how many earlier positions hold the same token id (the noise
+    key of a token is (seed, id, occurrence), so an edit elsewhere never changes it)."""
+    seen: dict[int, int] = {}
+    occ = np.empty(len(ids), dtype=np.int64)
+    for t, i in enumerate(ids.tolist()):
+        occ[t] = seen.get(i, 0)
+        seen[i] = occ[t] + 1
+    return occ
