@@ -50,12 +50,22 @@ class QtMainWindow(QMainWindow):
     sig_history_shown = Signal(object)       # the dialog (tests drive it)
     sig_confirm_shown = Signal(object)
 
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """Preferred size, shrunk to 95 % of the screen's free area (a 1366×768 laptop must
+        see the whole window, controls included)."""
+        screen = QGuiApplication.primaryScreen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width = min(width, int(free.width() * 0.95))
+            height = min(height, int(free.height() * 0.95))
+        self.resize(width, height)
+
     def __init__(self, backend: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.setWindowTitle("Preflight — check before it leaves")
         self.setWindowIcon(qt_theme.app_icon())
-        self.resize(1500, 940)
+        self._fit_to_screen(1500, 940)
         self.doc = DocumentController(backend, self)
         self.answers = AnswerController(backend, self.doc, self)
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
