@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import types
 
 import pytest
 
@@ -39,46 +38,36 @@ def test_json_has_version_models_and_paths(capsys, empty_models, _isolated_home)
         assert data["paths"][key].startswith(str(_isolated_home))
 
 
-def test_sections_ok_failing_and_unavailable(capsys, empty_models, monkeypatch):
+def test_sections_ok_and_failing(capsys, empty_models, monkeypatch):
     def broken():
         raise ConfigError("The vault is locked.", "Unlock it in the settings.")
 
     def crashing():
         raise RuntimeError("boom")
 
-    def absent():
-        raise info.SectionUnavailable("not built")
-
     monkeypatch.setattr(info, "SECTIONS", [
         ("good", lambda: {"answer": 42}), ("bad", broken), ("crash", crashing),
-        ("absent", absent), ("odd", lambda: {"path": info.paths.models_dir()}),
+        ("odd", lambda: {"path": info.paths.models_dir()}),
     ])
     data = run_json(capsys)
     assert data["good"] == {"answer": 42}
     assert data["bad"] == {"error": "The vault is locked. Unlock it in the settings."}
     assert data["crash"] == {"error": "RuntimeError: boom"}
-    assert "absent" not in data
     assert data["odd"] == {"path": str(empty_models)}      # made JSON-safe, not a crash
 
 
-def test_dx_section_comes_from_the_dx_module_when_it_exists(capsys, empty_models, monkeypatch):
-    fake = types.ModuleType("preflight.core.sanitize.dx")
-    fake.describe = lambda: {"embedding": "SmolLM2 49152x576", "filter": "printable only"}
-    monkeypatch.setitem(sys.modules, "preflight.core.sanitize.dx", fake)
-    assert run_json(capsys)["dx"] == fake.describe()
+def test_dx_section_comes_from_the_dx_module(capsys, empty_models, monkeypatch):
+    from preflight.core.sanitize import dx
+
+    facts = {"embedding": "SmolLM2 49152x576", "filter": "printable only"}
+    monkeypatch.setattr(dx, "describe", lambda: facts)
+    assert run_json(capsys)["dx"] == facts
 
     def fails():
         raise ConfigError("No token embedding.", "Run preflight models install.")
 
-    fake.describe = fails
+    monkeypatch.setattr(dx, "describe", fails)
     assert run_json(capsys)["dx"] == {"error": "No token embedding. Run preflight models install."}
-
-
-def test_dx_section_is_left_out_when_the_module_is_not_built(capsys, empty_models, monkeypatch):
-    monkeypatch.setitem(sys.modules, "preflight.core.sanitize.dx", None)  # import fails
-    section = dict(info.SECTIONS)["dx"]
-    with pytest.raises(info.SectionUnavailable):
-        section()
 
 
 def test_human_output_is_a_table(capsys, empty_models, monkeypatch):

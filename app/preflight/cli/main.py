@@ -39,13 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"preflight.cli.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"preflight.cli.commands.{name}":
-                continue  # a command not built yet in this tree
-            raise
-        module.register(sub)
+        importlib.import_module(f"preflight.cli.commands.{name}").register(sub)
     return parser
 
 

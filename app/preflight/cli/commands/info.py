@@ -8,7 +8,6 @@ is what people run when something is broken, so it must never fail itself.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import platform
@@ -22,27 +21,14 @@ from preflight.core.errors import PreflightError
 log = logging.getLogger(__name__)
 
 
-class SectionUnavailable(Exception):
-    """Raised by a section whose subsystem is not part of this build: it is left out."""
+def _dx() -> dict:
+    from preflight.core.sanitize import dx  # loads no model until describe() runs
 
-
-def _module_describe(module: str, func: str = "describe") -> Callable[[], dict]:
-    """A section that calls ``module.func()`` if the module exists in this build."""
-
-    def section() -> dict:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name and module.startswith(exc.name):
-                raise SectionUnavailable(module) from None
-            raise
-        return getattr(mod, func)()
-
-    return section
+    return dx.describe()
 
 
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
-    ("dx", _module_describe("preflight.core.sanitize.dx")),
+    ("dx", _dx),
 ]
 
 
@@ -69,8 +55,6 @@ def _models() -> list[dict[str, Any]]:
 def _safe(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
-    except SectionUnavailable:
-        raise
     except PreflightError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - diagnostics must survive any broken part
@@ -97,11 +81,7 @@ def collect() -> dict[str, Any]:
         "paths": _safe(_paths),
     }
     for name, fn in list(SECTIONS):
-        try:
-            value = _safe(fn)
-        except SectionUnavailable:
-            continue
-        info[name] = _jsonable(value)
+        info[name] = _jsonable(_safe(fn))
     return info
 
 

@@ -8,7 +8,6 @@ and the window can list and build them without knowing the classes.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
@@ -65,12 +64,5 @@ def create_mechanism(name: str, **collaborators: Any) -> Mechanism:
 
 
 def _load_builtin() -> None:
-    # Importing the modules runs their @register decorators.
-    from preflight.core.sanitize import operators  # noqa: F401
-    try:
-        # import_module (not "from ... import dx") so a missing dx.py raises
-        # ModuleNotFoundError named after the module, which the check below expects.
-        importlib.import_module("preflight.core.sanitize.dx")
-    except ModuleNotFoundError as exc:
-        if exc.name != "preflight.core.sanitize.dx":
-            raise
+    # Importing the modules runs their @register decorators (dx loads no model at import).
+    from preflight.core.sanitize import dx, operators  # noqa: F401
