@@ -4,6 +4,8 @@ under test can get things wrong."""
 
 from __future__ import annotations
 
+import zlib
+
 import re
 import threading
 
@@ -39,15 +41,18 @@ class FakeSLM:
 
 
 class FakeEmbedder:
-    """Hashed bag of words: texts sharing words are similar, disjoint texts are not."""
+    """Hashed bag of words: texts sharing words are similar, disjoint texts are not.
 
-    dim = 64
+    A stable hash (crc32), not ``hash()``: Python salts ``hash`` per process, so bucket
+    collisions — and the similarity of disjoint texts — would change from run to run."""
+
+    dim = 256
 
     def embed(self, texts):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             for w in _WORD.findall(text.lower()):
-                out[i, hash(w) % self.dim] += 1.0
+                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
             n = np.linalg.norm(out[i])
             out[i] = out[i] / n if n else out[i]
         return out
