@@ -219,7 +219,9 @@ def test_provider_error_leaves_failed_record_without_key(server, tmp_path, memor
     with pytest.raises(ProviderError, match="rejected the API key"):
         session.execute(placeholder_plan(session), YES)
     (row,) = session.audit.records()
-    assert row["status"] == "failed" and "401" in row["error"]
+    # The body reached the server, which refused it: delivered, not "failed to send".
+    assert row["status"] == "rejected" and row["delivered"] == 1
+    assert "delivered, rejected by the provider (HTTP 401)" in row["error"]
     assert server.requests[0].headers["Authorization"] == "Bearer sk-secret-value-0123456789"
     assert b"sk-secret-value" not in (tmp_path / "audit.sqlite3").read_bytes()
     wal = tmp_path / "audit.sqlite3-wal"
