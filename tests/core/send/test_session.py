@@ -332,3 +332,12 @@ def test_value_missed_at_second_mention_still_blocks(server, tmp_path):
     with pytest.raises(SendBlocked):
         session.execute(plan, YES)
     assert server.requests == []
+
+
+def test_estimate_counts_the_same_request_body_as_the_plan(server, tmp_path):
+    session = make(server, tmp_path, prices=(2.0, 8.0))
+    plan = placeholder_plan(session)
+    est = session.estimate(plan.sanitized.text, SUMMARIZE, "loop")
+    assert est == plan.cost
+    # The instruction is part of what the provider reads, so it is counted too.
+    assert est.input_tokens > session.token_counter.count(plan.sanitized.text).tokens
