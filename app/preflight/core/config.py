@@ -51,6 +51,7 @@ class ProviderSettings:
     price_input_per_mtok: float = 0.0        # currency units per million input tokens
     price_output_per_mtok: float = 0.0
     api_style: str = "chat"                  # "chat" (/v1/chat/completions) or "completions"
+    allow_insecure_http: bool = False        # send over plain http:// to a non-loopback host
 
 
 @dataclass

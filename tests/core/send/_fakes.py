@@ -25,6 +25,7 @@ class FakeDetector:
         self.names = list(names)
         self.cities = list(cities)
         self.calls = 0
+        self.warnings: list[str] = []   # the Detector port: non-empty means degraded
 
     def detect(self, text: str) -> list[Span]:
         self.calls += 1

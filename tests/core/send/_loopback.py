@@ -42,6 +42,7 @@ class Reply:
     chunked: bool = True
     hang: float = 0.0              # sleep before any response (read-timeout tests)
     drop: bool = False             # close the connection without any response
+    raw_chunks: list[bytes] | None = None  # an SSE 200 whose HTTP chunks are these bytes
 
 
 def sse_event(delta: str | None, style: str, finish: str | None = None) -> bytes:
@@ -115,6 +116,9 @@ class CaptureServer:
             h.close_connection = True
             h.connection.shutdown(socket.SHUT_RDWR)
             return
+        if r.raw_chunks is not None:
+            self._raw(h, r)
+            return
         if r.deltas is None:
             h.send_response(r.status)
             for k, v in r.headers.items():
@@ -163,3 +167,21 @@ class CaptureServer:
                 h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    @staticmethod
+    def _raw(h: BaseHTTPRequestHandler, r: Reply) -> None:
+        """Each of ``r.raw_chunks`` as one HTTP chunk, written without copying it."""
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        try:
+            for data in r.raw_chunks or ():
+                h.wfile.write(f"{len(data):x}\r\n".encode())
+                h.wfile.write(data)
+                h.wfile.write(b"\r\n")
+                h.wfile.flush()
+            h.wfile.write(b"0\r\n\r\n")
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading (e.g. at its answer-size limit)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,62 @@ def test_chars_per_four_estimate():
     assert estimate_tokens("abcde") == 2
 
 
-def test_missing_model_falls_back_to_estimate_and_says_so(tmp_path):
-    counter = TokenCounter(model_path=tmp_path / "missing.gguf")
-    got = counter.count("x" * 40)
-    assert got == TokenCount(10, ESTIMATE_METHOD)
+def test_without_tokenizer_counts_chars_per_four_and_says_so():
+    assert TokenCounter().count("x" * 40) == TokenCount(10, ESTIMATE_METHOD)
+
+
+class WordTokenizer:
+    """A Tokenizer port fake: one token per whitespace-separated word."""
+
+    name = "words"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    def count_tokens(self, text: str) -> int:
+        if self.fail:
+            raise OSError("model file gone")
+        return len(text.split())
+
+
+def test_fake_tokenizer_matches_the_port():
+    from preflight.core.ports import Tokenizer
+
+    assert isinstance(WordTokenizer(), Tokenizer)
+
+
+def test_tokenizer_counts_and_names_itself():
+    got = TokenCounter(WordTokenizer()).count("one two three four five")
+    assert got == TokenCount(5, "tokenizer: words")
+
+
+def test_failing_tokenizer_falls_back_to_estimate_and_says_so():
+    counter = TokenCounter(WordTokenizer(fail=True))
+    assert counter.count("x" * 40) == TokenCount(10, ESTIMATE_METHOD)
+    assert counter.method == ESTIMATE_METHOD
+
+
+def test_missing_model_file_falls_back_to_estimate(tmp_path):
+    from preflight.runtime.tokenizer import LlamaTokenizer
+
+    counter = TokenCounter(LlamaTokenizer(tmp_path / "missing.gguf"))
+    assert counter.count("x" * 40) == TokenCount(10, ESTIMATE_METHOD)
+
+
+def test_count_request_tokens_reads_the_exact_body_texts():
+    from preflight.core.send.cost import count_request_tokens
+    from preflight.core.send.providers import create_client
+    from preflight.core.tasks import SUMMARIZE
+
+    for style in ("chat", "completions"):
+        client = create_client(ProviderSettings("p", "https://x.example/v1", "m",
+                                                api_style=style))
+        request = client.build_request(SUMMARIZE, "alpha beta gamma")
+        body = json.loads(request.body)
+        sent = ("\n".join(m["content"] for m in body["messages"]) if style == "chat"
+                else body["prompt"])
+        got = count_request_tokens(request, TokenCounter(WordTokenizer()))
+        assert got.tokens == len(sent.split()) and "alpha beta gamma" in sent
 
 
 def test_cost_from_prices_per_million():
@@ -46,7 +99,9 @@ def test_real_tokenizer_vocab_only():
     path = next((p for p in SLM if p.exists()), None)
     if path is None:
         pytest.skip("SmolLM2 GGUF not installed")
-    counter = TokenCounter(model_path=path)
+    from preflight.runtime.tokenizer import LlamaTokenizer
+
+    counter = TokenCounter(LlamaTokenizer(path))
     got = counter.count("Hello world, this is a test of the tokenizer.")
     assert got.method.startswith("tokenizer: SmolLM2")
     assert 5 <= got.tokens <= 15

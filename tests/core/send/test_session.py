@@ -219,7 +219,9 @@ def test_provider_error_leaves_failed_record_without_key(server, tmp_path, memor
     with pytest.raises(ProviderError, match="rejected the API key"):
         session.execute(placeholder_plan(session), YES)
     (row,) = session.audit.records()
-    assert row["status"] == "failed" and "401" in row["error"]
+    # The body reached the server, which refused it: delivered, not "failed to send".
+    assert row["status"] == "rejected" and row["delivered"] == 1
+    assert "delivered, rejected by the provider (HTTP 401)" in row["error"]
     assert server.requests[0].headers["Authorization"] == "Bearer sk-secret-value-0123456789"
     assert b"sk-secret-value" not in (tmp_path / "audit.sqlite3").read_bytes()
     wal = tmp_path / "audit.sqlite3-wal"
@@ -330,3 +332,12 @@ def test_value_missed_at_second_mention_still_blocks(server, tmp_path):
     with pytest.raises(SendBlocked):
         session.execute(plan, YES)
     assert server.requests == []
+
+
+def test_estimate_counts_the_same_request_body_as_the_plan(server, tmp_path):
+    session = make(server, tmp_path, prices=(2.0, 8.0))
+    plan = placeholder_plan(session)
+    est = session.estimate(plan.sanitized.text, SUMMARIZE, "loop")
+    assert est == plan.cost
+    # The instruction is part of what the provider reads, so it is counted too.
+    assert est.input_tokens > session.token_counter.count(plan.sanitized.text).tokens

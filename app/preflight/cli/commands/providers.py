@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="price per million output tokens")
     add.add_argument("--api-style", choices=("chat", "completions"), default="chat",
                      help="chat (/chat/completions) or completions (/completions, base models)")
+    add.add_argument("--allow-insecure-http", action="store_true",
+                     help="allow a plain http:// base URL on another machine (the document "
+                          "and key then cross the network unencrypted); loopback needs no flag")
     add.add_argument("--default", action="store_true", help="make it the default provider")
     add.set_defaults(handler=_add)
 
@@ -64,6 +67,7 @@ def _add(args: argparse.Namespace) -> int:
         name=args.name, base_url=args.base_url.strip(), model=args.model,
         key_env=args.key_env, price_input_per_mtok=args.price_in,
         price_output_per_mtok=args.price_out, api_style=args.api_style,
+        allow_insecure_http=args.allow_insecure_http,
     )
     create_client(provider).url()  # validates the URL and style before saving
     settings = load_settings()
@@ -102,6 +106,7 @@ def _list(args: argparse.Namespace) -> int:
         "price_input_per_mtok": p.price_input_per_mtok,
         "price_output_per_mtok": p.price_output_per_mtok,
         "default": p.name == settings.default_provider,
+        "allow_insecure_http": p.allow_insecure_http,
     } for p in settings.providers]
     if args.json:
         print_json({"providers": rows, "keyring": {"available": status.available,
@@ -113,7 +118,8 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{'*' if r['default'] else ' '} {r['name']}: {r['model']} at {r['base_url']} "
               f"({r['api_style']}); key: {r['key']}; price in/out per Mtok: "
-              f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}")
+              f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}"
+              f"{'; plain HTTP allowed' if r['allow_insecure_http'] else ''}")
     if not status.available:
         print(f"Note: no OS keyring here ({status.reason}); use --key-env or the window's "
               "session-only key.")

@@ -4,7 +4,9 @@ Without ``--yes`` the payload, cost and any residual PII are printed and the use
 on the terminal (``/dev/tty`` when the document comes from stdin). With no terminal and
 no ``--yes`` the command prints the plan and refuses. A residual identifier or secret is
 sent only when overridden item by item (asked one by one, or ``--allow ID``); a document
-sent before needs ``--allow-resend`` (or a yes on the terminal).
+sent before needs ``--allow-resend`` (or a yes on the terminal). A degraded PII detector
+(e.g. the NER model missing) blocks the send until ``--accept-degraded-detection`` (or a
+yes on the terminal): ``--yes`` alone does not accept it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send this residual PII item anyway (ID from the plan; repeatable)")
     parser.add_argument("--allow-resend", action="store_true",
                         help="confirm sending a document that was sent before")
+    parser.add_argument("--accept-degraded-detection", action="store_true",
+                        help="send although the PII detector runs degraded (e.g. its NER "
+                             "model is missing); --yes alone does not")
     parser.add_argument("--keep-local", action="store_true",
                         help="do not send: the local SLM answers on the original text")
     parser.add_argument("--no-learn", action="store_true",
@@ -97,6 +102,8 @@ class _Terminal:
 
 
 def _print_plan(plan: Any, out: Any) -> None:
+    from preflight.core.send.plan import DEGRADED_DETECTOR_ID
+
     w = out.write
     w(f"Provider: {plan.provider.name} ({plan.provider.model}, {plan.provider.api_style})\n")
     w(f"POST {plan.request.url}\n")
@@ -109,9 +116,14 @@ def _print_plan(plan: Any, out: Any) -> None:
         w(plan.payload.decode("utf-8", "replace") + "\n")
     w("(shown indented; the bytes sent are the same JSON on one line, UTF-8)\n")
     w(f"Cost: {plan.cost.describe()}\n")
+    for notice in plan.notices:
+        w(f"  [WARNING] {notice}\n")
     if plan.predicted_utility is not None:
         w(f"Predicted utility: {plan.predicted_utility:.2f}\n")
     for f in plan.findings:
+        if f.id == DEGRADED_DETECTOR_ID:
+            w(f"  [BLOCKS] {f.reason} (accept with --accept-degraded-detection)\n")
+            continue
         mark = "BLOCKS" if f.blocking else "note"
         w(f"  [{mark}] {f.type} '{f.value}' in the {f.part} (id {f.id}): {f.reason}\n")
     for p in plan.prior_sends:
@@ -120,18 +132,35 @@ def _print_plan(plan: Any, out: Any) -> None:
           f"match: {p.match})\n")
 
 
+def _session(settings: Any, session_cls: Any) -> Any:
+    """The send session with the real local models (each optional: without the SLM file
+    token counts use chars/4, keep-local explains, learning stays pending).
+
+    TODO(composition root): build these with preflight.app.services.build_services.
+    """
+    from preflight.runtime.embedder import SentenceEmbedder
+    from preflight.runtime.models import ModelManager
+    from preflight.runtime.slm import LocalSLM
+    from preflight.runtime.tokenizer import slm_tokenizer
+
+    return session_cls(settings, tokenizer=slm_tokenizer(ModelManager(settings=settings)),
+                       embedder=SentenceEmbedder(), slm=LocalSLM())
+
+
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
     from preflight.core.config import load_settings
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.keys import keyring_status, resolve_key
+    from preflight.core.send.plan import DEGRADED_DETECTOR_ID
     from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+    from preflight.core.send.stream import MAX_ANSWER_CHARS
     from preflight.core.textio import read_document
 
     text = read_document(args.file)
     task = _task(args)
     settings = load_settings()
-    session = SendSession(settings)
+    session = _session(settings, SendSession)
 
     if args.keep_local:
         out = sys.stdout if not args.json else None
@@ -153,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--allow names no finding of this plan: {', '.join(sorted(unknown))}.",
                          "Use the ids printed with the plan.")
     resend_ok = args.allow_resend
+    accept_degraded = args.accept_degraded_detection
     plan_out = sys.stderr if args.json else sys.stdout
 
     if not args.yes:
@@ -168,7 +198,14 @@ def run(args: argparse.Namespace) -> int:
                     "Review the plan above and run again with --yes (and --allow ID for each "
                     "item marked BLOCKS).",
                 )
+            degraded = plan.degraded_detection
+            if degraded is not None and not accept_degraded:
+                accept_degraded = terminal.ask(
+                    f"The PII detector runs degraded ({degraded.value}); names may go "
+                    "unnoticed. Send anyway?")
             for f in plan.blocking:
+                if f.id == DEGRADED_DETECTOR_ID:
+                    continue
                 if f.id not in overrides and terminal.ask(
                         f"Send {f.type} '{f.value}' as it is?"):
                     overrides.add(f.id)
@@ -188,8 +225,10 @@ def run(args: argparse.Namespace) -> int:
             terminal.close()
     else:
         confirmed = True
+        for notice in plan.notices:
+            print(f"preflight: warning: {notice}", file=sys.stderr)
 
-    confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok)
+    confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok, accept_degraded)
     session.check(plan, confirmation)  # refuse before printing anything as "answer"
 
     def on_chunk(chunk: str) -> None:
@@ -210,6 +249,13 @@ def run(args: argparse.Namespace) -> int:
         print_json({"plan": plan.to_json(), "result": result.to_json(), "sent": True})
         return 0
     sys.stdout.write("\n")
+    moved = [h["url"] for h in result.requests if h["url"] != plan.request.url]
+    if moved:
+        print(f"(the provider redirected within its own address; the request went to "
+              f"{moved[-1]}, recorded in audit record {result.record_id})", file=sys.stderr)
+    if result.truncated:
+        print(f"(the answer was cut at {MAX_ANSWER_CHARS} characters, the size limit; the "
+              "audit record says 'truncated')", file=sys.stderr)
     cost = f", cost {result.cost:.4f}" if plan.cost.priced else ""
     util = (f", realized utility {result.realized_utility:.2f}"
             if result.realized_utility is not None else "")

@@ -1,14 +1,19 @@
 """The audit log: one SQLite row per send (or local answer), and the per-document ledger.
 
 The row is written *before* the request leaves (status ``sending``) and committed again
-as the answer streams (``streaming``) and when it ends (``done``/``failed``/
-``cancelled``). SQLite runs in WAL mode with ``synchronous=FULL`` so a killed process
-loses at most the last unsaved answer chunk — never the record that text was sent.
+as the answer streams (``streaming``) and when it ends: ``done``, ``truncated`` (the
+answer hit the size limit), ``rejected``/``redirected`` (the body reached the provider,
+which answered with an error status or a redirect that was not followed), ``failed``,
+``cancelled``. SQLite runs in WAL mode with ``synchronous=FULL`` so a killed process
+loses at most the last unsaved answer chunk — never the record that text was sent; the
+next open marks such a record (its process is gone) ``interrupted``.
 
-What is stored: time, provider, model, URL, method, ε, seed, task, a SHA-256 of the
-original, the exact payload bytes, the raw and restored answers, tokens, cost, predicted
-and realized utility, per-item overrides, status. The original text only when the user
-opted in (``Settings.store_original_in_audit``). Never the API key.
+What is stored: time, provider, model, the confirmed URL and every URL a request really
+went to (``requests``), method, ε, task, a SHA-256 of the original, the exact payload
+bytes, the raw and restored answers, tokens, cost, predicted and realized utility,
+per-item overrides, status. The original text only when the user opted in
+(``Settings.store_original_in_audit``). Never the API key, and never the sanitization
+seed: with the seed, the noise of a d_X send could be replayed and subtracted.
 
 "Same document" (the ledger) is recognised three ways, strongest first:
 
@@ -42,7 +47,7 @@ from typing import Any, Iterable
 from preflight.core import paths
 from preflight.core.errors import ConfigError, InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NEAR_DUPLICATE_THRESHOLD = 0.6
 SHINGLE_WORDS = 3
 MINHASH_PERMUTATIONS = 64
@@ -50,15 +55,21 @@ MIN_WORDS_FOR_SHINGLES = 8
 _MERSENNE = (1 << 61) - 1
 
 # Statuses that mean "the text may have left the machine" (the ledger counts these).
-SENT_STATUSES = ("sending", "streaming", "done", "failed", "cancelled")
+SENT_STATUSES = ("sending", "streaming", "done", "truncated", "rejected", "redirected",
+                 "failed", "cancelled", "interrupted")
+# Statuses of a send still in progress (a killed process leaves them behind).
+OPEN_STATUSES = ("sending", "streaming")
 
 _COLUMNS = (
     "id", "created_at", "updated_at", "status", "kind", "provider", "model", "url",
-    "method", "epsilon", "seed", "task", "doc_sha256", "doc_norm_sha256", "doc_minhash",
+    "method", "epsilon", "task", "doc_sha256", "doc_norm_sha256", "doc_minhash",
     "original_text", "payload", "input_tokens", "output_tokens", "token_method",
     "cost_estimate", "cost", "predicted_utility", "realized_utility", "answer_raw",
     "answer_restored", "overrides", "attempts", "delivered", "error", "flow_pending",
+    "requests", "pid",
 )
+# Columns added after schema 1 (added to an older file when it is opened).
+_ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER"}
 
 
 # --- document fingerprints ---------------------------------------------------------------
@@ -169,7 +180,12 @@ class AuditLog:
                     os.chmod(extra, 0o600)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            # Deleted or overwritten values (a scrubbed seed) are zeroed on disk, not left
+            # in free pages.
+            self._db.execute("PRAGMA secure_delete=ON")
             self._create()
+            self._migrate()
+            self.close_interrupted()
         except sqlite3.DatabaseError as exc:
             raise ConfigError(
                 f"The audit log {self.path} cannot be opened ({exc}).",
@@ -185,7 +201,7 @@ class AuditLog:
                 created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
                 status TEXT NOT NULL, kind TEXT NOT NULL,
                 provider TEXT, model TEXT, url TEXT,
-                method TEXT, epsilon REAL, seed INTEGER, task TEXT,
+                method TEXT, epsilon REAL, task TEXT,
                 doc_sha256 TEXT NOT NULL, doc_norm_sha256 TEXT NOT NULL, doc_minhash TEXT,
                 original_text TEXT, payload BLOB,
                 input_tokens INTEGER, output_tokens INTEGER, token_method TEXT,
@@ -193,7 +209,8 @@ class AuditLog:
                 predicted_utility REAL, realized_utility REAL,
                 answer_raw TEXT, answer_restored TEXT,
                 overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
-                error TEXT, flow_pending INTEGER DEFAULT 0
+                error TEXT, flow_pending INTEGER DEFAULT 0,
+                requests TEXT, pid INTEGER
             );
             CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
             CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
@@ -201,6 +218,36 @@ class AuditLog:
         )
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                          (str(SCHEMA_VERSION),))
+
+    def _migrate(self) -> None:
+        """Bring an older file up to date: add new columns, and scrub the seeds schema 1
+        stored (a seed is a secret; see the module doc)."""
+        cols = {row[1] for row in self._db.execute("PRAGMA table_info(sends)")}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name not in cols:
+                self._db.execute(f"ALTER TABLE sends ADD COLUMN {name} {kind}")
+        if "seed" in cols:
+            self._db.execute("UPDATE sends SET seed = NULL WHERE seed IS NOT NULL")
+        self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                         (str(SCHEMA_VERSION),))
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close_interrupted(self) -> int:
+        """Mark ``interrupted`` every open record whose process is gone (killed, crashed,
+        power cut); returns how many. Records of live processes (another window, a CLI
+        run at the same time, this process) are left alone."""
+        marks = ",".join("?" * len(OPEN_STATUSES))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT id, pid FROM sends WHERE status IN ({marks})", OPEN_STATUSES
+            ).fetchall()
+            dead = [rid for rid, pid in rows if not _process_alive(pid)]
+            for rid in dead:
+                self._db.execute(
+                    "UPDATE sends SET status = 'interrupted', updated_at = ?, error = "
+                    "COALESCE(error, 'the sending process ended before the answer was "
+                    "complete') WHERE id = ?", (_now(), rid))
+        return len(dead)
 
     def close(self) -> None:
         with self._lock:
@@ -219,7 +266,6 @@ class AuditLog:
         url: str | None = None,
         method: str | None = None,
         epsilon: float | None = None,
-        seed: int | None = None,
         task: str | None = None,
         payload: bytes | None = None,
         original_text: str | None = None,
@@ -229,25 +275,28 @@ class AuditLog:
         predicted_utility: float | None = None,
         overrides: Iterable[str] = (),
     ) -> int:
-        """Insert a record and commit it (durably) before anything is sent."""
+        """Insert a record and commit it (durably) before anything is sent.
+
+        There is deliberately no ``seed`` parameter: the seed never reaches the log.
+        """
         now = _now()
         with self._lock:
             cur = self._db.execute(
                 """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
-                   method, epsilon, seed, task, doc_sha256, doc_norm_sha256, doc_minhash,
+                   method, epsilon, task, doc_sha256, doc_norm_sha256, doc_minhash,
                    original_text, payload, input_tokens, token_method, cost_estimate,
-                   predicted_utility, overrides)
+                   predicted_utility, overrides, pid)
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (now, now, status, kind, provider, model, url, method, epsilon, seed, task,
+                (now, now, status, kind, provider, model, url, method, epsilon, task,
                  fingerprint.sha256, fingerprint.norm_sha256,
                  json.dumps(list(fingerprint.minhash)) if fingerprint.minhash else None,
                  original_text, payload, input_tokens, token_method, cost_estimate,
-                 predicted_utility, json.dumps(sorted(overrides))),
+                 predicted_utility, json.dumps(sorted(overrides)), os.getpid()),
             )
             return int(cur.lastrowid)
 
     _UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at", "doc_sha256", "doc_norm_sha256",
-                                        "doc_minhash", "payload", "kind"}
+                                        "doc_minhash", "payload", "kind", "pid"}
 
     def update(self, record_id: int, **fields: Any) -> None:
         """Update some fields of a record (each call is one durable commit)."""
@@ -324,7 +373,7 @@ class AuditLog:
             else:
                 with path.open("w", encoding="utf-8", newline="") as fh:
                     writer = csv.DictWriter(fh, fieldnames=[c for c in _COLUMNS
-                                                            if c != "doc_minhash"])
+                                                            if c not in ("doc_minhash", "pid")])
                     writer.writeheader()
                     writer.writerows(rows)
         except OSError as exc:
@@ -341,7 +390,8 @@ def _exportable(row: dict[str, Any]) -> dict[str, Any]:
     payload = out.get("payload")
     if isinstance(payload, (bytes, bytearray)):
         out["payload"] = bytes(payload).decode("utf-8", "replace")
-    for key in ("overrides",):
+    out.pop("pid", None)
+    for key in ("overrides", "requests"):
         if isinstance(out.get(key), str):
             try:
                 out[key] = json.loads(out[key])
@@ -349,3 +399,32 @@ def _exportable(row: dict[str, Any]) -> dict[str, Any]:
                 pass
     return out
 
+
+def _process_alive(pid: int | None) -> bool:
+    """Whether process ``pid`` still runs (None: a record from before pids were kept)."""
+    if pid is None:
+        return False
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            ok = kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        finally:
+            kernel32.CloseHandle(handle)
+        return bool(ok) and code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True   # exists, owned by someone else
+    except OSError:
+        return False
+    return True

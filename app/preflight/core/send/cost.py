@@ -1,10 +1,13 @@
 """Token counts and the cost estimate shown before a send.
 
-Tokens are counted with the local SLM's tokenizer (llama.cpp, ``vocab_only`` so no
-weights are loaded) when the model file is installed; otherwise with the documented
-estimate of one token per four characters. Either way the result says which was used,
-because a cloud provider's own tokenizer differs from both — the count is an estimate of
-the bill, not the bill.
+Tokens are counted with a :class:`~preflight.core.ports.Tokenizer` when the composition
+root plugs one in (the local SLM's tokenizer, :mod:`preflight.runtime.tokenizer`);
+otherwise, or when it fails, with the documented estimate of one token per four
+characters. Either way the result says which was used, because a cloud provider's own
+tokenizer differs from both — the count is an estimate of the bill, not the bill.
+
+:func:`count_request_tokens` counts the text of the exact request body the provider
+receives (chat messages, or the completion prompt), never a rebuilt approximation.
 """
 
 from __future__ import annotations
@@ -13,9 +16,13 @@ import logging
 import math
 import threading
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from preflight.core.config import ProviderSettings
+from preflight.core.ports import Tokenizer
+
+if TYPE_CHECKING:
+    from preflight.core.send.providers import PreparedRequest
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +33,7 @@ ESTIMATE_METHOD = "estimate: characters / 4"
 @dataclass(frozen=True)
 class TokenCount:
     tokens: int
-    method: str   # "tokenizer: <model file>" or ESTIMATE_METHOD
+    method: str   # "tokenizer: <name>" or ESTIMATE_METHOD
 
 
 def estimate_tokens(text: str) -> int:
@@ -34,55 +41,38 @@ def estimate_tokens(text: str) -> int:
 
 
 class TokenCounter:
-    """Counts tokens with the SLM's tokenizer if its file is found, else chars/4.
+    """Counts tokens with ``tokenizer`` (a Tokenizer port), else chars/4.
 
-    ``model_path=None`` asks the model manager for the "slm" role lazily; any failure
-    (not installed, llama.cpp missing) falls back to the estimate and says so.
+    ``tokenizer=None`` means "no tokenizer available": every count is the estimate and
+    says so. A tokenizer that fails (model file gone, library missing) is dropped for the
+    rest of the session, logged once, and the estimate is used from then on.
     """
 
-    def __init__(self, model_path: Path | str | None = None, use_tokenizer: bool = True) -> None:
-        self._model_path = Path(model_path) if model_path else None
-        self._use_tokenizer = use_tokenizer
-        self._vocab = None
-        self._tried = False
+    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
+        self._tokenizer = tokenizer
         self._lock = threading.Lock()
-
-    def _load(self):  # type: ignore[no-untyped-def]
-        with self._lock:
-            if self._tried:
-                return self._vocab
-            self._tried = True
-            if not self._use_tokenizer:
-                return None
-            try:
-                path = self._model_path
-                if path is None:
-                    from preflight.runtime.models import ModelManager
-
-                    path = ModelManager().path("slm")
-                from llama_cpp import Llama
-
-                self._vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
-                self._model_path = Path(path)
-            except Exception as exc:  # noqa: BLE001 - the estimate is a documented fallback
-                log.info("token counts use the chars/4 estimate (%s)", type(exc).__name__)
-                self._vocab = None
-            return self._vocab
 
     @property
     def method(self) -> str:
-        vocab = self._load()
-        if vocab is None or self._model_path is None:
-            return ESTIMATE_METHOD
-        return f"tokenizer: {self._model_path.name}"
+        tok = self._tokenizer
+        return ESTIMATE_METHOD if tok is None else f"tokenizer: {tok.name}"
 
     def count(self, text: str) -> TokenCount:
-        vocab = self._load()
-        if vocab is None:
-            return TokenCount(estimate_tokens(text), ESTIMATE_METHOD)
         with self._lock:
-            tokens = vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        return TokenCount(len(tokens), self.method)
+            tok = self._tokenizer
+            if tok is not None:
+                try:
+                    return TokenCount(int(tok.count_tokens(text)), f"tokenizer: {tok.name}")
+                except Exception as exc:  # noqa: BLE001 - the estimate is a documented fallback
+                    log.info("token counts use the chars/4 estimate (%s)", type(exc).__name__)
+                    self._tokenizer = None
+        return TokenCount(estimate_tokens(text), ESTIMATE_METHOD)
+
+
+def count_request_tokens(request: "PreparedRequest", counter: TokenCounter) -> TokenCount:
+    """Tokens of what ``request`` makes the provider read: the chat messages' contents,
+    or the completion prompt, taken from the very body that will be sent."""
+    return counter.count(request.token_text)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import ConfigError
 from preflight.core.send import logfilter
+from preflight.core.send.transport import is_loopback_host
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,7 @@ class SessionKeyStore:
 
 def is_loopback(base_url: str) -> bool:
     """A server on this machine (local llama.cpp, Ollama, vLLM...) may need no key."""
-    host = (urlsplit(base_url).hostname or "").lower()
-    return host in {"localhost", "127.0.0.1", "::1"} or host.startswith("127.")
+    return is_loopback_host(urlsplit(base_url).hostname or "")
 
 
 @dataclass(frozen=True)

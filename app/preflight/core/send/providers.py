@@ -16,30 +16,34 @@ Retry-After). Never retried: a stream that started and broke, a read timeout, or
 connection dropped after the request was written — the provider may have received the
 text, and sending it again silently would be a second disclosure. Those end in a
 :class:`StreamBroken` error carrying the partial answer.
+
+Where a request may go (never a redirect to another origin, no cleartext to another
+machine) is decided in :mod:`.transport`; how the answer is read (bounded, linear) in
+:mod:`.stream`.
 """
 
 from __future__ import annotations
 
-import codecs
-import http.client
 import json
 import logging
 import random
 import threading
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
-import urllib3
 
 from preflight import __version__
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import Cancelled, ConfigError, ProviderError
-from preflight.core.send import logfilter
+from preflight.core.send import logfilter, transport
+from preflight.core.send.stream import MAX_ANSWER_CHARS, ProviderReply, read_answer
+from preflight.core.send.transport import (
+    MAX_SAME_ORIGIN_REDIRECTS, REDIRECT_STATUSES, Retryable, StreamBroken,
+)
 from preflight.core.tasks import Task
 
 log = logging.getLogger(__name__)
@@ -76,31 +80,11 @@ class PreparedRequest:
             out.append((self.auth_header, f"{self.auth_prefix}<API key from keyring>"))
         return out
 
-
-@dataclass(frozen=True)
-class ProviderReply:
-    text: str
-    finish_reason: str | None
-    usage: dict[str, int] = field(default_factory=dict)
-    attempts: int = 1
-
-
-class StreamBroken(ProviderError):
-    """The provider accepted the request but the answer did not arrive whole.
-
-    Not retried: the text was already disclosed once. ``partial`` holds what arrived.
-    """
-
-    def __init__(self, message: str, hint: str = "", partial: str = "") -> None:
-        super().__init__(message, hint)
-        self.partial = partial
-
-
-class _Retryable(Exception):
-    def __init__(self, error: ProviderError, wait: float | None) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.wait = wait
+    @property
+    def token_text(self) -> str:
+        """The text the provider's tokenizer reads: the chat messages' contents, or the
+        completion prompt — taken from this very body (what the bill counts)."""
+        return "\n".join(self.content_texts)
 
 
 # --- registry -------------------------------------------------------------------------
@@ -186,6 +170,7 @@ class ProviderClient(ABC):
                 "Give the OpenAI-style base URL, e.g. https://api.openai.com/v1 or "
                 "http://127.0.0.1:8080/v1.",
             )
+        transport.check_cleartext(self.settings)
         path = parts.path.rstrip("/")
         if not path:
             path = "/v1"  # local servers are often given as just host:port
@@ -219,11 +204,14 @@ class ProviderClient(ABC):
         cancel: threading.Event | None = None,
         on_attempt: Callable[[int], None] | None = None,
         on_accepted: Callable[[], None] | None = None,
+        on_request: Callable[[str, int | None], None] | None = None,
     ) -> ProviderReply:
         """Send ``request`` and stream the answer; see the module doc for the retry policy.
 
-        ``on_attempt(n)`` runs before try ``n`` leaves; ``on_accepted()`` once the provider
-        answered 200 (from then on nothing is re-sent).
+        ``on_attempt(n)`` runs before try ``n`` leaves; ``on_request(url, status)`` for
+        every HTTP request (``status`` None just before it leaves, then its status);
+        ``on_accepted()`` once the provider answered 200 (from then on nothing is
+        re-sent). The answer is cut at :data:`MAX_ANSWER_CHARS` (``reply.truncated``).
         """
         headers = dict(request.headers)
         if key and request.auth_header:
@@ -236,9 +224,8 @@ class ProviderClient(ABC):
             if on_attempt:
                 on_attempt(attempt)
             try:
-                response = self._post(request, headers)
-                self._check_status(response)
-            except _Retryable as retry:
+                response, url = self._exchange(request, headers, on_request)
+            except Retryable as retry:
                 last = retry.error
                 if attempt >= self.retry.attempts:
                     break
@@ -253,8 +240,8 @@ class ProviderClient(ABC):
                 continue
             if on_accepted:
                 on_accepted()
-            text, finish, usage = self._read(response, on_delta, cancel)
-            return ProviderReply(text, finish, usage, attempt)
+            text, finish, usage, truncated = read_answer(self, response, on_delta, cancel)
+            return ProviderReply(text, finish, usage, attempt, truncated, url)
         assert last is not None
         raise last
 
@@ -267,216 +254,30 @@ class ProviderClient(ABC):
         else:
             time.sleep(seconds)
 
-    def _post(self, request: PreparedRequest, headers: dict[str, str]) -> requests.Response:
-        name = self.settings.name
-        host = urlsplit(request.url).hostname or request.url
-        try:
-            return self.http.post(
-                request.url, data=request.body, headers=headers, stream=True,
-                timeout=(self.timeouts.connect, self.timeouts.read),
-            )
-        except requests.exceptions.SSLError:
-            raise _not_sent(ProviderError(
-                f"The secure connection to {host} failed (TLS certificate or handshake error).",
-                "Check the base URL, the system clock, and any proxy that inspects HTTPS "
-                "traffic (set REQUESTS_CA_BUNDLE to your company's CA bundle). Nothing was sent.",
-            )) from None
-        except requests.exceptions.ConnectTimeout:
-            raise _Retryable(_not_sent(ProviderError(
-                f"Connecting to {host} timed out after {self.timeouts.connect:g} s.",
-                "Check the network connection and the base URL. Nothing was sent.",
-            )), None) from None
-        except requests.exceptions.ReadTimeout:
-            raise ProviderError(
-                f"{name} did not answer within {self.timeouts.read:g} s.",
-                "The request may have reached the provider, so it was not re-sent "
-                "automatically. Try again later, or send again yourself.",
-            ) from None
-        except requests.exceptions.ConnectionError as exc:
-            detail = _root_cause(exc)
-            if _is_dns_failure(detail):
-                raise _not_sent(ProviderError(
-                    f"The provider's host name {host} could not be resolved (DNS).",
-                    "Check the base URL and your network or VPN. Nothing was sent.",
-                )) from None
-            if _before_request_written(exc):
-                raise _Retryable(_not_sent(ProviderError(
-                    f"Cannot connect to {host} ({detail}).",
-                    "Check that the server is running and the base URL is right. "
-                    "Nothing was sent.",
-                )), None) from None
-            raise ProviderError(
-                f"The connection to {host} broke while sending ({detail}).",
-                "The request may have reached the provider, so it was not re-sent "
-                "automatically. Send again yourself if you want to.",
-            ) from None
-        except requests.exceptions.RequestException as exc:
-            raise ProviderError(
-                f"The request to {host} failed ({type(exc).__name__}).",
-                "Check the provider's base URL.",
-            ) from None
+    def _exchange(self, request: PreparedRequest, headers: dict[str, str],
+                  on_request: Callable[[str, int | None], None] | None
+                  ) -> tuple[requests.Response, str]:
+        """POST ``request``; follow a same-origin 307/308 only (see :mod:`.transport`).
 
-    def _check_status(self, response: requests.Response) -> None:
-        status = response.status_code
-        if status == 200:
-            return
-        try:
-            detail = _error_detail(response)
-        finally:
-            response.close()
-        name = self.settings.name
-        said = f" The provider said: {detail}" if detail else ""
-        if status == 401:
-            raise ProviderError(
-                f"{name} rejected the API key (HTTP 401).{said}",
-                f"Check the key: preflight providers set-key {name}.",
-            )
-        if status == 403:
-            raise ProviderError(
-                f"{name} refused access (HTTP 403).{said}",
-                "The key is valid but lacks permission for this model or region; check "
-                "the account's access.",
-            )
-        if status == 404:
-            raise ProviderError(
-                f"{name} has no such endpoint or model (HTTP 404 for model "
-                f"'{self.settings.model}').{said}",
-                "Check the base URL (it usually ends in /v1) and the model name.",
-            )
-        if status == 413:
-            raise ProviderError(
-                f"The request is too large for {name} (HTTP 413).{said}",
-                "Shorten the document or split it.",
-            )
-        if status == 429:
-            wait = _retry_after(response)
-            when = f" Retry after {wait:g} s." if wait is not None else ""
-            raise _Retryable(ProviderError(
-                f"{name} is rate-limiting requests (HTTP 429).{when}{said}",
-                "Wait and try again, or check the account's quota.",
-            ), wait)
-        if 500 <= status < 600:
-            raise _Retryable(ProviderError(
-                f"{name} had a server error (HTTP {status}).{said}",
-                "This is on the provider's side; try again later.",
-            ), _retry_after(response))
+        ``on_request(url, None)`` runs before each request leaves, ``on_request(url,
+        status)`` when its status line arrived.
+        """
+        url = request.url
+        for _ in range(MAX_SAME_ORIGIN_REDIRECTS + 1):
+            if on_request:
+                on_request(url, None)
+            response = transport.post(self.http, url, request.body, headers, self.timeouts,
+                                      self.settings.name)
+            if on_request:
+                on_request(url, response.status_code)
+            if response.status_code not in REDIRECT_STATUSES:
+                transport.check_status(response, self.settings)
+                return response, url
+            url = transport.redirect_target(response, url, request.url)
         raise ProviderError(
-            f"{name} refused the request (HTTP {status}).{said}",
-            "Check the provider settings (model name, API style).",
+            f"{self.settings.name} redirected more than {MAX_SAME_ORIGIN_REDIRECTS} times.",
+            "Check the provider's base URL.",
         )
-
-    def _read(
-        self,
-        response: requests.Response,
-        on_delta: Callable[[str], None] | None,
-        cancel: threading.Event | None,
-    ) -> tuple[str, str | None, dict[str, int]]:
-        name = self.settings.name
-        parts: list[str] = []
-        finish: str | None = None
-        usage: dict[str, int] = {}
-        ctype = response.headers.get("Content-Type", "")
-        try:
-            if "text/event-stream" not in ctype:
-                return self._read_whole(response, on_delta)
-            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            buffer = ""
-            done = False
-            for raw in _chunks(response):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled("Stopped while the answer was streaming.")
-                buffer += decoder.decode(raw)
-                while "\n" in buffer:
-                    line, buffer = buffer.split("\n", 1)
-                    line = line.rstrip("\r")
-                    if not line.startswith("data:"):
-                        continue  # comments, event names, blank separators
-                    data = line[5:].strip()
-                    if data == "[DONE]":
-                        done = True
-                        break
-                    try:
-                        event = json.loads(data)
-                    except ValueError:
-                        raise StreamBroken(
-                            f"{name} sent a malformed answer stream (not JSON).",
-                            "The provider or a proxy in between broke the stream; it was not "
-                            "re-sent automatically. Try again, or check the base URL.",
-                            "".join(parts),
-                        ) from None
-                    if isinstance(event, dict) and "error" in event:
-                        raise StreamBroken(
-                            f"{name} reported an error mid-answer: "
-                            f"{_short(event.get('error'))}",
-                            "The request reached the provider; it was not re-sent.",
-                            "".join(parts),
-                        )
-                    try:
-                        text, reason = self.delta(event)
-                    except (KeyError, IndexError, TypeError, AttributeError):
-                        raise StreamBroken(
-                            f"{name} sent an answer stream in an unexpected format.",
-                            "Check the API style of the provider (chat or completions).",
-                            "".join(parts),
-                        ) from None
-                    if isinstance(event.get("usage"), dict):
-                        usage = {k: int(v) for k, v in event["usage"].items()
-                                 if isinstance(v, (int, float))}
-                    if text:
-                        parts.append(text)
-                        if on_delta:
-                            on_delta(text)
-                    if reason:
-                        finish = reason
-                if done:
-                    break
-            if not done and finish is None:
-                raise StreamBroken(
-                    f"The answer from {name} stopped before it was complete "
-                    f"(the stream ended after {len(''.join(parts))} characters).",
-                    "The request reached the provider, so it was not re-sent automatically. "
-                    "Send again yourself if you want a complete answer.",
-                    "".join(parts),
-                )
-        except (requests.exceptions.Timeout, urllib3.exceptions.ReadTimeoutError, TimeoutError):
-            raise StreamBroken(
-                f"{name} stopped sending for more than {self.timeouts.read:g} s mid-answer.",
-                "The request reached the provider, so it was not re-sent automatically.",
-                "".join(parts),
-            ) from None
-        except (requests.exceptions.ChunkedEncodingError,
-                requests.exceptions.ConnectionError,
-                urllib3.exceptions.HTTPError, http.client.HTTPException, OSError) as exc:
-            raise StreamBroken(
-                f"The connection to {name} broke while the answer was streaming "
-                f"({_root_cause(exc)}).",
-                "The request reached the provider, so it was not re-sent automatically.",
-                "".join(parts),
-            ) from None
-        except Cancelled as exc:
-            exc.partial = "".join(parts)  # type: ignore[attr-defined]
-            raise
-        finally:
-            response.close()
-        return "".join(parts), finish, usage
-
-    def _read_whole(
-        self, response: requests.Response, on_delta: Callable[[str], None] | None
-    ) -> tuple[str, str | None, dict[str, int]]:
-        name = self.settings.name
-        try:
-            payload = response.json()
-            text, finish = self.whole(payload)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise StreamBroken(
-                f"{name} answered with something that is not an OpenAI-compatible reply "
-                f"(Content-Type {response.headers.get('Content-Type', 'missing')}).",
-                "Check the base URL: it should point at the API, not a web page or proxy login.",
-            ) from None
-        if text and on_delta:
-            on_delta(text)
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-        return text, finish, {k: int(v) for k, v in usage.items() if isinstance(v, (int, float))}
 
 
 @register_kind("chat")
@@ -536,109 +337,8 @@ class CompletionsClient(ProviderClient):
         return choice.get("text") or "", choice.get("finish_reason")
 
 
-# --- helpers ---------------------------------------------------------------------------
-
-
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    """Bytes as they arrive. Chunked responses yield per HTTP chunk; close-delimited ones
-    (HTTP/1.0 servers, some proxies) via ``read1`` so a slow stream is not buffered whole."""
-    raw = response.raw
-    if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):
-        yield from response.iter_content(chunk_size=None)
-        return
-    while True:
-        data = raw.read1(8192)
-        if not data:
-            return
-        yield data
-
-
-def _not_sent(error: ProviderError) -> ProviderError:
-    """Mark an error raised before any byte of the request reached the provider."""
-    error.delivered = False  # type: ignore[attr-defined]
-    return error
-
-
-def _root_cause(exc: BaseException) -> str:
-    seen = exc
-    while True:
-        nxt = seen.__cause__ or seen.__context__
-        if nxt is None and seen.args and isinstance(seen.args[0], BaseException):
-            nxt = seen.args[0]
-        if nxt is None and len(seen.args) > 1 and isinstance(seen.args[1], BaseException):
-            nxt = seen.args[1]
-        if nxt is None or nxt is seen:
-            break
-        seen = nxt
-        reason = getattr(seen, "reason", None)
-        if isinstance(reason, BaseException):
-            seen = reason
-    text = str(seen) or type(seen).__name__
-    return logfilter.redact(text.split(": ", 1)[-1] if "object at 0x" in text else text)[:160]
-
-
-def _is_dns_failure(detail: str) -> bool:
-    lowered = detail.lower()
-    return any(s in lowered for s in (
-        "name or service not known", "nodename nor servname", "getaddrinfo failed",
-        "temporary failure in name resolution", "failed to resolve", "no address associated",
-        "name resolution",
-    ))
-
-
-def _before_request_written(exc: requests.exceptions.ConnectionError) -> bool:
-    """True when the connection failed while being opened (refused, unreachable)."""
-    import urllib3.exceptions as u3
-
-    cur: BaseException | None = exc
-    seen = set()
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, (u3.NewConnectionError, u3.ConnectTimeoutError,
-                            ConnectionRefusedError)):
-            return True
-        if isinstance(cur, u3.ProtocolError):
-            return False  # 'Connection aborted': the request was (at least partly) written
-        nxt = getattr(cur, "reason", None)
-        if not isinstance(nxt, BaseException):
-            nxt = cur.args[0] if cur.args and isinstance(cur.args[0], BaseException) else None
-        cur = nxt or cur.__cause__ or cur.__context__
-    return False
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-def _error_detail(response: requests.Response) -> str:
-    try:
-        raw = response.raw.read(4096, decode_content=True) if response.raw else b""
-    except Exception:  # noqa: BLE001 - the status code alone is enough to report
-        return ""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-    try:
-        payload = json.loads(text)
-        if isinstance(payload, dict):
-            err = payload.get("error", payload.get("detail", payload.get("message", payload)))
-            return _short(err)
-    except ValueError:
-        pass
-    return _short(text)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, dict):
-        value = value.get("message") or json.dumps(value, ensure_ascii=False)
-    text = " ".join(str(value).split())
-    return logfilter.redact(text[:200] + ("…" if len(text) > 200 else ""))
+__all__ = [
+    "MAX_ANSWER_CHARS", "ChatCompletionsClient", "CompletionsClient", "PreparedRequest",
+    "ProviderClient", "ProviderReply", "RetryPolicy", "StreamBroken", "Timeouts",
+    "create_client", "provider_kinds", "register_kind",
+]

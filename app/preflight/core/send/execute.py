@@ -1,0 +1,189 @@
+"""Executing a confirmed plan: audit first, send, stream through the restorer, audit
+the outcome.
+
+The record is written before any byte leaves (``sending``), every HTTP request is added
+to its ``requests`` list (URL, then status) before it leaves, the answer is committed as
+it streams, and the final status says what happened to the body: ``done``,
+``truncated``, ``rejected``/``redirected`` (it reached the provider, which refused it or
+pointed elsewhere), ``failed`` (``delivered`` 0 when it certainly never left) or
+``cancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.send import logfilter
+from preflight.core.send.audit import AuditLog
+from preflight.core.send.cost import TokenCounter, price
+from preflight.core.send.plan import SendPlan
+from preflight.core.send.providers import ProviderClient
+from preflight.core.send.stream import MAX_ANSWER_CHARS
+
+SAVE_EVERY_S = 0.25   # how often the streaming answer is committed to the audit log
+
+
+@dataclass(frozen=True)
+class SendResult:
+    record_id: int
+    answer: str                # placeholders/pseudonyms restored
+    answer_raw: str            # as the provider sent it
+    finish_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    token_method: str
+    cost: float
+    attempts: int
+    realized_utility: float | None
+    learning: str              # "recorded" | "pending" | "skipped"
+    truncated: bool = False    # the answer hit MAX_ANSWER_CHARS and was cut
+    requests: tuple[dict[str, Any], ...] = ()   # every HTTP request: {"url", "status"}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "record_id": self.record_id, "answer": self.answer, "answer_raw": self.answer_raw,
+            "finish_reason": self.finish_reason, "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens, "token_method": self.token_method,
+            "cost": round(self.cost, 6), "attempts": self.attempts,
+            "realized_utility": self.realized_utility, "learning": self.learning,
+            "truncated": self.truncated, "answer_limit_chars": MAX_ANSWER_CHARS,
+            "requests": list(self.requests),
+        }
+
+
+class IdentityRestorer:
+    def feed(self, chunk: str) -> str:
+        return chunk
+
+    def flush(self) -> str:
+        return ""
+
+
+def default_restorer(vault: Any) -> Any:
+    if vault is None:
+        return IdentityRestorer()
+    from preflight.core.sanitize.vault import StreamRestorer
+
+    return StreamRestorer(vault)
+
+
+def send_plan(
+    plan: SendPlan,
+    *,
+    client: ProviderClient,
+    key: str | None,
+    audit: AuditLog,
+    restorer: Any,
+    counter: TokenCounter,
+    store_original: bool,
+    learn: bool,
+    on_chunk: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> SendResult:
+    """Send ``plan`` (already checked) and audit every step; learning is the caller's."""
+    record_id = audit.begin(
+        kind="send", status="sending", fingerprint=plan.fingerprint,
+        provider=plan.provider.name, model=plan.provider.model, url=plan.request.url,
+        method=plan.method, epsilon=plan.epsilon, task=plan.task.kind,
+        payload=plan.payload,
+        original_text=plan.original if store_original else None,
+        input_tokens=plan.cost.input_tokens, token_method=plan.cost.token_method,
+        cost_estimate=plan.cost.max_total if plan.cost.priced else None,
+        predicted_utility=plan.predicted_utility,
+        overrides=[f.id for f in plan.blocking],
+    )
+    raw_parts: list[str] = []
+    shown_parts: list[str] = []
+    hops: list[dict[str, Any]] = []
+    last_save = [time.monotonic()]
+
+    def save(**extra: Any) -> None:
+        audit.update(record_id, answer_raw="".join(raw_parts),
+                     answer_restored="".join(shown_parts), **extra)
+
+    def show(text: str) -> None:
+        if text:
+            shown_parts.append(text)
+            if on_chunk:
+                on_chunk(text)
+
+    def on_request(url: str, status: int | None) -> None:
+        if status is None:
+            hops.append({"url": url, "status": None})
+        else:
+            hops[-1]["status"] = status
+        audit.update(record_id, requests=json.dumps(hops))   # durable before it leaves
+
+    def on_delta(delta: str) -> None:
+        raw_parts.append(delta)
+        show(restorer.feed(delta))
+        now = time.monotonic()
+        if now - last_save[0] >= SAVE_EVERY_S:
+            last_save[0] = now
+            save()
+
+    try:
+        reply = client.send(
+            plan.request, key, on_delta=on_delta, cancel=cancel,
+            on_attempt=lambda n: audit.update(record_id, attempts=n),
+            on_accepted=lambda: audit.update(record_id, status="streaming", delivered=1),
+            on_request=on_request,
+        )
+    except BaseException as exc:
+        show(_safe_flush(restorer))
+        save(**_failure_fields(exc))
+        raise
+    show(_safe_flush(restorer))
+    answer_raw = "".join(raw_parts)
+    in_tokens = int(reply.usage.get("prompt_tokens") or plan.cost.input_tokens)
+    if reply.usage.get("completion_tokens"):
+        out_tokens, token_method = int(reply.usage["completion_tokens"]), "provider usage"
+    else:
+        counted = counter.count(answer_raw)
+        out_tokens, token_method = counted.tokens, counted.method
+    cost = price(in_tokens, out_tokens, plan.provider)
+    save(status="truncated" if reply.truncated else "done", delivered=1,
+         input_tokens=in_tokens, output_tokens=out_tokens, cost=cost,
+         attempts=reply.attempts, flow_pending=1 if learn else 0,
+         error=(f"answer cut at {MAX_ANSWER_CHARS} characters (the size limit)"
+                if reply.truncated else None))
+    return SendResult(record_id, "".join(shown_parts), answer_raw, reply.finish_reason,
+                      in_tokens, out_tokens, token_method, cost, reply.attempts, None,
+                      "skipped", reply.truncated, tuple(dict(h) for h in hops))
+
+
+def _failure_fields(exc: BaseException) -> dict[str, Any]:
+    """The audit fields of a send that ended in ``exc``."""
+    status_code = getattr(exc, "http_status", None)
+    if isinstance(exc, (Cancelled, KeyboardInterrupt)):
+        return {"status": "cancelled", "error": error_text(exc)}
+    if status_code is not None:
+        kind = "redirected" if 300 <= status_code < 400 else "rejected"
+        what = ("redirected elsewhere (not followed)" if kind == "redirected"
+                else "rejected by the provider")
+        return {"status": kind, "delivered": 1,
+                "error": f"delivered, {what} (HTTP {status_code}): {error_text(exc)}"}
+    fields: dict[str, Any] = {"status": "failed", "error": error_text(exc)}
+    if getattr(exc, "delivered", None) is False:
+        fields["delivered"] = 0
+    return fields
+
+
+def _safe_flush(restorer: Any) -> str:
+    try:
+        return restorer.flush() or ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def error_text(exc: BaseException) -> str:
+    if isinstance(exc, PreflightError):
+        return logfilter.redact(str(exc))[:500]
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return type(exc).__name__

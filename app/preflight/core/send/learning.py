@@ -1,0 +1,97 @@
+"""Learning on the flow: after an answer, the realized utility (similarity of the
+original and the answer) goes to the flow learner. Learning never costs the user the
+answer: when the embedder or the learner is unavailable, the record stays
+``flow_pending`` and :meth:`FlowRecorder.flush_pending` retries later."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from preflight.core.ports import Embedder
+from preflight.core.send.audit import AuditLog
+from preflight.core.send.plan import SendPlan
+
+log = logging.getLogger(__name__)
+
+
+class FlowRecorder:
+    """Hands realized utilities to the flow learner.
+
+    ``embedder``: the :class:`~preflight.core.ports.Embedder` that computes the realized
+    utility (None: not available, the pair stays pending). ``flow``: an object with
+    ``record(features, realized_utility, meta)``; None builds the core's FlowLearner on
+    first use.
+    """
+
+    def __init__(self, audit: AuditLog, embedder: Embedder | None = None,
+                 flow: Any = None) -> None:
+        self.audit = audit
+        self.embedder = embedder
+        self._flow = flow
+
+    @property
+    def flow(self) -> Any:
+        if self._flow is None:
+            from preflight.core.utility.flow import FlowLearner
+
+            self._flow = FlowLearner()
+        return self._flow
+
+    def learn(self, record_id: int, original: str, answer: str,
+              features: dict[str, float] | None, plan: SendPlan | None,
+              predicted: float | None) -> tuple[float | None, str]:
+        """(realized utility, "recorded" | "pending" | "skipped")."""
+        if not answer.strip():
+            self.audit.update(record_id, flow_pending=0)
+            return None, "skipped"
+        realized: float | None = None
+        try:
+            if self.embedder is None:
+                raise LookupError("no embedder")
+            realized = float(self.embedder.similarity(original, answer))
+            if math.isnan(realized):
+                raise ValueError("similarity is NaN")
+            self.audit.update(record_id, realized_utility=realized)
+        except Exception as exc:  # noqa: BLE001 - learning never costs the user the answer
+            log.warning("realized utility not computed yet (%s); kept for later",
+                        type(exc).__name__)
+            return None, "pending"
+        try:
+            meta = {"record_id": record_id, "predicted_utility": predicted}
+            if plan is not None:
+                meta.update(provider=plan.provider.name, model=plan.provider.model,
+                            method=plan.method, epsilon=plan.epsilon, task=plan.task.kind)
+            self.flow.record(dict(features or {}), realized, meta)
+            self.audit.update(record_id, flow_pending=0)
+            return realized, "recorded"
+        except Exception as exc:  # noqa: BLE001
+            log.warning("flow learner unavailable (%s); the pair is kept for later",
+                        type(exc).__name__)
+            return realized, "pending"
+
+    def flush_pending(self) -> int:
+        """Hand finished sends still marked pending to the flow learner; returns how many
+        were recorded. Needs the original text (stored only with the user's opt-in) when
+        the realized utility was never computed."""
+        done = 0
+        for row in self.audit.pending_flow():
+            answer = row["answer_restored"] or ""
+            if row["realized_utility"] is None and not row["original_text"]:
+                continue
+            if row["realized_utility"] is not None:
+                try:
+                    self.flow.record({"epsilon": row["epsilon"]}, float(row["realized_utility"]),
+                                     {"record_id": row["id"], "method": row["method"]})
+                    self.audit.update(row["id"], flow_pending=0)
+                    done += 1
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("flow learner still unavailable (%s)", type(exc).__name__)
+                    break
+            else:
+                _, state = self.learn(row["id"], row["original_text"], answer,
+                                      {"epsilon": row["epsilon"]}, None,
+                                      row["predicted_utility"])
+                done += state == "recorded"
+        return done

@@ -1,0 +1,271 @@
+"""The send plan (everything shown before a send), its findings and the confirmation rules.
+
+A :class:`Finding` is something that blocks a send until the user accepts it explicitly:
+an identifier or secret the re-scan found in the payload (:func:`rescan`), or a detector
+running degraded (:func:`degraded_finding`) — then the re-scan itself cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from preflight.core.config import ProviderSettings
+from preflight.core.errors import PreflightError
+from preflight.core.ports import Detector
+from preflight.core.send.audit import Fingerprint, PriorSend
+from preflight.core.send.cost import CostEstimate
+from preflight.core.send.providers import PreparedRequest
+from preflight.core.tasks import Task
+from preflight.core.types import Category, SanitizedText, Span
+
+log = logging.getLogger(__name__)
+
+BLOCKING_CATEGORIES = (Category.DIRECT_IDENTIFIER, Category.SECRET)
+DEGRADED_DETECTOR_ID = "detector-degraded"
+
+
+class SendBlocked(PreflightError):
+    """The send needs a confirmation the user has not given."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A piece of PII the re-scan found in the payload (or the degraded-detector notice).
+
+    ``id`` is stable for the same type and value, so an override given once survives a
+    re-preparation of the same text (e.g. after moving the ε slider).
+    """
+
+    id: str
+    type: str
+    category: Category
+    value: str
+    part: str              # "document", "instruction" or "detector"
+    start: int             # offsets into that part
+    end: int
+    score: float
+    blocking: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "type": self.type, "category": self.category.value,
+            "value": self.value, "part": self.part, "start": self.start, "end": self.end,
+            "score": round(self.score, 4), "blocking": self.blocking, "reason": self.reason,
+        }
+
+
+def finding_id(type_: str, value: str) -> str:
+    digest = hashlib.sha256(f"{type_}\0{' '.join(value.split()).casefold()}".encode())
+    return f"{type_.lower()}-{digest.hexdigest()[:10]}"
+
+
+@dataclass(frozen=True)
+class SendPlan:
+    """Everything shown before a send. Immutable: a changed choice is a new plan.
+
+    ``seed`` stays in memory only: it is in neither :meth:`to_json` nor the audit log.
+    """
+
+    provider: ProviderSettings
+    task: Task
+    request: PreparedRequest
+    original: str = field(repr=False)
+    sanitized: SanitizedText = field(repr=False)
+    method: str
+    epsilon: float | None
+    seed: int | None = field(repr=False)
+    fingerprint: Fingerprint
+    cost: CostEstimate
+    findings: tuple[Finding, ...]
+    prior_sends: tuple[PriorSend, ...]
+    predicted_utility: float | None = None
+    features: dict[str, float] | None = field(default=None, repr=False)
+    vault: Any = field(default=None, repr=False)
+    notices: tuple[str, ...] = ()      # sentences the user must read (e.g. cleartext HTTP)
+
+    @property
+    def payload(self) -> bytes:
+        """The exact request body that will leave the machine."""
+        return self.request.body
+
+    @property
+    def blocking(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.blocking)
+
+    @property
+    def degraded_detection(self) -> Finding | None:
+        return next((f for f in self.findings if f.id == DEGRADED_DETECTOR_ID), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider.name,
+            "model": self.provider.model,
+            "api_style": self.provider.api_style,
+            "url": self.request.url,
+            "headers": [list(h) for h in self.request.display_headers()],
+            "payload": self.payload.decode("utf-8"),
+            "payload_bytes": len(self.payload),
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "task": self.task.kind,
+            "cost": self.cost.to_json(),
+            "findings": [f.to_json() for f in self.findings],
+            "blocking": [f.id for f in self.blocking],
+            "prior_sends": [p.to_json() for p in self.prior_sends],
+            "predicted_utility": self.predicted_utility,
+            "document_sha256": self.fingerprint.sha256,
+            "notices": list(self.notices),
+        }
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The user's explicit decision. Overrides name findings one by one (by id).
+
+    ``accept_degraded_detection`` accepts sending although the detector runs degraded
+    (its finding's id in ``overrides`` counts as the same explicit acceptance).
+    """
+
+    confirmed: bool = False
+    overrides: frozenset[str] = frozenset()
+    resend_acknowledged: bool = False
+    accept_degraded_detection: bool = False
+
+
+def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
+    """Raise :class:`SendBlocked` unless ``confirmation`` covers ``plan``'s findings (the
+    ledger is checked by the session, which owns the audit log)."""
+    if not confirmation.confirmed:
+        raise SendBlocked("The send was not confirmed.",
+                          "Review the payload and confirm (CLI: answer 'y' or pass --yes).")
+    degraded = plan.degraded_detection
+    if degraded is not None and not (confirmation.accept_degraded_detection
+                                     or degraded.id in confirmation.overrides):
+        raise SendBlocked(
+            f"The PII detector runs degraded ({degraded.value}); the re-scan of the "
+            "payload may miss names and other identifiers.",
+            "Fix the detector (preflight models install), or accept this explicitly "
+            "(CLI: --accept-degraded-detection).",
+        )
+    missing = [f for f in plan.blocking
+               if f.id != DEGRADED_DETECTOR_ID and f.id not in confirmation.overrides]
+    if missing:
+        listed = ", ".join(f"{f.type} '{f.value}' ({f.id})" for f in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise SendBlocked(
+            f"The payload still contains {len(missing)} identifier(s) or secret(s): "
+            f"{listed}{more}.",
+            "Choose a stronger method, or override each item explicitly "
+            "(CLI: --allow ID for each).",
+        )
+
+
+def degraded_finding(detector: Detector) -> Finding | None:
+    """A blocking finding when ``detector`` says it runs degraded (e.g. no NER model)."""
+    warnings = [w for w in (getattr(detector, "warnings", None) or []) if w]
+    if not warnings:
+        return None
+    text = "; ".join(warnings)
+    return Finding(
+        DEGRADED_DETECTOR_ID, "DETECTOR_DEGRADED", Category.DIRECT_IDENTIFIER, text,
+        "detector", 0, 0, 1.0, True,
+        f"the PII detector runs degraded, so identifiers it cannot find would leave "
+        f"unnoticed: {text}",
+    )
+
+
+def rescan(detector: Detector, original: str, sanitized: SanitizedText,
+           request: PreparedRequest, original_spans: Sequence[Span] = ()
+           ) -> tuple[Finding, ...]:
+    """Detect PII in every string of the payload a model reads.
+
+    Two checks: the detector runs on each string, and every identifier or secret value
+    detected in the *original* is searched for verbatim (case-insensitively) — a name
+    the detector flagged once but missed at a second mention, in a context where the
+    re-scan misses it too, must still block. A detected value that sanitization itself
+    put there (inside a change, and not a value of the original) is a surrogate, not a
+    leak; everything else in a blocking category blocks until overridden.
+    """
+    folded_original = original.casefold()
+    out: dict[str, Finding] = {}
+    known = {
+        (s.type, original[s.start:s.end]): s for s in original_spans
+        if s.category in BLOCKING_CATEGORIES and len(original[s.start:s.end].strip()) >= 3
+    }
+    for content in request.content_texts:
+        doc_at = content.find(sanitized.text) if sanitized.text else -1
+        for (typ, value), span in known.items():
+            # Whole words only: the name "Ann" must not match inside "Annual".
+            pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
+            for m in re.finditer(pattern, content, re.IGNORECASE):
+                in_doc = doc_at >= 0 and doc_at <= m.start() and m.end() <= doc_at + len(
+                    sanitized.text)
+                start = m.start() - doc_at if in_doc else m.start()
+                end = m.end() - doc_at if in_doc else m.end()
+                fid = finding_id(typ, value)
+                if fid in out:
+                    continue
+                out[fid] = Finding(
+                    fid, typ, span.category, m.group(0),
+                    "document" if in_doc else "instruction", start, end, span.score, True,
+                    "detected in the original and still in the payload unchanged",
+                )
+    for content in request.content_texts:
+        doc_at = content.find(sanitized.text) if sanitized.text else -1
+        for span in detector.detect(content):
+            value = content[span.start:span.end]
+            in_doc = doc_at >= 0 and doc_at <= span.start and span.end <= doc_at + len(
+                sanitized.text)
+            part = "document" if in_doc else "instruction"
+            start = span.start - doc_at if in_doc else span.start
+            end = span.end - doc_at if in_doc else span.end
+            introduced = (
+                in_doc
+                and _inside_changes(sanitized, start, end)
+                and value.casefold() not in folded_original
+            )
+            blocking = span.category in BLOCKING_CATEGORIES and not introduced
+            if introduced:
+                reason = "put there by sanitization (a surrogate, not from the original)"
+            elif blocking:
+                reason = (f"a {span.category.value.replace('_', ' ')} would leave the "
+                          f"machine: {span.why}")
+            else:
+                reason = f"remains in the text ({span.category.value.replace('_', ' ')})"
+            fid = finding_id(span.type, value)
+            prev = out.get(fid)
+            if prev is None or (blocking and not prev.blocking):
+                out[fid] = Finding(fid, span.type, span.category, value, part, start, end,
+                                   span.score, blocking, reason)
+    degraded = degraded_finding(detector)
+    if degraded is not None:
+        out[degraded.id] = degraded
+    return tuple(sorted(out.values(), key=lambda f: (not f.blocking, f.part, f.start)))
+
+
+def _inside_changes(sanitized: SanitizedText, start: int, end: int) -> bool:
+    for change in sanitized.changes:
+        if change.start <= start and end <= change.end:
+            return True
+        if change.start >= end:
+            break
+    return False
+
+
+def fast_features(text: str, sanitized: SanitizedText, spans: Sequence[Span]
+                  ) -> dict[str, float] | None:
+    """The utility features learning needs (never blocks a send)."""
+    try:
+        from preflight.core.utility.features import fast_features as compute
+    except ImportError:
+        return None
+    try:
+        return dict(compute(text, sanitized, list(spans)))
+    except Exception as exc:  # noqa: BLE001 - features are for learning, never block a send
+        log.info("features not computed (%s)", type(exc).__name__)
+        return None

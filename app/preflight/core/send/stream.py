@@ -1,0 +1,267 @@
+"""Reading a provider's answer: OpenAI-style server-sent events, or one JSON reply.
+
+Reading is linear in the size of the answer and bounded: at most
+:data:`MAX_ANSWER_CHARS` characters of answer text are kept (the rest is not read and the
+reply says ``truncated``), one SSE line may hold at most :data:`MAX_LINE_CHARS`
+characters, and bytes are read in pieces of :data:`READ_CHUNK_BYTES` however large the
+server's HTTP chunks are. A provider (or a proxy) that sends a huge answer costs a few
+MiB of memory and a second of CPU, never gigabytes.
+"""
+
+from __future__ import annotations
+
+import codecs
+import http.client
+import json
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import requests
+import urllib3
+
+from preflight.core.errors import Cancelled
+from preflight.core.send.transport import StreamBroken, root_cause, short
+
+if TYPE_CHECKING:
+    from preflight.core.send.providers import ProviderClient
+
+MAX_ANSWER_CHARS = 1 << 20          # 1 MiB of answer text; more is cut off
+MAX_LINE_CHARS = 4 * MAX_ANSWER_CHARS  # one SSE line (one event's JSON)
+MAX_WHOLE_BYTES = 4 * MAX_ANSWER_CHARS  # a non-streamed JSON reply
+READ_CHUNK_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ProviderReply:
+    text: str
+    finish_reason: str | None
+    usage: dict[str, int] = field(default_factory=dict)
+    attempts: int = 1
+    truncated: bool = False     # the answer exceeded MAX_ANSWER_CHARS and was cut off
+    url: str = ""               # where the answer came from (after same-origin redirects)
+
+
+class _LineTooLong(Exception):
+    pass
+
+
+class SSELines:
+    """Incremental line splitter: each character is scanned once, whatever the chunking.
+
+    A line still incomplete is kept as a list of pieces (never re-concatenated per
+    chunk), and a line longer than ``max_line`` raises instead of growing without bound.
+    """
+
+    def __init__(self, max_line: int = MAX_LINE_CHARS) -> None:
+        self._pieces: list[str] = []
+        self._pending = 0
+        self._max = max_line
+
+    def feed(self, text: str) -> list[str]:
+        if "\n" not in text:
+            if text:
+                self._pieces.append(text)
+                self._pending += len(text)
+                if self._pending > self._max:
+                    raise _LineTooLong
+            return []
+        lines = text.split("\n")
+        lines[0] = "".join(self._pieces) + lines[0]
+        tail = lines.pop()
+        self._pieces = [tail] if tail else []
+        self._pending = len(tail)
+        if any(len(line) > self._max for line in lines) or self._pending > self._max:
+            raise _LineTooLong
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+class _Answer:
+    """The answer so far, cut at MAX_ANSWER_CHARS."""
+
+    def __init__(self, on_delta: Callable[[str], None] | None) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.truncated = False
+        self._on_delta = on_delta
+
+    def add(self, text: str) -> None:
+        room = MAX_ANSWER_CHARS - self.size
+        if len(text) > room:
+            text, self.truncated = text[:room], True
+        if text:
+            self.parts.append(text)
+            self.size += len(text)
+            if self._on_delta:
+                self._on_delta(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def read_answer(
+    client: "ProviderClient",
+    response: requests.Response,
+    on_delta: Callable[[str], None] | None,
+    cancel: threading.Event | None,
+) -> tuple[str, str | None, dict[str, int], bool]:
+    """(text, finish_reason, usage, truncated) of ``response``; closes it."""
+    name = client.settings.name
+    answer = _Answer(on_delta)
+    try:
+        if "text/event-stream" not in response.headers.get("Content-Type", ""):
+            return _read_whole(client, response, answer)
+        finish, usage, done = _read_events(client, response, answer, cancel)
+        if not done and finish is None and not answer.truncated:
+            raise StreamBroken(
+                f"The answer from {name} stopped before it was complete "
+                f"(the stream ended after {answer.size} characters).",
+                "The request reached the provider, so it was not re-sent automatically. "
+                "Send again yourself if you want a complete answer.",
+                answer.text,
+            )
+        return answer.text, finish, usage, answer.truncated
+    except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError,
+            requests.exceptions.Timeout, urllib3.exceptions.HTTPError,
+            http.client.HTTPException, OSError) as exc:
+        if is_read_timeout(exc):
+            raise StreamBroken(
+                f"The provider ({name}) stopped sending for {client.timeouts.read:g} s "
+                "in the middle of the answer.",
+                "The request reached the provider, so it was not re-sent automatically. "
+                "Try again later, or send again yourself.",
+                answer.text,
+            ) from None
+        raise StreamBroken(
+            f"The connection to {name} broke while the answer was streaming "
+            f"({root_cause(exc)}).",
+            "The request reached the provider, so it was not re-sent automatically.",
+            answer.text,
+        ) from None
+    except Cancelled as exc:
+        exc.partial = answer.text  # type: ignore[attr-defined]
+        raise
+    finally:
+        response.close()
+
+
+def _read_events(
+    client: "ProviderClient", response: requests.Response, answer: _Answer,
+    cancel: threading.Event | None,
+) -> tuple[str | None, dict[str, int], bool]:
+    name = client.settings.name
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    lines = SSELines()
+    finish: str | None = None
+    usage: dict[str, int] = {}
+    for raw in _chunks(response):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("Stopped while the answer was streaming.")
+        try:
+            batch = lines.feed(decoder.decode(raw))
+        except _LineTooLong:
+            answer.truncated = True
+            return finish, usage, False
+        for line in batch:
+            if not line.startswith("data:"):
+                continue  # comments, event names, blank separators
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return finish, usage, True
+            try:
+                event = json.loads(data)
+            except ValueError:
+                raise StreamBroken(
+                    f"{name} sent a malformed answer stream (not JSON).",
+                    "The provider or a proxy in between broke the stream; it was not "
+                    "re-sent automatically. Try again, or check the base URL.",
+                    answer.text,
+                ) from None
+            if isinstance(event, dict) and "error" in event:
+                raise StreamBroken(
+                    f"{name} reported an error mid-answer: {short(event.get('error'))}",
+                    "The request reached the provider; it was not re-sent.", answer.text,
+                )
+            try:
+                text, reason = client.delta(event)
+            except (KeyError, IndexError, TypeError, AttributeError):
+                raise StreamBroken(
+                    f"{name} sent an answer stream in an unexpected format.",
+                    "Check the API style of the provider (chat or completions).",
+                    answer.text,
+                ) from None
+            if isinstance(event.get("usage"), dict):
+                usage = _usage(event["usage"])
+            answer.add(text)
+            if reason:
+                finish = reason
+            if answer.truncated:
+                return finish, usage, False
+    return finish, usage, False
+
+
+def _read_whole(
+    client: "ProviderClient", response: requests.Response, answer: _Answer
+) -> tuple[str, str | None, dict[str, int], bool]:
+    name = client.settings.name
+    body = bytearray()
+    for raw in _chunks(response):
+        body += raw
+        if len(body) > MAX_WHOLE_BYTES:
+            raise StreamBroken(
+                f"{name} answered with a single reply larger than "
+                f"{MAX_WHOLE_BYTES // (1 << 20)} MiB; it was not read.",
+                "The request reached the provider. Check the base URL and the model's "
+                "max_tokens.",
+            )
+    try:
+        payload = json.loads(bytes(body).decode("utf-8", "replace"))
+        text, finish = client.whole(payload)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise StreamBroken(
+            f"{name} answered with something that is not an OpenAI-compatible reply "
+            f"(Content-Type {response.headers.get('Content-Type', 'missing')}).",
+            "Check the base URL: it should point at the API, not a web page or proxy login.",
+        ) from None
+    answer.add(text)
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    return answer.text, finish, _usage(usage), answer.truncated
+
+
+def _usage(raw: dict[str, Any]) -> dict[str, int]:
+    return {k: int(v) for k, v in raw.items() if isinstance(v, (int, float))}
+
+
+def _chunks(response: requests.Response) -> Iterator[bytes]:
+    """Bytes as they arrive, at most READ_CHUNK_BYTES at a time. Chunked responses yield
+    per HTTP chunk (split when larger); close-delimited ones (HTTP/1.0 servers, some
+    proxies) via ``read1`` so a slow stream is not buffered whole."""
+    raw = response.raw
+    if getattr(raw, "chunked", False) or not hasattr(raw, "read1"):
+        yield from response.iter_content(chunk_size=READ_CHUNK_BYTES)
+        return
+    while True:
+        data = raw.read1(READ_CHUNK_BYTES)
+        if not data:
+            return
+        yield data
+
+
+def is_read_timeout(exc: BaseException) -> bool:
+    """True when ``exc`` (or what it wraps) is a read timeout: the server went silent."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, (urllib3.exceptions.ReadTimeoutError, socket.timeout,
+                            TimeoutError, requests.exceptions.ReadTimeout)):
+            return True
+        for nxt in (cur.__cause__, cur.__context__, getattr(cur, "reason", None), *cur.args):
+            if isinstance(nxt, BaseException):
+                stack.append(nxt)
+    return False

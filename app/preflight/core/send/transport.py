@@ -1,0 +1,341 @@
+"""How a request leaves and what the provider's HTTP answer means.
+
+Promises kept here:
+
+- **Only the confirmed origin.** Requests go out with ``allow_redirects=False``. A
+  redirect to another origin (scheme, host or port) is never followed: the payload and
+  the key header stay with the provider the user confirmed, and the error names where the
+  provider pointed. A same-origin 307/308 (method and body kept) may be followed; the
+  caller records every URL a request really went to.
+- **No cleartext to other machines.** ``http://`` is accepted only for a loopback host
+  (127.0.0.0/8, ::1, localhost) unless the provider setting ``allow_insecure_http`` says
+  otherwise.
+- **Honest delivery state.** Errors raised before a byte left carry ``delivered=False``;
+  an HTTP error status carries ``delivered=True`` and ``http_status`` (the body reached
+  the server even though it refused it).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import urllib3.exceptions as u3
+
+from preflight.core.config import ProviderSettings
+from preflight.core.errors import ConfigError, ProviderError
+from preflight.core.send import logfilter
+
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+MAX_SAME_ORIGIN_REDIRECTS = 3
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class StreamBroken(ProviderError):
+    """The provider accepted the request but the answer did not arrive whole.
+
+    Not retried: the text was already disclosed once. ``partial`` holds what arrived.
+    """
+
+    def __init__(self, message: str, hint: str = "", partial: str = "") -> None:
+        super().__init__(message, hint)
+        self.partial = partial
+
+
+class Retryable(Exception):
+    def __init__(self, error: ProviderError, wait: float | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.wait = wait
+
+
+# --- origins and cleartext -----------------------------------------------------------------
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+def show_origin_url(url: str) -> str:
+    """``scheme://host:port/path`` for messages (the query may hold tokens: left out)."""
+    scheme, host, port = origin(url)
+    shown_host = f"[{host}]" if ":" in host else host
+    return logfilter.redact(f"{scheme}://{shown_host}:{port}{urlsplit(url).path or '/'}")
+
+
+def is_loopback_host(host: str) -> bool:
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def cleartext_host(settings: ProviderSettings) -> str | None:
+    """The host when ``settings`` sends over plain HTTP to another machine, else None."""
+    scheme, host, _ = origin(settings.base_url.strip())
+    if scheme == "http" and host and not is_loopback_host(host):
+        return host
+    return None
+
+
+def check_cleartext(settings: ProviderSettings) -> None:
+    """Refuse plain HTTP to a non-loopback host unless the provider allows it."""
+    host = cleartext_host(settings)
+    if host and not settings.allow_insecure_http:
+        raise ConfigError(
+            f"Provider '{settings.name}' uses plain http:// to {host}, which is not this "
+            "computer: the document and the API key would cross the network unencrypted.",
+            "Use an https:// base URL, or allow cleartext for this provider explicitly: "
+            f"preflight providers add {settings.name} ... --allow-insecure-http.",
+        )
+
+
+def cleartext_warning(settings: ProviderSettings) -> str | None:
+    """The sentence the send plan shows when cleartext to another machine is allowed."""
+    host = cleartext_host(settings)
+    if host is None:
+        return None
+    return (f"Plain HTTP to {host}: the request and the API key cross the network "
+            "unencrypted (allowed for this provider by allow_insecure_http).")
+
+
+# --- one request ---------------------------------------------------------------------------
+
+
+def post(http: requests.Session, url: str, body: bytes, headers: dict[str, str],
+         timeouts: Any, name: str) -> requests.Response:
+    """One POST that never follows a redirect; errors become ProviderError/Retryable."""
+    host = urlsplit(url).hostname or url
+    try:
+        return http.post(url, data=body, headers=headers, stream=True, allow_redirects=False,
+                         timeout=(timeouts.connect, timeouts.read))
+    except requests.exceptions.SSLError:
+        raise not_sent(ProviderError(
+            f"The secure connection to {host} failed (TLS certificate or handshake error).",
+            "Check the base URL, the system clock, and any proxy that inspects HTTPS "
+            "traffic (set REQUESTS_CA_BUNDLE to your company's CA bundle). Nothing was sent.",
+        )) from None
+    except requests.exceptions.ConnectTimeout:
+        raise Retryable(not_sent(ProviderError(
+            f"Connecting to {host} timed out after {timeouts.connect:g} s.",
+            "Check the network connection and the base URL. Nothing was sent.",
+        )), None) from None
+    except requests.exceptions.ReadTimeout:
+        raise ProviderError(
+            f"{name} did not answer within {timeouts.read:g} s.",
+            "The request may have reached the provider, so it was not re-sent "
+            "automatically. Try again later, or send again yourself.",
+        ) from None
+    except requests.exceptions.ConnectionError as exc:
+        detail = root_cause(exc)
+        if _is_dns_failure(detail):
+            raise not_sent(ProviderError(
+                f"The provider's host name {host} could not be resolved (DNS).",
+                "Check the base URL and your network or VPN. Nothing was sent.",
+            )) from None
+        if _before_request_written(exc):
+            raise Retryable(not_sent(ProviderError(
+                f"Cannot connect to {host} ({detail}).",
+                "Check that the server is running and the base URL is right. "
+                "Nothing was sent.",
+            )), None) from None
+        raise ProviderError(
+            f"The connection to {host} broke while sending ({detail}).",
+            "The request may have reached the provider, so it was not re-sent "
+            "automatically. Send again yourself if you want to.",
+        ) from None
+    except requests.exceptions.RequestException as exc:
+        raise ProviderError(
+            f"The request to {host} failed ({type(exc).__name__}).",
+            "Check the provider's base URL.",
+        ) from None
+
+
+def redirect_target(response: requests.Response, url: str, confirmed_url: str) -> str:
+    """Where a 3xx points, if it may be followed; otherwise a ProviderError (the body
+    reached the provider, nothing reached the target)."""
+    status = response.status_code
+    location = response.headers.get("Location", "")
+    response.close()
+    target = urljoin(url, location) if location else ""
+    if target and origin(target) == origin(confirmed_url) and status in (307, 308):
+        return target
+    shown = show_origin_url(target) if target else "an unnamed location"
+    if not target or origin(target) != origin(confirmed_url):
+        error = ProviderError(
+            f"The provider redirected to {shown}; nothing was sent there.",
+            "Check the provider's base URL (use the address the provider really serves "
+            "from, with https://).",
+        )
+    else:
+        error = ProviderError(
+            f"The provider redirected (HTTP {status}) to {shown} and asked to change the "
+            "request; it was not followed.",
+            "Check the provider's base URL.",
+        )
+    raise _delivered(error, status)
+
+
+def check_status(response: requests.Response, settings: ProviderSettings) -> None:
+    """Return on 200; otherwise close ``response`` and raise what the status means."""
+    status = response.status_code
+    if status == 200:
+        return
+    try:
+        detail = _error_detail(response)
+    finally:
+        response.close()
+    name = settings.name
+    said = f" The provider said: {detail}" if detail else ""
+    if status == 401:
+        raise _delivered(ProviderError(
+            f"{name} rejected the API key (HTTP 401).{said}",
+            f"Check the key: preflight providers set-key {name}.",
+        ), status)
+    if status == 403:
+        raise _delivered(ProviderError(
+            f"{name} refused access (HTTP 403).{said}",
+            "The key is valid but lacks permission for this model or region; check "
+            "the account's access.",
+        ), status)
+    if status == 404:
+        raise _delivered(ProviderError(
+            f"{name} has no such endpoint or model (HTTP 404 for model "
+            f"'{settings.model}').{said}",
+            "Check the base URL (it usually ends in /v1) and the model name.",
+        ), status)
+    if status == 413:
+        raise _delivered(ProviderError(
+            f"The request is too large for {name} (HTTP 413).{said}",
+            "Shorten the document or split it.",
+        ), status)
+    if status == 429:
+        wait = _retry_after(response)
+        when = f" Retry after {wait:g} s." if wait is not None else ""
+        raise Retryable(_delivered(ProviderError(
+            f"{name} is rate-limiting requests (HTTP 429).{when}{said}",
+            "Wait and try again, or check the account's quota.",
+        ), status), wait)
+    if 500 <= status < 600:
+        raise Retryable(_delivered(ProviderError(
+            f"{name} had a server error (HTTP {status}).{said}",
+            "This is on the provider's side; try again later.",
+        ), status), _retry_after(response))
+    raise _delivered(ProviderError(
+        f"{name} refused the request (HTTP {status}).{said}",
+        "Check the provider settings (model name, API style).",
+    ), status)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def not_sent(error: ProviderError) -> ProviderError:
+    """Mark an error raised before any byte of the request reached the provider."""
+    error.delivered = False  # type: ignore[attr-defined]
+    return error
+
+
+def _delivered(error: ProviderError, status: int) -> ProviderError:
+    """Mark an error the provider answered with: the body reached it."""
+    error.delivered = True  # type: ignore[attr-defined]
+    error.http_status = status  # type: ignore[attr-defined]
+    return error
+
+
+def root_cause(exc: BaseException) -> str:
+    seen = exc
+    while True:
+        nxt = seen.__cause__ or seen.__context__
+        if nxt is None and seen.args and isinstance(seen.args[0], BaseException):
+            nxt = seen.args[0]
+        if nxt is None and len(seen.args) > 1 and isinstance(seen.args[1], BaseException):
+            nxt = seen.args[1]
+        if nxt is None or nxt is seen:
+            break
+        seen = nxt
+        reason = getattr(seen, "reason", None)
+        if isinstance(reason, BaseException):
+            seen = reason
+    text = str(seen) or type(seen).__name__
+    return logfilter.redact(text.split(": ", 1)[-1] if "object at 0x" in text else text)[:160]
+
+
+def _is_dns_failure(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(s in lowered for s in (
+        "name or service not known", "nodename nor servname", "getaddrinfo failed",
+        "temporary failure in name resolution", "failed to resolve", "no address associated",
+        "name resolution",
+    ))
+
+
+def _before_request_written(exc: requests.exceptions.ConnectionError) -> bool:
+    """True when the connection failed while being opened (refused, unreachable)."""
+    cur: BaseException | None = exc
+    seen = set()
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, (u3.NewConnectionError, u3.ConnectTimeoutError,
+                            ConnectionRefusedError)):
+            return True
+        if isinstance(cur, u3.ProtocolError):
+            return False  # 'Connection aborted': the request was (at least partly) written
+        nxt = getattr(cur, "reason", None)
+        if not isinstance(nxt, BaseException):
+            nxt = cur.args[0] if cur.args and isinstance(cur.args[0], BaseException) else None
+        cur = nxt or cur.__cause__ or cur.__context__
+    return False
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _error_detail(response: requests.Response) -> str:
+    try:
+        raw = response.raw.read(4096, decode_content=True) if response.raw else b""
+    except Exception:  # noqa: BLE001 - the status code alone is enough to report
+        return ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    try:
+        payload = json.loads(text)
+        if isinstance(payload, dict):
+            err = payload.get("error", payload.get("detail", payload.get("message", payload)))
+            return short(err)
+    except ValueError:
+        pass
+    return short(text)
+
+
+def short(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("message") or json.dumps(value, ensure_ascii=False)
+    text = " ".join(str(value).split())
+    return logfilter.redact(text[:200] + ("…" if len(text) > 200 else ""))
