@@ -19,18 +19,19 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from preflight.core.errors import Cancelled, PreflightError
-from preflight.core.tasks import SUMMARIZE, Task
-from preflight.core.types import SanitizedText, Span
-from preflight.qt.backend import AnswerChunk, Prediction, Recommendation
-from preflight.qt.qt_workers import Latest, OpContext, QtOp
-from preflight.qt.viewmodel import (
+from preflight.app.doorway import AnswerChunk, Doorway, Prediction
+from preflight.app.presentation import (
     PrivacyIndicators,
     effective_spans,
     privacy_indicators,
     shift_spans,
     span_key,
 )
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.recommend import Recommendation
+from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
 DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
 TYPING_PREVIEW_MS = 150       # preview refresh while typing
@@ -79,13 +80,13 @@ class DocumentController(QObject):
     sig_curve = Signal(object)                    # list[(eps, utility)]
     sig_recommendation = Signal(object)           # Recommendation
     sig_recommending = Signal(bool)
-    sig_estimate = Signal(object)                 # backend.Estimate
+    sig_estimate = Signal(object)                 # (core CostEstimate, provider)
     sig_epsilon_range = Signal(float, float)
     sig_methods = Signal(list)
     sig_status = Signal(str)
     sig_error = Signal(str, str)
 
-    def __init__(self, backend: Any, parent: QObject | None = None) -> None:
+    def __init__(self, backend: Doorway, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.text = ""
@@ -96,7 +97,7 @@ class DocumentController(QObject):
         self.scope = "all"
         self.epsilon_range: tuple[float, float] | None = None
         self.epsilon: float | None = None
-        self.seed = secrets.randbelow(2**31)
+        self.seed = secrets.randbits(64)
         self.task: Task = SUMMARIZE
         self.provider: str | None = None
         self.prepared: Any = None
@@ -232,7 +233,7 @@ class DocumentController(QObject):
 
     def resample(self) -> None:
         """Fresh noise (d_X) or fresh surrogates (pseudonym)."""
-        self.seed = secrets.randbelow(2**31)
+        self.seed = secrets.randbits(64)
         if self.method == "dx" and self.prepared is not None:
             prepared, seed = self.prepared, self.seed
             self.sig_preparing.emit(True)
@@ -474,7 +475,7 @@ class DocumentController(QObject):
         payload, task, provider, backend = res.sanitized.text, self.task, self.provider, \
             self.backend
         self._estimate.start(QtOp(
-            self, lambda ctx: backend.estimate(payload, task, provider),
+            self, lambda ctx: (backend.estimate(payload, task, provider), provider),
             self.sig_estimate.emit, self._on_quiet_error, lane="pool"))
 
     # -- errors --------------------------------------------------------------------------
@@ -524,7 +525,7 @@ class AnswerController(QObject):
     sig_plan_ready = Signal(object)           # a SendPlan to confirm
     sig_busy = Signal(bool)
 
-    def __init__(self, backend: Any, doc: DocumentController,
+    def __init__(self, backend: Doorway, doc: DocumentController,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.backend = backend

@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from preflight.app.doorway import Prediction
+from preflight.app.presentation import PrivacyIndicators, format_cost
+from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.qt import qt_theme
-from preflight.qt.backend import Estimate, Prediction
-from preflight.qt.viewmodel import PrivacyIndicators, format_cost
 
 METHOD_LABELS = {
     "dx": "d_X-privacy (word embeddings)",
@@ -348,18 +349,17 @@ class QtAssessmentPanel(QGroupBox):
         color = colors.good if pred.value >= min_utility else colors.bad
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
+        # The band is the held-out RMSE of the regressor that made the prediction.
+        band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
+                if pred.rmse is not None and pred.low is not None and pred.high is not None
+                else "")
         if pred.refined:
-            band = ""
-            if pred.low is not None and pred.high is not None:
-                band = f" ± {(pred.high - pred.low) / 2:.2f}"
             self.utility_caption.setText("predicted utility — refined with the local model")
-            self.utility_detail.setText(f"range {pred.low:.2f}–{pred.high:.2f}{band}"
-                                        if pred.low is not None else "")
+            self.utility_detail.setText(band)
         else:
             self.utility_caption.setText("predicted utility — instant estimate")
-            self.utility_detail.setText(
-                (f"range {pred.low:.2f}–{pred.high:.2f}; " if pred.low is not None else "")
-                + "refining with the local model…")
+            self.utility_detail.setText((band + "; " if band else "")
+                                        + "refining with the local model…")
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
     def set_unavailable(self, why: str) -> None:
@@ -387,14 +387,18 @@ class QtAssessmentPanel(QGroupBox):
         self.pii_left.setText(f"<span style='color:{color.name()}'>{ind.pii_left}</span>"
                               f" of {ind.pii_total} detected")
 
-    def set_estimate(self, est: Estimate | None) -> None:
+    def set_estimate(self, est: CostEstimate | None, provider: str | None = None) -> None:
         if est is None:
             self.tokens.setText("—")
             self.cost.setText("—")
             return
-        self.tokens.setText(f"{est.tokens:,} ({est.how})")
-        self.cost.setText(format_cost(est.cost) if est.provider
-                          else "— (no provider yet)")
+        how = "tokenizer" if est.token_method.startswith("tokenizer") else "chars/4 estimate"
+        self.tokens.setText(f"{est.input_tokens:,} ({how})")
+        if not provider:
+            self.cost.setText("— (no provider yet)")
+        else:
+            self.cost.setText(format_cost(est.max_total) if est.priced
+                              else "unknown (no prices set for this provider)")
 
 
 class QtAnswerPane(QGroupBox):

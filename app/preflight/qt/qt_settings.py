@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from preflight.app.doorway import Doorway
 from preflight.core.config import ProviderSettings, Settings
 from preflight.qt.controllers import error_text
 from preflight.qt.qt_dialogs import show_error
@@ -66,7 +67,7 @@ def _lines(widget: QPlainTextEdit) -> list[str]:
 
 
 class QtProvidersTab(QWidget):
-    def __init__(self, settings: Settings, backend: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, backend: Doorway, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
         self.backend = backend
@@ -249,7 +250,7 @@ class QtProvidersTab(QWidget):
 class QtModelsTab(QWidget):
     sig_models_changed = Signal()
 
-    def __init__(self, backend: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, backend: Doorway, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         lay = QVBoxLayout(self)
@@ -461,7 +462,7 @@ class QtSettingsDialog(QDialog):
 
     sig_saved = Signal()
 
-    def __init__(self, backend: Any, parent: QWidget | None = None, tab: str = "") -> None:
+    def __init__(self, backend: Doorway, parent: QWidget | None = None, tab: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Preflight settings")
         self.setObjectName("settingsDialog")

@@ -22,9 +22,9 @@ log = logging.getLogger(__name__)
 
 
 def _dx() -> dict:
-    from preflight.core.sanitize import dx  # loads no model until describe() runs
+    from preflight.app.services import build_services
 
-    return dx.describe()
+    return build_services().dx().describe()   # loads the token space only now
 
 
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
@@ -43,12 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _models() -> list[dict[str, Any]]:
-    from preflight.runtime.models import ModelManager
+    from preflight.app.services import build_services
 
     return [
         {"role": s.role, "name": s.name, "file": str(s.path), "sha256": s.sha256,
          "status": s.state, "licence": s.licence}
-        for s in ModelManager().status()
+        for s in build_services().models.status()
     ]
 
 

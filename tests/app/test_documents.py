@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from preflight.core.errors import InputError
-from preflight.qt.doc_import import read_for_window
+from preflight.app.documents import read_for_window
 
 
 def _pdf(text: str) -> bytes:

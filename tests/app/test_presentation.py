@@ -6,7 +6,7 @@ import pytest
 
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.qt.controllers import log_grid
-from preflight.qt.viewmodel import (
+from preflight.app.presentation import (
     Utf16Map,
     change_at,
     effective_spans,
