@@ -154,7 +154,7 @@ class WindowDoorway:
                          epsilon_min=lo, epsilon_max=hi, cancel=cancel)
 
     # -- send ------------------------------------------------------------------------------
-    def session(self) -> Any:
+    def _send_session(self) -> Any:
         with self._lock:
             if self._session is None:
                 self._session = self.services.send_session(
@@ -174,7 +174,8 @@ class WindowDoorway:
     def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate:
         counted = self.services.token_counter().count(task_payload_text(task, payload))
         if provider:
-            return cost.estimate_cost(counted, task.max_tokens, self.session().provider(provider))
+            prov = self._send_session().provider(provider)
+            return cost.estimate_cost(counted, task.max_tokens, prov)
         return CostEstimate(counted.tokens, task.max_tokens, counted.method, 0.0, 0.0,
                             priced=False)
 
@@ -183,7 +184,7 @@ class WindowDoorway:
                      vault: Any = None, seed: int | None = None) -> Any:
         """Lane "detect": the plan re-scans the payload with the (single-owner) detector."""
         eps = (sanitized.info or {}).get("epsilon")
-        return self.session().prepare_send(
+        return self._send_session().prepare_send(
             original, provider, sanitized.method, SanitizeParams(seed=seed, epsilon=eps), task,
             spans=list(spans), sanitized=sanitized, vault=vault,
             predicted_utility=prediction.value if prediction else None,
@@ -206,7 +207,7 @@ class WindowDoorway:
 
         self._raw_sink = raw.append
         try:
-            result = self.session().execute(plan, confirmation, on_chunk=on_restored,
+            result = self._send_session().execute(plan, confirmation, on_chunk=on_restored,
                                             cancel=cancel)
         finally:
             self._raw_sink = None
@@ -217,7 +218,7 @@ class WindowDoorway:
     # -- local answer (lane "slm") -------------------------------------------------------
     def run_local(self, task: Task, text: str, on_token: Callable[[str], None],
                   cancel: threading.Event) -> Any:
-        return self.session().keep_local(text, task, on_token=on_token, cancel=cancel)
+        return self._send_session().keep_local(text, task, on_token=on_token, cancel=cancel)
 
     # -- keys ------------------------------------------------------------------------------
     def keyring_status(self) -> Any:
