@@ -198,7 +198,26 @@ def test_terminal_confirmation_yes_and_no(server, doc, monkeypatch, capsys):
     assert len(server.requests) == 1
 
 
-def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys):
+@pytest.fixture
+def no_always_protect():
+    """fake-identity leaves every value; with the policy's always-protected types cleared
+    the e-mail address stays too (these tests are about residual PII)."""
+    from preflight.core.config import save_settings
+
+    settings = load_settings()
+    settings.policy.always_protect = []
+    save_settings(settings)
+
+
+def test_always_protected_types_are_replaced_even_by_an_identity_method(server, doc, capsys):
+    add_provider(server.url)
+    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "2 identifier" in err and "EMAIL_ADDRESS" not in err  # only the two names left
+
+
+def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys,
+                                            no_always_protect):
     add_provider(server.url)
     monkeypatch.setattr(send_cmd, "_Terminal", ScriptedTerminal)
     # fake-identity leaves everything: 3 blocking items (2 names, 1 email), then "send?"
@@ -209,7 +228,7 @@ def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys):
     assert "1 identifier" in capsys.readouterr().err and server.requests == []
 
 
-def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys):
+def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys, no_always_protect):
 
     add_provider(server.url)
     assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2
