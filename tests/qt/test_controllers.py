@@ -8,7 +8,8 @@ import pytest
 from fakes import SAMPLE
 
 from preflight.core.tasks import Task
-from preflight.qt.controllers import AnswerController, DocumentController
+from preflight.qt.answers import AnswerController
+from preflight.qt.controllers import DocumentController
 from preflight.qt.qt_workers import wait_all
 
 

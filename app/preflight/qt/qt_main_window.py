@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,10 +26,10 @@ from PySide6.QtWidgets import (
 
 from preflight.app.documents import read_for_window
 from preflight.app.doorway import Doorway
-from preflight.core.errors import InputError
+from preflight.app.presentation import error_text
 from preflight.qt import qt_theme
-from preflight.qt.controllers import AnswerController, DocumentController, PreviewResult, \
-    error_text
+from preflight.qt.answers import AnswerController
+from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog

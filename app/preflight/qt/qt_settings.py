@@ -8,7 +8,6 @@ keyring, or — only when there is none and the user agrees — into memory for 
 from __future__ import annotations
 
 import copy
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +41,8 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.doorway import Doorway
+from preflight.app.presentation import error_text
 from preflight.core.config import ProviderSettings, Settings
-from preflight.qt.controllers import error_text
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_workers import QtOp
 
