@@ -264,7 +264,7 @@ class FakeBackend:
                             "estimate: characters / 4", 0.0008, 0.0004, bool(provider))
 
     def prepare_send(self, original, sanitized, spans, task, provider, prediction,
-                     vault=None, seed=None) -> FakePlan:
+                     vault=None) -> FakePlan:
         prov = next(p for p in self.settings.providers if p.name == provider)
         body = ('{"model": "%s", "messages": [{"role": "user", "content": %s}]}'
                 % (prov.model, __import__("json").dumps(sanitized.text))).encode()

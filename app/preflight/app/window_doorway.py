@@ -181,11 +181,15 @@ class WindowDoorway:
 
     def prepare_send(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task, provider: str, prediction: Prediction | None,
-                     vault: Any = None, seed: int | None = None) -> Any:
-        """Lane "detect": the plan re-scans the payload with the (single-owner) detector."""
+                     vault: Any = None) -> Any:
+        """Lane "detect": the plan re-scans the payload with the (single-owner) detector.
+
+        The window's seed is not passed: the text is already sanitized, and the seed is a
+        secret (with it, pseudonyms and d_X noise could be reproduced), so it never
+        reaches the plan or the audit log."""
         eps = (sanitized.info or {}).get("epsilon")
         return self._send_session().prepare_send(
-            original, provider, sanitized.method, SanitizeParams(seed=seed, epsilon=eps), task,
+            original, provider, sanitized.method, SanitizeParams(epsilon=eps), task,
             spans=list(spans), sanitized=sanitized, vault=vault,
             predicted_utility=prediction.value if prediction else None,
             features=prediction.features if prediction and prediction.features else None,

@@ -49,12 +49,12 @@ class AnswerController(QObject):
             return
         text, sanitized, spans = doc.text, doc.result.sanitized, doc.effective_spans()
         task, provider, pred, backend = doc.task, doc.provider, doc.prediction, self.backend
-        vault, seed = doc.result.vault, doc.seed
+        vault = doc.result.vault        # the seed stays in the window: it is a secret
         self.sig_busy.emit(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.
         self._op = QtOp(
             self, lambda ctx: backend.prepare_send(text, sanitized, spans, task, provider, pred,
-                                                   vault, seed),
+                                                   vault),
             self._on_plan, self._on_failed, lane="detect").run()
 
     def _on_plan(self, plan: Any) -> None:
