@@ -97,9 +97,9 @@ def main() -> int:
             from fakes import FakeBackend
 
             return FakeBackend(s)
-        from preflight.qt.backend import Backend
+        from preflight.app.window_doorway import WindowDoorway
 
-        return Backend(s)
+        return WindowDoorway(s)
 
     shots: list[str] = []
 

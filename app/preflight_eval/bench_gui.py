@@ -99,11 +99,11 @@ def _wait(app, pred, timeout: float) -> bool:
 
 
 def bench_slider(steps: int) -> dict:
-    from preflight.qt.backend import Backend
+    from preflight.app.window_doorway import WindowDoorway
     from preflight.qt.qt_app import build_window, create_app
 
     app = create_app()
-    win = build_window(Backend(), theme="light")
+    win = build_window(WindowDoorway(), theme="light")
     win.doc._refine_timer.setInterval(10**8)      # measure the preview path alone
     win.show()
     win.start()
@@ -152,11 +152,11 @@ def bench_typing(keys: int) -> dict:
     from PySide6.QtCore import QElapsedTimer, Qt, QTimer
     from PySide6.QtTest import QTest
 
-    from preflight.qt.backend import Backend
+    from preflight.app.window_doorway import WindowDoorway
     from preflight.qt.qt_app import build_window, create_app
 
     app = create_app()
-    backend = Backend()
+    backend = WindowDoorway()
     win = build_window(backend, theme="light")
     win.show()
     win.start()

@@ -56,17 +56,17 @@ def test_sections_ok_and_failing(capsys, empty_models, monkeypatch):
     assert data["odd"] == {"path": str(empty_models)}      # made JSON-safe, not a crash
 
 
-def test_dx_section_comes_from_the_dx_module(capsys, empty_models, monkeypatch):
+def test_dx_section_comes_from_the_dx_mechanism(capsys, empty_models, monkeypatch):
     from preflight.core.sanitize import dx
 
     facts = {"embedding": "SmolLM2 49152x576", "filter": "printable only"}
-    monkeypatch.setattr(dx, "describe", lambda: facts)
+    monkeypatch.setattr(dx.DxMechanism, "describe", lambda self: facts)
     assert run_json(capsys)["dx"] == facts
 
-    def fails():
+    def fails(self):
         raise ConfigError("No token embedding.", "Run preflight models install.")
 
-    monkeypatch.setattr(dx, "describe", fails)
+    monkeypatch.setattr(dx.DxMechanism, "describe", fails)
     assert run_json(capsys)["dx"] == {"error": "No token embedding. Run preflight models install."}
 
 

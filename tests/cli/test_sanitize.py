@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
+from preflight.app.services import Services
 from preflight.cli import main as cli
-from preflight.cli.commands import sanitize as sanitize_cmd
 from preflight.core import paths
 from preflight.core.sanitize.base import mechanism_names
 from preflight.core.sanitize.vault import Vault, restore
@@ -39,7 +39,7 @@ class FakeDetector:
 
 @pytest.fixture(autouse=True)
 def fake_detector(monkeypatch):
-    monkeypatch.setattr(sanitize_cmd, "_make_detector", lambda settings: FakeDetector())
+    monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: FakeDetector())
 
 
 def run(capsys, *argv, stdin: str | None = None, monkeypatch=None):
@@ -138,18 +138,21 @@ def test_params_reach_the_mechanism(capsys, doc, monkeypatch):
         name = "spy"
 
         def sanitize(self, text, spans, params):
-            from preflight.core.types import SanitizedText
+            from preflight.core.types import SanitizedText, apply_replacements
 
             seen.update(params=params, spans=spans)
-            return SanitizedText(text.upper(), "spy")
+            out, changes = apply_replacements(
+                text, [(s.start, s.end, text[s.start:s.end].upper(), s.type) for s in spans])
+            return SanitizedText(out, "spy", changes)
 
-    monkeypatch.setattr(sanitize_cmd, "create_mechanism", lambda name: Spy())
+    monkeypatch.setattr(Services, "mechanism", lambda self, name, **kw: Spy())
     code, out, err = run(capsys, "sanitize", str(doc), "-m", "redact", "--epsilon", "12.5",
                          "--scope", "pii", "--no-rank-step", "--approximate", "--seed", "3")
     p = seen["params"]
     assert (p.epsilon, p.scope, p.rank_step, p.approximate, p.seed) == (12.5, "pii", False,
                                                                         True, 3)
-    assert len(seen["spans"]) == 6 and out == DOC.upper()
+    assert len(seen["spans"]) == 6 and out == DOC.replace("Ann Lee", "ANN LEE").replace(
+        "bob@acme.com", "BOB@ACME.COM").replace("years old", "YEARS OLD")
 
 
 def test_method_choices_come_from_the_registry(capsys):

@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "send"))
 from _fakes import FakeDetector, MemoryKeyring, fake_mechanisms  # noqa: E402
 from _loopback import CaptureServer, Reply  # noqa: E402
 
+from preflight.app.services import Services  # noqa: E402
 from preflight.cli import main as cli  # noqa: E402
 from preflight.cli.commands import send as send_cmd  # noqa: E402
 from preflight.core.config import load_settings, settings_path  # noqa: E402
-from preflight.core.send import session as session_mod  # noqa: E402
 
 DOC = ("Alice Martin (alice.martin@corp.example) asked Bob Stone to review the Q3 budget "
        "before Friday. Alice Martin will present it to the board.")
@@ -40,12 +40,18 @@ def _fake_mechanisms():
 
 @pytest.fixture(autouse=True)
 def fakes(monkeypatch):
-    monkeypatch.setattr(session_mod, "_build_detector", lambda cls, settings: FakeDetector())
+    monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: _detector())
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+def _detector(warnings: tuple[str, ...] = ()) -> FakeDetector:
+    det = FakeDetector()
+    det.warnings = list(warnings)      # the Detector port's warnings
+    return det
 
 
 @pytest.fixture
@@ -162,6 +168,15 @@ def test_send_text_mode_streams_answer_to_stdout(server, doc, capsys):
     assert "audit record 1" in captured.err
 
 
+def test_send_shows_the_detectors_warnings(server, doc, capsys, monkeypatch):
+    monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: _detector(
+        ("The NER model is missing. Names are not detected until it is restored.",)))
+    add_provider(server.url)
+    server.script(Reply(deltas=["ok"]))
+    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"]) == 0
+    assert "warning: The NER model is missing" in capsys.readouterr().err
+
+
 def test_no_terminal_and_no_yes_refuses_and_sends_nothing(server, doc, capsys, monkeypatch):
     add_provider(server.url)
     monkeypatch.setattr(send_cmd, "_Terminal", NoTerminal)
@@ -183,7 +198,26 @@ def test_terminal_confirmation_yes_and_no(server, doc, monkeypatch, capsys):
     assert len(server.requests) == 1
 
 
-def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys):
+@pytest.fixture
+def no_always_protect():
+    """fake-identity leaves every value; with the policy's always-protected types cleared
+    the e-mail address stays too (these tests are about residual PII)."""
+    from preflight.core.config import save_settings
+
+    settings = load_settings()
+    settings.policy.always_protect = []
+    save_settings(settings)
+
+
+def test_always_protected_types_are_replaced_even_by_an_identity_method(server, doc, capsys):
+    add_provider(server.url)
+    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "2 identifier" in err and "EMAIL_ADDRESS" not in err  # only the two names left
+
+
+def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys,
+                                            no_always_protect):
     add_provider(server.url)
     monkeypatch.setattr(send_cmd, "_Terminal", ScriptedTerminal)
     # fake-identity leaves everything: 3 blocking items (2 names, 1 email), then "send?"
@@ -194,7 +228,7 @@ def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys):
     assert "1 identifier" in capsys.readouterr().err and server.requests == []
 
 
-def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys):
+def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys, no_always_protect):
 
     add_provider(server.url)
     assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2

@@ -1,6 +1,7 @@
-"""A fake of :class:`preflight.qt.backend.Backend` for the window's unit tests.
+"""A fake :class:`preflight.app.doorway.Doorway` for the window's unit tests.
 
-Same method names and result types as the real backend; no models. Detection finds
+Same methods and signatures as the protocol and the real ``WindowDoorway`` (checked by
+tests/app/test_doorway_contract.py) and the same result types; no models. Detection finds
 capitalized name pairs and e-mail addresses; "d_X" replaces each word with a probability
 that falls with ε, deterministically for a seed, so tests can assert on the preview.
 """
@@ -20,7 +21,10 @@ from preflight.core.config import ProviderSettings, Settings
 from preflight.core.errors import Cancelled, ProviderError
 from preflight.core.tasks import Task
 from preflight.core.types import Category, Change, SanitizedText, Span, apply_replacements
-from preflight.qt.backend import AnswerChunk, Estimate, Prediction, Recommendation
+from preflight.app.doorway import AnswerChunk, Prediction
+from preflight.core.send.cost import CostEstimate
+from preflight.core.utility.assess import Assessment
+from preflight.core.utility.recommend import Recommendation
 
 SAMPLE = ("Jane Doe met Max Power in Berlin. Write to jane.doe@example.com about the "
           "merger plan before Friday; the board wants a summary of the risks.")
@@ -28,6 +32,12 @@ SAMPLE = ("Jane Doe met Max Power in Berlin. Write to jane.doe@example.com about
 NAME = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
 EMAIL = re.compile(r"\b[\w.]+@[\w.]+\.\w+\b")
 WORD = re.compile(r"\w+")
+
+
+# Held-out errors of the regressors in the shipped bundle's shape (see the real
+# WindowDoorway, which reads them from resources/utility/regressor.joblib).
+FAST_RMSE = 0.25
+FULL_RMSE = 0.21
 
 
 def fake_detect(text: str, deny: Sequence[str] = ()) -> list[Span]:
@@ -218,7 +228,8 @@ class FakeBackend:
     def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:
         share = 1 - (sanitized.info.get("tokens_changed", 0)
                      / max(1, sanitized.info.get("tokens_total", 1)))
-        return Prediction(round(0.2 + 0.7 * share, 4), None, None, False, {"share": share})
+        return Prediction(Assessment({"share": share}, round(0.2 + 0.7 * share, 4)),
+                          FAST_RMSE)
 
     def predict_refined(self, original, sanitized, spans, task, cancel) -> Prediction:
         for _ in range(int(self.delay * 100)):
@@ -226,17 +237,19 @@ class FakeBackend:
                 raise Cancelled()
             time.sleep(0.01)
         p = self.predict_fast(original, sanitized, spans)
-        return Prediction(p.value, p.value - 0.08, p.value + 0.08, True, p.features)
+        return Prediction(Assessment(p.features, p.value, p.value), FULL_RMSE)
 
     def utility_curve(self, original, prepared, spans, epsilons, cancel):
         return [(e, self.predict_fast(original, prepared.at(e), spans).value) for e in epsilons]
 
     def recommend(self, original, prepared, spans, task, cancel) -> Recommendation:
         curve = self.utility_curve(original, prepared, spans, [1, 3, 10, 30, 100], cancel)
+        min_u = self.settings.policy.min_utility
         for e, u in curve:
-            if u >= self.settings.policy.min_utility:
-                return Recommendation("send", float(e), u)
-        return Recommendation("keep_local", None, None, "too noisy")
+            if u >= min_u:
+                return Recommendation("send", float(e), u, u, min_u, None)
+        return Recommendation("keep_local", None, curve[-1][1], curve[-1][1], min_u,
+                              "A local summary of the document")
 
     # send
     def provider_names(self) -> list[str]:
@@ -246,12 +259,12 @@ class FakeBackend:
         names = self.provider_names()
         return names[0] if names else None
 
-    def estimate(self, payload, task, provider) -> Estimate:
-        return Estimate(math.ceil(len(payload) / 4), 0.0012 if provider else None,
-                        "chars/4 estimate", provider)
+    def estimate(self, payload, task, provider) -> CostEstimate:
+        return CostEstimate(math.ceil(len(payload) / 4), task.max_tokens,
+                            "estimate: characters / 4", 0.0008, 0.0004, bool(provider))
 
     def prepare_send(self, original, sanitized, spans, task, provider, prediction,
-                     vault=None, seed=None) -> FakePlan:
+                     vault=None) -> FakePlan:
         prov = next(p for p in self.settings.providers if p.name == provider)
         body = ('{"model": "%s", "messages": [{"role": "user", "content": %s}]}'
                 % (prov.model, __import__("json").dumps(sanitized.text))).encode()
@@ -341,7 +354,7 @@ class FakeBackend:
             progress(i / 4, "installing")
         return []
 
-    def download_model(self, *a, **k):
+    def download_model(self, repo_id, filename, role, progress, cancel):
         return Path("/tmp/x")
 
     def use_model(self, role, path):

@@ -8,7 +8,8 @@ import pytest
 from fakes import SAMPLE
 
 from preflight.core.tasks import Task
-from preflight.qt.controllers import AnswerController, DocumentController
+from preflight.qt.answers import AnswerController
+from preflight.qt.controllers import DocumentController
 from preflight.qt.qt_workers import wait_all
 
 
@@ -131,3 +132,11 @@ def test_task_change_reaches_refined_prediction(qtbot, doc):
     doc.set_text(SAMPLE)
     doc.set_task(Task("question", question="Who met whom?"))
     assert doc.task.kind == "question"
+
+
+def test_seed_is_a_64_bit_secret(qtbot, fake_backend):
+    """The d_X/pseudonym seed comes from secrets.randbits(64): 20 draws below 2**31 would
+    happen with probability 2**-660 (the old seed was 31 bits)."""
+    seeds = {DocumentController(fake_backend).seed for _ in range(20)}
+    assert len(seeds) == 20 and all(0 <= s < 2**64 for s in seeds)
+    assert max(seeds) >= 2**31

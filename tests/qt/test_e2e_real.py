@@ -28,7 +28,7 @@ def real_window(qtbot, monkeypatch):
     from keyring.backends import null
 
     monkeypatch.setattr(keyring, "get_keyring", lambda: null.Keyring())   # never the user's
-    from preflight.qt.backend import Backend
+    from preflight.app.window_doorway import WindowDoorway
     from preflight.qt.qt_app import build_window
 
     with LoopbackLLM(["Summary:", "<PERSON_1>", "met", "<PERSON_2>", "about", "a",
@@ -36,7 +36,7 @@ def real_window(qtbot, monkeypatch):
         s = Settings()
         s.providers.append(ProviderSettings(name="loopback", base_url=server.base_url,
                                             model="tiny"))
-        backend = Backend(s)
+        backend = WindowDoorway(s)
         win = build_window(backend, theme="light")
         win.doc._refine_timer.setInterval(10**7)   # the SLM's refinement is tested elsewhere
         qtbot.addWidget(win)

@@ -6,38 +6,41 @@ exclusions, method, scope, ε, seed) and turns every change into background ops 
 preparation and ε steps on the "dx" lane, fast predictions on the pool, refined ones on
 the "slm" lane. Each kind of op is a :class:`Latest` group, so stale results are dropped.
 
-:class:`AnswerController` runs "send" and "keep local" and streams the answer.
+Its assessment ops (predictions, the utility curve, the ε recommendation, the cost
+estimate) live in :mod:`preflight.qt.assessment_ops`; :class:`AnswerController`
+(:mod:`preflight.qt.answers`) runs "send" and "keep local" and streams the answer.
 """
 
 from __future__ import annotations
 
 import math
 import secrets
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from preflight.core.errors import Cancelled, PreflightError
-from preflight.core.tasks import SUMMARIZE, Task
-from preflight.core.types import SanitizedText, Span
-from preflight.qt.backend import AnswerChunk, Prediction, Recommendation
-from preflight.qt.qt_workers import Latest, OpContext, QtOp
-from preflight.qt.viewmodel import (
+from preflight.app.doorway import Doorway, Prediction
+from preflight.app.presentation import (
     PrivacyIndicators,
     effective_spans,
+    error_text,
     privacy_indicators,
     shift_spans,
     span_key,
 )
+from preflight.core.errors import Cancelled
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.recommend import Recommendation
+from preflight.qt.assessment_ops import AssessmentOps
+from preflight.qt.qt_workers import Latest, QtOp
 
 DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
 TYPING_PREVIEW_MS = 150       # preview refresh while typing
 SLIDER_DEBOUNCE_MS = 10       # slider: coalesce bursts, keep latency far below 100 ms
 FAST_PREDICT_MS = 60
 REFINE_AFTER_MS = 1500        # refined prediction once the user stops changing things
-CURVE_POINTS = 12
 
 
 @dataclass(frozen=True)
@@ -49,23 +52,7 @@ class PreviewResult:
     vault: Any = None              # placeholder/pseudonym: how the answer is restored
 
 
-def log_grid(lo: float, hi: float, n: int) -> list[float]:
-    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
-    if n < 2:
-        return [lo]
-    a, b = math.log(lo), math.log(hi)
-    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
-
-
-def error_text(exc: BaseException) -> tuple[str, str]:
-    """(message, hint) for any exception a background op reported."""
-    if isinstance(exc, PreflightError):
-        return exc.message, exc.hint
-    return (f"Something went wrong ({type(exc).__name__}).",
-            "This is a bug in Preflight; your text is still here. Try again.")
-
-
-class DocumentController(QObject):
+class DocumentController(QObject, AssessmentOps):
     """State and background work behind the two text panes and the assessment panel."""
 
     sig_spans_changed = Signal()
@@ -79,13 +66,13 @@ class DocumentController(QObject):
     sig_curve = Signal(object)                    # list[(eps, utility)]
     sig_recommendation = Signal(object)           # Recommendation
     sig_recommending = Signal(bool)
-    sig_estimate = Signal(object)                 # backend.Estimate
+    sig_estimate = Signal(object)                 # (core CostEstimate, provider)
     sig_epsilon_range = Signal(float, float)
     sig_methods = Signal(list)
     sig_status = Signal(str)
     sig_error = Signal(str, str)
 
-    def __init__(self, backend: Any, parent: QObject | None = None) -> None:
+    def __init__(self, backend: Doorway, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.text = ""
@@ -96,7 +83,7 @@ class DocumentController(QObject):
         self.scope = "all"
         self.epsilon_range: tuple[float, float] | None = None
         self.epsilon: float | None = None
-        self.seed = secrets.randbelow(2**31)
+        self.seed = secrets.randbits(64)
         self.task: Task = SUMMARIZE
         self.provider: str | None = None
         self.prepared: Any = None
@@ -232,7 +219,7 @@ class DocumentController(QObject):
 
     def resample(self) -> None:
         """Fresh noise (d_X) or fresh surrogates (pseudonym)."""
-        self.seed = secrets.randbelow(2**31)
+        self.seed = secrets.randbits(64)
         if self.method == "dx" and self.prepared is not None:
             prepared, seed = self.prepared, self.seed
             self.sig_preparing.emit(True)
@@ -396,87 +383,6 @@ class DocumentController(QObject):
             self._pending_preview = False
             self._run_preview()
 
-    # -- assessment ----------------------------------------------------------------------
-    def _run_fast_prediction(self) -> None:
-        res = self.result
-        if res is None:
-            return
-        text, spans, backend, task = self.text, self.effective_spans(), self.backend, self.task
-        self._fast.start(QtOp(
-            self, lambda ctx: backend.predict_fast(text, res.sanitized, spans, task),
-            self._on_prediction, self._on_prediction_error, lane="pool"))
-
-    def _run_refined_prediction(self) -> None:
-        res = self.result
-        if res is None:
-            return
-        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
-        self.sig_refining.emit(True)
-        self._refine.start(QtOp(
-            self, lambda ctx: backend.predict_refined(text, res.sanitized, spans, task,
-                                                      ctx.cancel),
-            self._on_prediction, self._on_prediction_error, lane="slm",
-            finished=lambda: self.sig_refining.emit(self._refine.busy)))
-
-    def _on_prediction(self, pred: Prediction) -> None:
-        self.prediction = pred
-        self.sig_prediction.emit(pred)
-
-    def _run_curve(self) -> None:
-        prepared, rng = self.prepared, self.epsilon_range
-        if prepared is None or rng is None:
-            return
-        text, spans, backend = self.text, self.effective_spans(), self.backend
-        grid = log_grid(rng[0], rng[1], CURVE_POINTS)
-
-        def op(ctx: OpContext):
-            return backend.utility_curve(text, prepared, spans, grid, ctx.cancel)
-
-        self._curve.start(QtOp(self, op, self._on_curve, self._on_quiet_error, lane="dx"))
-
-    def _on_curve(self, curve: list[tuple[float, float]]) -> None:
-        self.curve = list(curve)
-        self.sig_curve.emit(self.curve)
-
-    def find_best_epsilon(self) -> None:
-        """Ask the core for the most private ε that still meets the minimum utility."""
-        prepared = self.prepared
-        if self.method != "dx" or prepared is None:
-            self.sig_error.emit("“Find best ε” works with the d_X method.",
-                                "Choose d_X as the method, then try again.")
-            return
-        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
-        self.sig_recommending.emit(True)
-        self.sig_status.emit("Searching for the most private ε that stays useful…")
-        self._recommend.start(QtOp(
-            self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel),
-            self._on_recommendation, self._on_recommend_error, lane="slm"))
-
-    def _on_recommend_error(self, exc: BaseException) -> None:
-        self.sig_recommending.emit(False)
-        if not isinstance(exc, Cancelled):
-            self._on_error(exc)
-
-    def _on_recommendation(self, rec: Recommendation) -> None:
-        self.sig_recommending.emit(False)
-        self.recommendation = rec
-        self.sig_recommendation.emit(rec)
-        if rec.decision == "send" and rec.epsilon is not None:
-            self.sig_status.emit(f"Recommended ε = {rec.epsilon:.3g}.")
-            self.set_epsilon(float(rec.epsilon))
-        else:
-            self.sig_status.emit("No ε is both private and useful enough: keep this one local.")
-
-    def _run_estimate(self) -> None:
-        res = self.result
-        if res is None:
-            return
-        payload, task, provider, backend = res.sanitized.text, self.task, self.provider, \
-            self.backend
-        self._estimate.start(QtOp(
-            self, lambda ctx: backend.estimate(payload, task, provider),
-            self.sig_estimate.emit, self._on_quiet_error, lane="pool"))
-
     # -- errors --------------------------------------------------------------------------
     def _on_error(self, exc: BaseException) -> None:
         if isinstance(exc, Cancelled):
@@ -511,110 +417,3 @@ class DocumentController(QObject):
 def _preview(sanitized: SanitizedText, text: str, spans: list[Span],
              eps: float | None) -> tuple[SanitizedText, PrivacyIndicators]:
     return sanitized, privacy_indicators(text, sanitized, spans)
-
-
-class AnswerController(QObject):
-    """Send to the provider or answer locally; streams the answer into the answer pane."""
-
-    sig_started = Signal(str)                 # "cloud" | "local"
-    sig_chunk = Signal(str, str)              # restored, raw
-    sig_rate = Signal(float)                  # tokens per second
-    sig_finished = Signal(object)             # SendResult / str / None when stopped
-    sig_failed = Signal(str, str)
-    sig_plan_ready = Signal(object)           # a SendPlan to confirm
-    sig_busy = Signal(bool)
-
-    def __init__(self, backend: Any, doc: DocumentController,
-                 parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.backend = backend
-        self.doc = doc
-        self._op: QtOp | None = None
-        self._tokens = 0
-        self._t0 = 0.0
-        self.restored = ""
-        self.raw = ""
-
-    @property
-    def busy(self) -> bool:
-        return self._op is not None and not self._op.done
-
-    def prepare_send(self) -> None:
-        """Build the exact request (payload, cost, residual PII); the window confirms it."""
-        doc = self.doc
-        if doc.result is None or not doc.provider or self.busy:
-            return
-        text, sanitized, spans = doc.text, doc.result.sanitized, doc.effective_spans()
-        task, provider, pred, backend = doc.task, doc.provider, doc.prediction, self.backend
-        vault, seed = doc.result.vault, doc.seed
-        self.sig_busy.emit(True)
-        # Lane "detect": the plan re-scans the payload with the single-owner detector.
-        self._op = QtOp(
-            self, lambda ctx: backend.prepare_send(text, sanitized, spans, task, provider, pred,
-                                                   vault, seed),
-            self._on_plan, self._on_failed, lane="detect").run()
-
-    def _on_plan(self, plan: Any) -> None:
-        self.sig_busy.emit(False)
-        self.sig_plan_ready.emit(plan)
-
-    def execute(self, plan: Any, confirmation: Any) -> None:
-        backend = self.backend
-        self._begin("cloud")
-
-        def op(ctx: OpContext):
-            return backend.execute_send(plan, confirmation, ctx.emit, ctx.cancel)
-
-        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="pool",
-                        on_emit=self._on_chunk).run()
-
-    def keep_local(self) -> None:
-        doc = self.doc
-        if not doc.text.strip() or self.busy:
-            return
-        text, task, backend = doc.text, doc.task, self.backend
-        self._begin("local")
-
-        def op(ctx: OpContext):
-            return backend.run_local(task, text, lambda tok: ctx.emit(AnswerChunk(tok, tok)),
-                                     ctx.cancel)
-
-        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="slm",
-                        on_emit=self._on_chunk).run()
-
-    def stop(self) -> None:
-        if self.busy and self._op is not None:
-            self._op.cancel(drop=False)
-
-    def _begin(self, mode: str) -> None:
-        self.restored = self.raw = ""
-        self._tokens = 0
-        self._t0 = time.monotonic()
-        self.sig_busy.emit(True)
-        self.sig_started.emit(mode)
-
-    def _on_chunk(self, chunk: AnswerChunk) -> None:
-        self.restored += chunk.restored
-        self.raw += chunk.raw
-        self._tokens += 1
-        self.sig_chunk.emit(chunk.restored, chunk.raw)
-        dt = time.monotonic() - self._t0
-        if dt > 0:
-            self.sig_rate.emit(self._tokens / dt)
-
-    def _on_done(self, result: Any) -> None:
-        self.sig_busy.emit(False)
-        final = getattr(result, "answer", None) if not isinstance(result, str) else result
-        if final is not None and not self.restored:
-            # Nothing streamed (a provider that answers in one piece): show it whole.
-            raw = getattr(result, "answer_raw", final)
-            self.restored, self.raw = final, raw
-            self.sig_chunk.emit(final, raw)
-        self.sig_finished.emit(result)
-
-    def _on_failed(self, exc: BaseException) -> None:
-        self.sig_busy.emit(False)
-        if isinstance(exc, Cancelled):
-            self.sig_finished.emit(None)
-            return
-        self.sig_failed.emit(*error_text(exc))

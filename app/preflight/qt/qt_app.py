@@ -6,12 +6,12 @@ import logging
 import os
 import sys
 import time
-from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
+from preflight.app.doorway import Doorway
 from preflight.core.errors import PreflightError
 from preflight.qt import qt_theme
 
@@ -29,14 +29,14 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def build_window(backend: Any = None, theme: str | None = None):
-    """The main window over ``backend`` (the real core when ``None``), themed and wired
+def build_window(backend: Doorway | None = None, theme: str | None = None):
+    """The main window over ``backend`` (the real doorway when ``None``), themed and wired
     to follow the OS light/dark switch. Nothing heavy is loaded here."""
-    from preflight.qt.backend import Backend
+    from preflight.app.window_doorway import WindowDoorway
     from preflight.qt.qt_main_window import QtMainWindow
 
     app = create_app()
-    backend = backend if backend is not None else Backend()
+    backend = backend if backend is not None else WindowDoorway()
     qt_theme.apply_theme(app, theme or backend.settings.theme)
     window = QtMainWindow(backend)
 

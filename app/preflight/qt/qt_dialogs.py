@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.qt import qt_theme
-from preflight.qt.viewmodel import format_cost
+from preflight.app.presentation import format_cost
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -25,11 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.core.errors import InputError
+from preflight.app.documents import read_for_window
+from preflight.app.doorway import Doorway
+from preflight.app.presentation import error_text
 from preflight.qt import qt_theme
-from preflight.qt.controllers import AnswerController, DocumentController, PreviewResult, \
-    error_text
-from preflight.qt.doc_import import read_for_window
+from preflight.qt.answers import AnswerController
+from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
@@ -60,7 +60,7 @@ class QtMainWindow(QMainWindow):
             height = min(height, int(free.height() * 0.95))
         self.resize(width, height)
 
-    def __init__(self, backend: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, backend: Doorway, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.setWindowTitle("Preflight — check before it leaves")
@@ -233,7 +233,7 @@ class QtMainWindow(QMainWindow):
         d.sig_recommending.connect(lambda on: (self.assessment.find_best.setEnabled(not on),
                                                self.assessment.find_best.setText(
                                                    "Searching…" if on else "Find best ε")))
-        d.sig_estimate.connect(self.assessment.set_estimate)
+        d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
         d.sig_status.connect(self.status_text.setText)
         d.sig_error.connect(lambda m, h: show_error(self, m, h))
         self.provider.currentIndexChanged.connect(self._on_provider)
@@ -333,17 +333,19 @@ class QtMainWindow(QMainWindow):
 
     def _on_recommendation(self, rec) -> None:
         if rec.decision == "send" and rec.epsilon is not None:
-            self.assessment.chart.set_recommended(rec.epsilon, rec.predicted)
+            self.assessment.chart.set_recommended(rec.epsilon, rec.predicted_utility)
             self.controls.set_epsilon(rec.epsilon)
             self.assessment.recommendation.setText(
                 f"Recommended ε {rec.epsilon:.3g}"
-                + (f" (predicted utility {rec.predicted:.2f})" if rec.predicted is not None
+                + (f" (predicted utility {rec.predicted_utility:.2f})"
+                   if rec.predicted_utility is not None
                    else "") + ".")
         else:
             self.assessment.chart.set_recommended(None, None)
             self.assessment.recommendation.setText(
                 "No ε is both private and useful enough: use “Keep local”."
-                + (f" {rec.reason}" if rec.reason else ""))
+                + (f" Best predicted utility {rec.predicted_utility:.2f} is below "
+                   f"{rec.min_utility:.2f}." if rec.predicted_utility is not None else ""))
             if rec.local_answer and not self.answers.busy:
                 self.answer.start("local", "")
                 self.answer.append(rec.local_answer, rec.local_answer)

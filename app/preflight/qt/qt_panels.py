@@ -1,4 +1,4 @@
-"""Side panels: sanitization controls, the assessment panel (with its chart) and the
+"""Side panels: sanitization controls, the assessment panel (its chart: `qt_chart`) and the
 answer pane. Views only: they expose widgets and signals, controllers feed them."""
 
 from __future__ import annotations
@@ -7,10 +7,8 @@ import html
 import math
 from typing import Sequence
 
-from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis, QScatterSeries, \
-    QValueAxis
-from PySide6.QtCore import QMargins, QPointF, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QPainter, QPen
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -28,10 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from preflight.app.doorway import Prediction
+from preflight.app.presentation import PrivacyIndicators, format_cost
+from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.qt import qt_theme
-from preflight.qt.backend import Estimate, Prediction
-from preflight.qt.viewmodel import PrivacyIndicators, format_cost
+from preflight.qt.qt_chart import QtUtilityChart
 
 METHOD_LABELS = {
     "dx": "d_X-privacy (word embeddings)",
@@ -178,97 +178,6 @@ class QtControlsPanel(QGroupBox):
         self.guarantee.setText(html.escape(text))
 
 
-class QtUtilityChart(QChartView):
-    """Predicted utility against ε (log axis), current ε and the recommended ε marked."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        chart = QChart()
-        super().__init__(chart, parent)
-        self.setRenderHint(QPainter.RenderHint.Antialiasing)
-        self.setMinimumHeight(160)
-        chart.legend().hide()
-        chart.setMargins(QMargins(2, 2, 2, 2))
-        chart.setBackgroundRoundness(0)
-        self.series = QLineSeries()
-        self.threshold = QLineSeries()
-        self.current = QScatterSeries()
-        self.current.setMarkerSize(9)
-        self.recommended = QScatterSeries()
-        self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
-            if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
-        self.recommended.setMarkerSize(14)
-        for s in (self.series, self.threshold, self.current, self.recommended):
-            chart.addSeries(s)
-        self.ax = QLogValueAxis()
-        self.ax.setLabelFormat("%.3g")
-        self.ax.setTitleText("ε")
-        self.ay = QValueAxis()
-        self.ay.setRange(0, 1)
-        self.ay.setTickCount(3)
-        self.ay.setLabelFormat("%.1f")
-        self.ay.setTitleText("utility")
-        chart.addAxis(self.ax, Qt.AlignmentFlag.AlignBottom)
-        chart.addAxis(self.ay, Qt.AlignmentFlag.AlignLeft)
-        for s in (self.series, self.threshold, self.current, self.recommended):
-            s.attachAxis(self.ax)
-            s.attachAxis(self.ay)
-        self._range = (1.0, 10.0)
-        self.ax.setRange(*self._range)
-        self.refresh_colors()
-
-    def refresh_colors(self) -> None:
-        colors = qt_theme.colors()
-        pal = self.palette()
-        chart = self.chart()
-        chart.setBackgroundBrush(pal.base())
-        chart.setPlotAreaBackgroundVisible(False)
-        for axis in (self.ax, self.ay):
-            axis.setLabelsColor(pal.text().color())
-            axis.setTitleBrush(pal.text())
-            axis.setGridLineColor(pal.mid().color())
-            axis.setLinePenColor(pal.mid().color())
-            f = axis.labelsFont()
-            f.setPointSizeF(8)
-            axis.setLabelsFont(f)
-            tf = axis.titleFont()
-            tf.setPointSizeF(8)
-            axis.setTitleFont(tf)
-        pen = QPen(colors.chart_line)
-        pen.setWidthF(2)
-        self.series.setPen(pen)
-        tpen = QPen(colors.warn)
-        tpen.setStyle(Qt.PenStyle.DashLine)
-        self.threshold.setPen(tpen)
-        self.current.setColor(colors.chart_line)
-        self.current.setBorderColor(pal.base().color())
-        self.recommended.setColor(colors.chart_marker)
-        self.recommended.setBorderColor(colors.chart_marker)
-
-    def set_range(self, lo: float, hi: float) -> None:
-        self._range = (lo, hi)
-        # A log axis labels powers of its base: base 2 gives labels in narrow ranges.
-        self.ax.setBase(10.0 if hi / lo >= 100 else 2.0)
-        self.ax.setLabelFormat("%.3g")
-        self.ax.setRange(lo, hi)
-
-    def set_curve(self, points: Sequence[tuple[float, float]], min_utility: float) -> None:
-        self.series.replace([QPointF(e, max(0.0, min(1.0, u))) for e, u in points])
-        lo, hi = self._range
-        self.threshold.replace([QPointF(lo, min_utility), QPointF(hi, min_utility)])
-
-    def set_current(self, eps: float | None, utility: float | None) -> None:
-        if eps is None or utility is None or math.isnan(utility):
-            self.current.clear()
-        else:
-            self.current.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
-
-    def set_recommended(self, eps: float | None, utility: float | None) -> None:
-        if eps is None or utility is None:
-            self.recommended.clear()
-        else:
-            self.recommended.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
-
-
 class QtAssessmentPanel(QGroupBox):
     """Predicted utility, privacy indicators, chart, "Find best ε", tokens and cost."""
 
@@ -348,18 +257,17 @@ class QtAssessmentPanel(QGroupBox):
         color = colors.good if pred.value >= min_utility else colors.bad
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
+        # The band is the held-out RMSE of the regressor that made the prediction.
+        band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
+                if pred.rmse is not None and pred.low is not None and pred.high is not None
+                else "")
         if pred.refined:
-            band = ""
-            if pred.low is not None and pred.high is not None:
-                band = f" ± {(pred.high - pred.low) / 2:.2f}"
             self.utility_caption.setText("predicted utility — refined with the local model")
-            self.utility_detail.setText(f"range {pred.low:.2f}–{pred.high:.2f}{band}"
-                                        if pred.low is not None else "")
+            self.utility_detail.setText(band)
         else:
             self.utility_caption.setText("predicted utility — instant estimate")
-            self.utility_detail.setText(
-                (f"range {pred.low:.2f}–{pred.high:.2f}; " if pred.low is not None else "")
-                + "refining with the local model…")
+            self.utility_detail.setText((band + "; " if band else "")
+                                        + "refining with the local model…")
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
     def set_unavailable(self, why: str) -> None:
@@ -387,14 +295,18 @@ class QtAssessmentPanel(QGroupBox):
         self.pii_left.setText(f"<span style='color:{color.name()}'>{ind.pii_left}</span>"
                               f" of {ind.pii_total} detected")
 
-    def set_estimate(self, est: Estimate | None) -> None:
+    def set_estimate(self, est: CostEstimate | None, provider: str | None = None) -> None:
         if est is None:
             self.tokens.setText("—")
             self.cost.setText("—")
             return
-        self.tokens.setText(f"{est.tokens:,} ({est.how})")
-        self.cost.setText(format_cost(est.cost) if est.provider
-                          else "— (no provider yet)")
+        how = "tokenizer" if est.token_method.startswith("tokenizer") else "chars/4 estimate"
+        self.tokens.setText(f"{est.input_tokens:,} ({how})")
+        if not provider:
+            self.cost.setText("— (no provider yet)")
+        else:
+            self.cost.setText(format_cost(est.max_total) if est.priced
+                              else "unknown (no prices set for this provider)")
 
 
 class QtAnswerPane(QGroupBox):

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 
 from preflight.core.types import Change, SanitizedText, Span
 from preflight.qt import qt_theme
-from preflight.qt.viewmodel import Utf16Map, change_at, span_at, span_key
+from preflight.app.presentation import Utf16Map, change_at, span_at, span_key
 
 OPENABLE_SUFFIXES = (".txt", ".md", ".eml", ".text", ".markdown")
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from preflight.app.documents import read_document
+from preflight.app.services import Services, build_services
 from preflight.core.errors import ConfigError
 
 
@@ -28,31 +30,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def sanitize_document(text: str, method: str, epsilon: float | None, seed: int | None,
-                      scope: str) -> tuple[Any, list]:
-    """Detect PII and sanitize ``text``; returns (SanitizedText, spans)."""
-    from preflight.core.pii.detector import PiiDetector
-    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+def sanitize_document(services: Services, text: str, method: str, epsilon: float | None,
+                      seed: int | None, scope: str) -> tuple[Any, list]:
+    """Detect PII (with the user's detection settings) and sanitize ``text``; returns
+    (SanitizedText, spans)."""
+    from preflight.core.sanitize.base import SanitizeParams
 
     if method == "dx" and epsilon is None:
         raise ConfigError("d_X needs a privacy level.",
                           "Pass --epsilon, or let `preflight recommend` choose one.")
     if epsilon is not None and epsilon <= 0:
         raise ConfigError(f"ε must be positive (got {epsilon:g}).", "Pass --epsilon > 0.")
-    spans = PiiDetector().detect(text)
-    mechanism = create_mechanism(method)
+    spans = services.detector().detect(text)
     params = SanitizeParams(seed=seed, epsilon=epsilon, scope=scope)
-    return mechanism.sanitize(text, spans, params), spans
+    sanitized, _vault = services.sanitize(method, text, spans, params)
+    return sanitized, spans
 
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
-    from preflight.core.textio import read_document
-    from preflight.core.utility.assess import UtilityAssessor
 
     text = read_document(args.file)
-    sanitized, spans = sanitize_document(text, args.method, args.epsilon, args.seed, args.scope)
-    assessor = UtilityAssessor()
+    services = build_services()
+    sanitized, spans = sanitize_document(services, text, args.method, args.epsilon, args.seed,
+                                         args.scope)
+    assessor = services.assessor()
     if args.fast:
         result = assessor.fast(text, sanitized, spans, correct=args.correct)
     else:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dataclasses import replace
+
+from preflight.app.documents import read_document
+from preflight.app.services import build_services
 from preflight.cli.main import print_json
-from preflight.core.config import load_settings
-from preflight.core.textio import read_document
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Detect PII (names, contact data, card numbers, keys, addresses, health "
                     "and payment details...) in a text file and list it.",
     )
-    parser.add_argument("file", metavar="FILE", help="text file to scan, or - for stdin")
+    parser.add_argument("file", metavar="FILE",
+                        help="document to scan (.txt .md .eml .docx .pdf), or - for stdin")
     parser.add_argument("--json", action="store_true", help="print the spans as JSON")
     parser.add_argument("--deny", metavar="WORD", action="append", default=[],
                         help="always flag this word or phrase (repeatable; adds to the "
@@ -32,14 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     text = read_document(args.file)
-    settings = load_settings().detection
-    settings.deny_list = [*settings.deny_list, *args.deny]
-    settings.allow_list = [*settings.allow_list, *args.allow]
-
-    # Imported here: Presidio and spaCy take seconds to import; other commands never pay it.
-    from preflight.core.pii.detector import PiiDetector
-
-    detector = PiiDetector(settings)
+    services = build_services()
+    base = services.settings.detection
+    detection = replace(base, deny_list=[*base.deny_list, *args.deny],
+                        allow_list=[*base.allow_list, *args.allow])
+    # The detector is built on demand: Presidio and spaCy take seconds to import.
+    detector = services.make_detector(detection)
     spans = detector.detect(text)
     if args.json:
         print_json({"entities": [s.to_json() for s in spans], "warnings": detector.warnings})

@@ -21,10 +21,20 @@ from preflight.core.errors import PreflightError
 log = logging.getLogger(__name__)
 
 
-def _dx() -> dict:
-    from preflight.core.sanitize import dx  # loads no model until describe() runs
+def _services() -> Any:
+    """The services over the user's settings; over the defaults when the settings file is
+    damaged (its own section reports that), so the other sections still report."""
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
 
-    return dx.describe()
+    try:
+        return build_services()
+    except PreflightError:
+        return build_services(Settings())
+
+
+def _dx() -> dict:
+    return _services().dx().describe()   # loads the token space only now
 
 
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
@@ -43,12 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _models() -> list[dict[str, Any]]:
-    from preflight.runtime.models import ModelManager
-
     return [
         {"role": s.role, "name": s.name, "file": str(s.path), "sha256": s.sha256,
          "status": s.state, "licence": s.licence}
-        for s in ModelManager().status()
+        for s in _services().models.status()
     ]
 
 

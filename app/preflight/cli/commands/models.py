@@ -51,9 +51,9 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _manager():
-    from preflight.runtime.models import ModelManager
+    from preflight.app.services import build_services
 
-    return ModelManager()
+    return build_services().models
 
 
 class _StderrProgress:

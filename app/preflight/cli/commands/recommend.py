@@ -28,16 +28,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from preflight.app.documents import read_document
+    from preflight.app.services import build_services
+    from preflight.app.protect import ProtectedPrepared
     from preflight.cli.main import print_json
-    from preflight.core.config import load_settings
     from preflight.core.errors import ConfigError
-    from preflight.core.pii.detector import PiiDetector
-    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
-    from preflight.core.textio import read_document
-    from preflight.core.utility.assess import UtilityAssessor
+    from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.utility.recommend import recommend
 
-    policy = load_settings().policy
+    services = build_services()
+    policy = services.settings.policy
     min_u = args.min_utility if args.min_utility is not None else policy.min_utility
     if not -1.0 <= min_u <= 1.0:
         raise ConfigError(f"--min-utility must be between -1 and 1 (got {min_u:g}).",
@@ -45,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
     eps_min = args.epsilon_min if args.epsilon_min is not None else policy.epsilon_min
     eps_max = args.epsilon_max if args.epsilon_max is not None else policy.epsilon_max
     text = read_document(args.file)
-    spans = PiiDetector().detect(text)
-    prepared = create_mechanism("dx").prepare(
-        text, spans, SanitizeParams(seed=args.seed, scope=args.scope)
-    )
+    spans = services.detector().detect(text)
+    prepared = ProtectedPrepared(
+        services.dx().prepare(text, spans, SanitizeParams(seed=args.seed, scope=args.scope)),
+        spans, policy.always_protect)
     rec = recommend(
-        text, prepared, UtilityAssessor(), min_u, spans=spans, epsilon_min=eps_min,
+        text, prepared, services.assessor(), min_u, spans=spans, epsilon_min=eps_min,
         epsilon_max=eps_max, max_refinements=args.max_refinements, correct=args.correct,
     )
     out = rec.to_json()

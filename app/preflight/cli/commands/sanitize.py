@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
+from preflight.app.documents import read_document
+from preflight.app.services import build_services
 from preflight.core import paths
-from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
+from preflight.core.sanitize.base import SanitizeParams, mechanism_names
 from preflight.core.sanitize.operators import document_sha256
 from preflight.core.sanitize.vault import Vault
-from preflight.core.textio import read_document
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "placeholder and pseudonym are reversible: their vault is written to a "
                     "file only you can read; `preflight restore` uses it.",
     )
-    parser.add_argument("file", metavar="FILE", help="text file to sanitize, or - for stdin")
+    parser.add_argument("file", metavar="FILE",
+                        help="document to sanitize (.txt .md .eml .docx .pdf), or - for stdin")
     parser.add_argument("--method", "-m", required=True, choices=names, metavar="METHOD",
                         help=f"one of: {', '.join(names)}")
     parser.add_argument("--seed", type=int, default=None,
@@ -50,40 +51,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _make_detector(settings: Any):
-    # Imported here: Presidio and spaCy take seconds to import, other commands never pay it.
-    from preflight.core.pii.detector import PiiDetector
-
-    return PiiDetector(settings.detection)
-
-
 def default_vault_path(text: str) -> Path:
     return paths.data_dir() / "vaults" / f"{document_sha256(text)}.json"
 
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
-    from preflight.core.config import load_settings
 
     text = read_document(args.file)
-    settings = load_settings()
-    mechanism = create_mechanism(args.method)
+    services = build_services()
     params = SanitizeParams(
         seed=args.seed, epsilon=args.epsilon, scope=args.scope,
         rank_step=not args.no_rank_step, approximate=args.approximate,
     )
     warnings: list[str] = []
     spans = []
-    # d_X over the whole text does not use detection: skip loading the NER model.
-    if not (args.method == "dx" and args.scope == "all") and text:
-        detector = _make_detector(settings)
+    # d_X over the whole text needs detection only for the always-protected types.
+    needs_spans = not (args.method == "dx" and args.scope == "all") \
+        or bool(services.settings.policy.always_protect)
+    if needs_spans and text:
+        detector = services.detector()
         spans = detector.detect(text)
-        warnings.extend(getattr(detector, "warnings", []) or [])
-    result = mechanism.sanitize(text, spans, params)
+        warnings.extend(detector.warnings)
+    result, vault = services.sanitize(args.method, text, spans, params)
 
     vault_path: Path | None = None
-    vault = getattr(mechanism, "vault", None)
-    if getattr(mechanism, "reversible", False) and isinstance(vault, Vault):
+    if isinstance(vault, Vault):
         vault_path = vault.save(Path(args.vault) if args.vault else default_vault_path(text))
         print(f"preflight: vault written to {vault_path} (it holds the originals; keep it "
               f"private, `preflight restore --vault` needs it)", file=sys.stderr)

@@ -132,35 +132,20 @@ def _print_plan(plan: Any, out: Any) -> None:
           f"match: {p.match})\n")
 
 
-def _session(settings: Any, session_cls: Any) -> Any:
-    """The send session with the real local models (each optional: without the SLM file
-    token counts use chars/4, keep-local explains, learning stays pending).
-
-    TODO(composition root): build these with preflight.app.services.build_services.
-    """
-    from preflight.runtime.embedder import SentenceEmbedder
-    from preflight.runtime.models import ModelManager
-    from preflight.runtime.slm import LocalSLM
-    from preflight.runtime.tokenizer import slm_tokenizer
-
-    return session_cls(settings, tokenizer=slm_tokenizer(ModelManager(settings=settings)),
-                       embedder=SentenceEmbedder(), slm=LocalSLM())
-
-
 def run(args: argparse.Namespace) -> int:
+    from preflight.app.documents import read_document
+    from preflight.app.services import build_services
     from preflight.cli.main import print_json
-    from preflight.core.config import load_settings
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.keys import keyring_status, resolve_key
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
-    from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+    from preflight.core.send.session import Confirmation, SendBlocked
     from preflight.core.send.stream import MAX_ANSWER_CHARS
-    from preflight.core.textio import read_document
 
     text = read_document(args.file)
     task = _task(args)
-    settings = load_settings()
-    session = _session(settings, SendSession)
+    services = build_services()
+    session = services.send_session()
 
     if args.keep_local:
         out = sys.stdout if not args.json else None
@@ -175,7 +160,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     params = SanitizeParams(seed=args.seed, epsilon=args.epsilon, scope=args.scope)
-    plan = session.prepare_send(text, args.provider, args.method, params, task)
+    session.provider(args.provider)          # an unknown provider fails before detection
+    detector = services.detector()
+    spans = detector.detect(text) if text.strip() else []
+    for warning in detector.warnings:
+        print(f"preflight: warning: {warning}", file=sys.stderr)
+    sanitized, vault = services.sanitize(args.method, text, spans, params)
+    plan = session.prepare_send(text, args.provider, args.method, params, task, spans=spans,
+                                sanitized=sanitized, vault=vault)
     overrides = set(args.allow)
     unknown = overrides - {f.id for f in plan.findings}
     if unknown:

@@ -7,7 +7,8 @@ process the window's thread never waits for it. The child owns the one detector 
 single owner, as the detector needs), so the send path's re-scan goes through it too.
 
 The child is started with "spawn" (safe with threads and Qt in the parent) on first use
-and keeps its detector warm; settings travel with each call and a change rebuilds it.
+and keeps its detector warm; settings travel with each call and a change rebuilds it. The
+child builds its detector through :mod:`preflight.app.services`, like every other face.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from preflight.core.config import DetectionSettings
+from preflight.core.config import Settings
 from preflight.core.errors import PreflightError
 from preflight.core.types import Span
 
@@ -31,8 +32,8 @@ log = logging.getLogger(__name__)
 class DetectorProcess:
     """``detect(text) -> list[Span]`` answered by a detector living in a child process."""
 
-    def __init__(self, settings: DetectionSettings | None = None) -> None:
-        self.settings = settings or DetectionSettings()
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings if settings is not None else Settings()
         self.warnings: list[str] = []
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -99,15 +100,15 @@ def _child_init(parent_pid: int) -> None:
 
 
 _DETECTOR: Any = None
-_DETECTOR_SETTINGS: DetectionSettings | None = None
+_DETECTOR_SETTINGS: Settings | None = None
 
 
-def _child_detector(settings: DetectionSettings) -> Any:
+def _child_detector(settings: Settings) -> Any:
     global _DETECTOR, _DETECTOR_SETTINGS
     if _DETECTOR is None or _DETECTOR_SETTINGS != settings:
-        from preflight.core.pii.detector import PiiDetector
+        from preflight.app.services import build_services
 
-        _DETECTOR = PiiDetector(settings)
+        _DETECTOR = build_services(settings).make_detector()
         _DETECTOR_SETTINGS = settings
     return _DETECTOR
 
@@ -123,7 +124,7 @@ def _guard(fn: Any) -> tuple[str, Any]:
                          "Run ./setup.sh run to install everything Preflight needs.")
 
 
-def _child_warm(settings: DetectionSettings) -> tuple[str, Any]:
+def _child_warm(settings: Settings) -> tuple[str, Any]:
     def run() -> list[str]:
         det = _child_detector(settings)
         det.detect("Warm-up: Jane Doe wrote to jane@example.com.")
@@ -132,5 +133,5 @@ def _child_warm(settings: DetectionSettings) -> tuple[str, Any]:
     return _guard(run)
 
 
-def _child_detect(settings: DetectionSettings, text: str) -> tuple[str, Any]:
+def _child_detect(settings: Settings, text: str) -> tuple[str, Any]:
     return _guard(lambda: _child_detector(settings).detect(text))

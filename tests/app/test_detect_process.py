@@ -1,12 +1,13 @@
-"""The window's detector runs in a child process: same spans as in-process, settings
-follow, and the GUI process's GIL is never held by it."""
+"""The window's detector runs in a child process: same spans as the in-process detector
+built by the composition root, and settings follow."""
 
 from __future__ import annotations
 
 import pytest
 
-from preflight.core.config import DetectionSettings
-from preflight.qt.detect_process import DetectorProcess
+from preflight.app.detect_process import DetectorProcess
+from preflight.app.services import build_services
+from preflight.core.config import DetectionSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -14,15 +15,13 @@ TEXT = "Jane Doe wrote to jane.doe@example.com about Project Osprey."
 
 
 def test_child_detects_like_in_process_and_follows_settings():
-    from preflight.core.pii.detector import PiiDetector
-
-    proc = DetectorProcess(DetectionSettings())
+    proc = DetectorProcess(Settings())
     try:
         proc.warm()
         spans = proc.detect(TEXT)
-        assert spans == PiiDetector(DetectionSettings()).detect(TEXT)
+        assert spans == build_services(Settings()).make_detector().detect(TEXT)
         assert {s.type for s in spans} >= {"PERSON", "EMAIL_ADDRESS"}
-        proc.settings = DetectionSettings(deny_list=["Osprey"])
+        proc.settings = Settings(detection=DetectionSettings(deny_list=["Osprey"]))
         values = [TEXT[s.start:s.end] for s in proc.detect(TEXT)]
         assert "Osprey" in values
     finally:

@@ -1,15 +1,18 @@
-"""Qt-free helpers the window's controllers use: span bookkeeping, privacy indicators and
-offset conversion between Python strings (code points) and Qt documents (UTF-16 units).
+"""Qt-free presentation helpers: span bookkeeping, privacy indicators, offset conversion
+between Python strings (code points) and Qt documents (UTF-16 units), cost text, the
+utility curve's ε grid and the (message, hint) of a failure.
 
-Kept free of Qt so they are unit-tested without a display.
+Kept free of Qt so they are unit-tested without a display (and usable by any face).
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
+from preflight.core.errors import PreflightError
 from preflight.core.types import SanitizedText, Span
 
 
@@ -177,3 +180,20 @@ def format_cost(cost: float | None, currency: str = "$") -> str:
     if cost < 0.01:
         return f"< {currency}0.01 ({currency}{cost:.5f})"
     return f"{currency}{cost:.2f}"
+
+
+# --- curve and errors --------------------------------------------------------------------
+def log_grid(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
+    if n < 2:
+        return [lo]
+    a, b = math.log(lo), math.log(hi)
+    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
+
+
+def error_text(exc: BaseException) -> tuple[str, str]:
+    """(message, hint) for any exception a background op reported."""
+    if isinstance(exc, PreflightError):
+        return exc.message, exc.hint
+    return (f"Something went wrong ({type(exc).__name__}).",
+            "This is a bug in Preflight; your text is still here. Try again.")

@@ -1,6 +1,10 @@
-"""Turning an opened or dropped file into the text the window edits (Qt-free).
+"""Reading a document for either face: plain text, e-mail, Word and PDF files.
 
-- .txt/.md and anything else textual: :func:`preflight.core.textio.read_document`
+:func:`read_document` is what the CLI commands read (``preflight detect report.docx``);
+:func:`read_for_window` is what the window opens or has dropped on it. Both read the same
+formats the same way; the window's copy has its line endings normalized.
+
+- .txt/.md, stdin and anything else textual: :func:`preflight.core.textio.read_document`
   (its size, binary and UTF-8 checks and messages).
 - .eml: parsed with the standard library's ``email`` package — the headers a reader needs
   (From, To, Cc, Date, Subject) and the plain-text body, decoded from quoted-printable or
@@ -10,13 +14,14 @@
 - .pdf: only when the pure-Python ``pypdf`` package is installed (it is optional);
   otherwise an error says how to get the text out.
 
-Line endings become ``\\n`` because that is what the text editor holds; offsets refer to
-that text.
+In the window, line endings become ``\\n`` because that is what the text editor holds;
+its offsets refer to that text.
 """
 
 from __future__ import annotations
 
 import email
+import io
 import email.policy
 import re
 import zipfile
@@ -24,23 +29,34 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from preflight.core.errors import InputError
-from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document, read_document
+from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document
+from preflight.core.textio import read_document as read_text_document
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
-def read_for_window(path: str | Path) -> str:
-    p = Path(path)
+def read_document(source: str | Path) -> str:
+    """The text of a file (``"-"``: standard input), for the CLI.
+
+    Plain text comes back exactly as stored (CRLF kept; offsets refer to the file), the
+    structured formats as their extracted text.
+    """
+    if str(source) == "-":
+        return read_text_document("-")
+    p = Path(source)
     suffix = p.suffix.lower()
     if suffix == ".eml":
-        text = _read_eml(p)
-    elif suffix == ".docx":
-        text = _read_docx(p)
-    elif suffix == ".pdf":
-        text = _read_pdf(p)
-    else:
-        text = read_document(str(p))
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+        return _read_eml(p)
+    if suffix == ".docx":
+        return _read_docx(p)
+    if suffix == ".pdf":
+        return _read_pdf(p)
+    return read_text_document(str(p))
+
+
+def read_for_window(path: str | Path) -> str:
+    """The same text, with ``\\n`` line endings (what the window's editor holds)."""
+    return read_document(Path(path)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _raw(p: Path) -> bytes:
@@ -75,7 +91,7 @@ def _read_eml(p: Path) -> str:
 
 def _read_docx(p: Path) -> str:
     try:
-        with zipfile.ZipFile(p) as zf:
+        with zipfile.ZipFile(io.BytesIO(_raw(p))) as zf:
             xml = zf.read("word/document.xml")
     except (zipfile.BadZipFile, KeyError):
         raise InputError(f"{p.name} is not a readable .docx file.",
@@ -103,8 +119,9 @@ def _read_pdf(p: Path) -> str:
             "Opening PDF files needs the optional 'pypdf' package, which is not installed.",
             "Install it (pip install pypdf) or copy the PDF's text and paste it here.",
         ) from None
+    data = _raw(p)
     try:
-        reader = PdfReader(str(p))
+        reader = PdfReader(io.BytesIO(data))
         text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
     except Exception as exc:  # noqa: BLE001 - pypdf raises many types for damaged files
         raise InputError(f"{p.name} could not be read as PDF ({type(exc).__name__}).",

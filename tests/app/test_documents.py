@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
+from preflight.app.documents import read_for_window
 from preflight.core.errors import InputError
-from preflight.qt.doc_import import read_for_window
 
-
-def _pdf(text: str) -> bytes:
-    """A minimal one-page PDF with ``text`` in Helvetica (written by hand, no library)."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objs = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1,
-                                                                               xref)
-    return bytes(out)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docfiles import make_pdf as _pdf  # noqa: E402
 
 
 def test_txt_crlf_becomes_lf(tmp_path):

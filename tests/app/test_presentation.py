@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from preflight.core.types import Category, SanitizedText, Span, apply_replacements
-from preflight.qt.controllers import log_grid
-from preflight.qt.viewmodel import (
+from preflight.app.presentation import (
     Utf16Map,
     change_at,
     effective_spans,
+    log_grid,
     privacy_indicators,
     shift_spans,
     span_at,
     span_key,
 )
+from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 
 
 def _span(s, e, t="PERSON"):

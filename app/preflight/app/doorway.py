@@ -1,0 +1,176 @@
+"""What the window may ask of the application: the :class:`Doorway` protocol.
+
+The window (``preflight.qt``) types its backend against this protocol; the real
+implementation is :class:`preflight.app.window_doorway.WindowDoorway` (over
+:func:`preflight.app.services.build_services`) and the window's unit tests use
+``tests/qt/fakes.py::FakeBackend``. ``tests/app/test_doorway_contract.py`` fails when either
+drifts from the protocol (method names or signatures).
+
+Results are the core's own types — :class:`~preflight.core.types.SanitizedText`,
+:class:`~preflight.core.utility.recommend.Recommendation`,
+:class:`~preflight.core.send.cost.CostEstimate`, the send session's plan and results — plus
+two small values only the window needs: :class:`Prediction` (a core
+:class:`~preflight.core.utility.assess.Assessment` with the regressor's held-out error)
+and :class:`AnswerChunk`.
+
+Threading: each method is called from one lane only (see ``preflight.qt.controllers``):
+detection and send planning on "detect", d_X on "dx", anything touching the local SLM on
+"slm", the instant prediction on "pool".
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from preflight.core.config import Settings
+from preflight.core.send.cost import CostEstimate
+from preflight.core.tasks import Task
+from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.assess import Assessment
+from preflight.core.utility.recommend import Recommendation
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """An assessment of the cloud answer's utility and the error bar around it.
+
+    ``rmse`` is the held-out RMSE of the regressor that made the prediction (from the
+    shipped or refitted bundle's metrics); the band is ``value ± rmse`` clipped to −1…1.
+    """
+
+    assessment: Assessment
+    rmse: float | None = None
+
+    @property
+    def value(self) -> float:
+        return float(self.assessment.best)
+
+    @property
+    def refined(self) -> bool:
+        return self.assessment.predicted is not None
+
+    @property
+    def features(self) -> dict[str, float]:
+        return dict(self.assessment.features)
+
+    @property
+    def low(self) -> float | None:
+        return None if self.rmse is None else max(-1.0, self.value - self.rmse)
+
+    @property
+    def high(self) -> float | None:
+        return None if self.rmse is None else min(1.0, self.value + self.rmse)
+
+
+@dataclass(frozen=True)
+class AnswerChunk:
+    restored: str                    # text to append to the restored view
+    raw: str                         # text to append to the raw view
+
+
+def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = False
+                  ) -> float | None:
+    """The held-out RMSE of regressor ``model`` ("fast" or "full") in a bundle's metrics.
+
+    ``preflight_eval.train_utility`` stores ``{variant: {model label: {"rmse": ...}}}``
+    with variant "plain" or "corrected" and labels such as "fast (no model call)"; the
+    label's first word is the bundle's model name.
+    """
+    variant = metrics.get("corrected" if corrected else "plain")
+    if not isinstance(variant, Mapping) and corrected:
+        variant = metrics.get("plain")
+    if not isinstance(variant, Mapping):
+        return None
+    for label, entry in variant.items():
+        if str(label).split(" ", 1)[0] == model and isinstance(entry, Mapping):
+            rmse = entry.get("rmse")
+            if isinstance(rmse, (int, float)) and rmse >= 0:
+                return float(rmse)
+    return None
+
+
+class Doorway(Protocol):
+    """Everything the window asks of the application (see the module doc)."""
+
+    settings: Settings
+
+    def save_settings(self, settings: Settings) -> None: ...
+
+    # detection (lane "detect")
+    def warm_detector(self) -> list[str]: ...
+
+    def detect(self, text: str) -> list[Span]: ...
+
+    # mechanisms (lane "dx" for d_X)
+    def methods(self) -> list[str]: ...
+
+    def epsilon_range(self) -> tuple[float, float]: ...
+
+    def dx_prepare(self, text: str, spans: Sequence[Span], seed: int, scope: str) -> Any: ...
+
+    def sanitize(self, method: str, text: str, spans: Sequence[Span], seed: int
+                 ) -> tuple[SanitizedText, Any]: ...
+
+    # utility (fast on "pool", refined and recommend on "slm")
+    def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                     task: Task | None = None) -> Prediction: ...
+
+    def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                        task: Task, cancel: threading.Event) -> Prediction: ...
+
+    def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
+                      epsilons: Sequence[float], cancel: threading.Event
+                      ) -> list[tuple[float, float]]: ...
+
+    def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
+                  cancel: threading.Event) -> Recommendation: ...
+
+    # send
+    def provider_names(self) -> list[str]: ...
+
+    def default_provider(self) -> str | None: ...
+
+    def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate: ...
+
+    def prepare_send(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                     task: Task, provider: str, prediction: Prediction | None,
+                     vault: Any = None) -> Any: ...
+
+    def confirmation_for(self, plan: Any, overrides: Sequence[str], resend_ok: bool
+                         ) -> Any: ...
+
+    def execute_send(self, plan: Any, confirmation: Any,
+                     on_chunk: Callable[[AnswerChunk], None],
+                     cancel: threading.Event) -> Any: ...
+
+    def run_local(self, task: Task, text: str, on_token: Callable[[str], None],
+                  cancel: threading.Event) -> Any: ...
+
+    # keys
+    def keyring_status(self) -> Any: ...
+
+    def set_key(self, provider: str, key: str, remember: bool) -> str: ...
+
+    def key_source(self, provider: str) -> str: ...
+
+    # history
+    def history(self) -> list[dict[str, Any]]: ...
+
+    def export_history(self, path: Path) -> int: ...
+
+    # models
+    def model_status(self) -> list[Any]: ...
+
+    def install_models(self, progress: Progress, cancel: threading.Event) -> list[Any]: ...
+
+    def download_model(self, repo_id: str, filename: str, role: str, progress: Progress,
+                       cancel: threading.Event) -> Path: ...
+
+    def use_model(self, role: str, path: Path | None) -> None: ...
+
+    def shutdown(self) -> None: ...

@@ -1,0 +1,247 @@
+"""The composition root: the ONE place that builds the runtime objects.
+
+:func:`build_services` turns the user's :class:`~preflight.core.config.Settings` into a
+:class:`Services` holder that both faces (the CLI commands and the window's doorway) ask
+for everything they use. Each core object receives its collaborators explicitly through
+its constructor — the core never looks a runtime service up itself (see
+``docs/ARCHITECTURE.md``).
+
+Everything heavy is built on first use, once, under a lock (thread-safe: the window asks
+from several worker lanes). Objects that other objects hold but may never call — the SLM
+and the sentence embedder inside a send session, the token space inside the d_X
+mechanism of a send — are handed over as :class:`Deferred` proxies, so building a session
+loads no model and a missing model fails only the step that needs it, with the model
+manager's message.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+from typing import Any, Callable, Sequence
+
+from preflight.core.config import DetectionSettings, Settings
+from preflight.core.errors import ModelUnavailableError
+from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+
+log = logging.getLogger(__name__)
+
+#: Collaborators each mechanism's factory takes (the registry passes them through).
+_SPACE_MECHANISMS = frozenset({"dx"})
+
+
+class Deferred:
+    """A stand-in that builds the real object on first attribute access (thread-safe)."""
+
+    def __init__(self, build: Callable[[], Any], what: str) -> None:
+        self._build, self._what, self._obj = build, what, None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> Any:
+        with self._lock:
+            if self._obj is None:
+                self._obj = self._build()
+            return self._obj
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.resolve(), name)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self._what})"
+
+
+class Services:
+    """Lazily built runtime objects for one settings snapshot (see the module doc)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._built: dict[str, Any] = {}
+        self._assessors: dict[str, Any] = {}
+
+    def update_settings(self, settings: Settings) -> None:
+        """Follow a settings change: drop what depends on the changed parts (a changed
+        model path reloads the models; detection and policy changes only the detector)."""
+        with self._lock:
+            old, self.settings = self.settings, settings
+            drop = {"models", "detector"}
+            if old.model_paths != settings.model_paths:
+                drop |= {"slm", "embedder", "token_space", "dx", "token_counter"}
+                self._assessors.clear()
+            for key in drop & set(self._built):
+                obj = self._built.pop(key)
+                if key == "slm" and hasattr(obj, "close"):
+                    obj.close()
+
+    def _once(self, key: str, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
+
+    # -- models ------------------------------------------------------------------------
+    @property
+    def models(self) -> Any:
+        """The :class:`ModelManager`: the core's :class:`~preflight.core.ports.ModelLocator`."""
+        def build() -> Any:
+            from preflight.runtime.models import ModelManager
+
+            return ModelManager(settings=self.settings)
+        return self._once("models", build)
+
+    def slm(self) -> Any:
+        """The local SLM (one owner thread inside; shared by everything)."""
+        def build() -> Any:
+            from preflight.runtime.slm import LocalSLM
+
+            return LocalSLM(model_path=self.models.path("slm"))
+        return self._once("slm", build)
+
+    def embedder(self) -> Any:
+        def build() -> Any:
+            from preflight.runtime.embedder import SentenceEmbedder
+
+            return SentenceEmbedder(model_dir=self.models.path("similarity"))
+        return self._once("embedder", build)
+
+    def token_space(self) -> Any:
+        """The SLM's token embeddings: the space d_X perturbs in."""
+        def build() -> Any:
+            from preflight.runtime.token_space import GGUFTokenSpace
+
+            return GGUFTokenSpace(self.models.path("slm"))
+        return self._once("token_space", build)
+
+    def ner_model_path(self) -> Any:
+        """The spaCy model folder; when unusable, the pinned place (the detector then
+        runs its pattern recognizers only and says why in its warnings)."""
+        try:
+            return self.models.path("ner")
+        except ModelUnavailableError as err:
+            log.warning("NER model unavailable: %s", err.message)
+            return self.models.target("ner")
+
+    # -- detection ---------------------------------------------------------------------
+    def make_detector(self, detection: DetectionSettings | None = None) -> Any:
+        """A fresh :class:`PiiDetector` with the user's detection settings (deny-list,
+        allow-list, threshold). Not thread-safe to share: one owner per detector."""
+        from preflight.core.pii.detector import PiiDetector
+
+        return PiiDetector(detection if detection is not None else self.settings.detection,
+                           nlp_model_path=self.ner_model_path())
+
+    def detector(self) -> Any:
+        """The process-wide detector for this settings snapshot."""
+        return self._once("detector", self.make_detector)
+
+    # -- mechanisms --------------------------------------------------------------------
+    def method_names(self) -> list[str]:
+        return mechanism_names()
+
+    def mechanism(self, name: str, **collaborators: Any) -> Any:
+        """A fresh mechanism from the registry with the collaborators it needs."""
+        if name in _SPACE_MECHANISMS:
+            collaborators.setdefault("space", Deferred(self.token_space, "token space"))
+        return create_mechanism(name, **collaborators)
+
+    def dx(self) -> Any:
+        """The shared d_X mechanism (it memoizes per-space geometry across documents)."""
+        return self._once("dx", lambda: self.mechanism("dx"))
+
+    def sanitize(self, method: str, text: str, spans: Sequence[Span],
+                 params: SanitizeParams = SanitizeParams()) -> tuple[SanitizedText, Any]:
+        """Sanitize with a fresh mechanism (one vault per document), then enforce the
+        policy's always-protected types; returns ``(sanitized, vault or None)``."""
+        from preflight.app.protect import enforce_always_protect
+
+        mech = self.dx() if method == "dx" else self.mechanism(method)
+        out = mech.sanitize(text, list(spans), params)
+        out = enforce_always_protect(text, spans, out, self.settings.policy.always_protect)
+        return out, getattr(mech, "vault", None) if getattr(mech, "reversible", False) else None
+
+    # -- utility -----------------------------------------------------------------------
+    def predictor(self) -> Any:
+        from preflight.core.utility.predictor import UtilityPredictor
+
+        return self._once("predictor", UtilityPredictor.load)
+
+    def assessor(self, task: Task = SUMMARIZE) -> Any:
+        """One :class:`UtilityAssessor` per task, all sharing the SLM, embedder, predictor."""
+        from preflight.core.utility.assess import UtilityAssessor
+
+        key = task.kind + "\0" + task.question
+        with self._lock:
+            if key not in self._assessors:
+                self._assessors[key] = UtilityAssessor(
+                    slm=Deferred(self.slm, "local SLM"),
+                    embedder=Deferred(self.embedder, "sentence embedder"),
+                    predictor=self.predictor(), task=task)
+            return self._assessors[key]
+
+    # -- send --------------------------------------------------------------------------
+    def token_counter(self) -> Any:
+        def build() -> Any:
+            from preflight.core.send.cost import TokenCounter
+            from preflight.runtime.tokenizer import LlamaTokenizer
+
+            try:
+                return TokenCounter(LlamaTokenizer(self.models.path("slm")))
+            except ModelUnavailableError:
+                return TokenCounter(None)   # the documented chars/4 estimate
+        return self._once("token_counter", build)
+
+    def audit(self) -> Any:
+        from preflight.core.send.audit import AuditLog
+
+        return self._once("audit", AuditLog)
+
+    def session_keys(self) -> Any:
+        from preflight.core.send.keys import SessionKeyStore
+
+        return self._once("session_keys", SessionKeyStore)
+
+    def send_session(self, *, detector: Any = None,
+                     restorer_factory: Callable[[Any], Any] | None = None) -> Any:
+        """A :class:`SendSession` over these services (``detector`` overrides the shared
+        one: the window's lives in a child process)."""
+        from preflight.core.send.session import SendSession
+
+        extra = {"restorer_factory": restorer_factory} if restorer_factory else {}
+        return SendSession(
+            self.settings,
+            detector=detector if detector is not None else Deferred(self.detector,
+                                                                    "detector"),
+            audit=self.audit(), session_keys=self.session_keys(),
+            token_counter=self.token_counter(),
+            embedder=Deferred(self.embedder, "sentence embedder"),
+            slm=Deferred(self.slm, "local SLM"), **extra)
+
+    def close(self) -> None:
+        """Free the models and files this holder opened (best effort, at exit)."""
+        with self._lock:
+            built = dict(self._built)
+        for key in ("slm", "audit"):
+            obj = built.get(key)
+            if obj is not None and hasattr(obj, "close"):
+                try:
+                    obj.close()
+                except Exception:  # noqa: BLE001 - best effort at exit
+                    log.debug("closing %s failed", key, exc_info=True)
+
+
+def build_services(settings: Settings | None = None, *,
+                   detection: DetectionSettings | None = None) -> Services:
+    """The services both faces use. ``settings`` defaults to the user's saved settings;
+    ``detection`` replaces their detection part (the CLI's per-run --deny/--allow)."""
+    if settings is None:
+        from preflight.core.config import load_settings
+
+        settings = load_settings()
+    if detection is not None:
+        settings = replace(settings, detection=detection)
+    return Services(settings)

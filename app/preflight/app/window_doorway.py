@@ -1,0 +1,284 @@
+"""The window's doorway into the application (Qt-free): :class:`WindowDoorway`.
+
+It implements :class:`preflight.app.doorway.Doorway` over the one composition root,
+:func:`preflight.app.services.build_services`; every method is a thin adapter over the
+core's API, so the window holds no business logic and the CLI gets the same results for
+the same document and settings. Heavy objects are built lazily by the services, on first
+use, inside background ops — never at window start.
+
+The detector is the one thing the window holds differently: it lives in a child process
+(:mod:`preflight.app.detect_process`, built there by the same services) so Presidio's
+long GIL holds never freeze the window.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
+from preflight.app.protect import ProtectedPrepared
+from preflight.app.services import Services, build_services
+from preflight.core.config import Settings, load_settings, save_settings
+from preflight.core.errors import ConfigError
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.send.cost import CostEstimate
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.recommend import Recommendation, recommend
+
+log = logging.getLogger(__name__)
+
+OPERATOR_ORDER = ("placeholder", "pseudonym", "mask", "redact", "generalize")
+
+
+class _TapRestorer:
+    """The core's stream restorer that also reports the raw deltas (for the Raw tab)."""
+
+    def __init__(self, vault: Any, on_raw: Callable[[str], None] | None) -> None:
+        from preflight.core.sanitize.vault import StreamRestorer
+
+        self._inner = StreamRestorer(vault) if vault is not None else None
+        self._on_raw = on_raw
+
+    def feed(self, chunk: str) -> str:
+        if self._on_raw is not None:
+            self._on_raw(chunk)
+        return self._inner.feed(chunk) if self._inner is not None else chunk
+
+    def flush(self) -> str:
+        return self._inner.flush() if self._inner is not None else ""
+
+
+class WindowDoorway:
+    """The real :class:`~preflight.app.doorway.Doorway`. One instance per window."""
+
+    def __init__(self, settings: Settings | None = None, *,
+                 services: Services | None = None) -> None:
+        self.services = services if services is not None else build_services(settings)
+        self._lock = threading.RLock()
+        self._detector: Any = None
+        self._session: Any = None
+        self._raw_sink: Callable[[str], None] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    def save_settings(self, settings: Settings) -> None:
+        save_settings(settings)
+        with self._lock:
+            self.services.update_settings(settings)
+            if self._detector is not None:
+                self._detector.settings = settings      # deny/allow lists changed
+            self._session = None
+
+    # -- detection (lane "detect") -------------------------------------------------------
+    def _detector_process(self) -> Any:
+        with self._lock:
+            if self._detector is None:
+                from preflight.app.detect_process import DetectorProcess
+
+                self._detector = DetectorProcess(self.settings)
+            return self._detector
+
+    def warm_detector(self) -> list[str]:
+        return self._detector_process().warm()
+
+    def detect(self, text: str) -> list[Span]:
+        if not text.strip():
+            return []
+        return list(self._detector_process().detect(text))
+
+    # -- mechanisms (lane "dx" for d_X) --------------------------------------------------
+    def methods(self) -> list[str]:
+        names = self.services.method_names()
+        ordered = [n for n in ("dx", *OPERATOR_ORDER) if n in names]
+        return ordered + [n for n in names if n not in ordered]
+
+    def epsilon_range(self) -> tuple[float, float]:
+        lo, hi = self.services.dx().epsilon_range
+        pol = self.settings.policy
+        lo = pol.epsilon_min if pol.epsilon_min else lo
+        hi = pol.epsilon_max if pol.epsilon_max else hi
+        if not (0 < lo < hi):
+            raise ConfigError("The ε bounds in the policy are invalid.",
+                              "Open Settings → Policy and set 0 < minimum < maximum.")
+        return float(lo), float(hi)
+
+    def dx_prepare(self, text: str, spans: Sequence[Span], seed: int, scope: str) -> Any:
+        prepared = self.services.dx().prepare(text, list(spans),
+                                              SanitizeParams(seed=seed, scope=scope))
+        return ProtectedPrepared(prepared, spans, self.settings.policy.always_protect)
+
+    def sanitize(self, method: str, text: str, spans: Sequence[Span], seed: int
+                 ) -> tuple[SanitizedText, Any]:
+        return self.services.sanitize(method, text, spans, SanitizeParams(seed=seed))
+
+    # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
+    def _prediction(self, assessment: Any, task: Task) -> Prediction:
+        metrics = self.services.assessor(task).predictor.metrics
+        model = "full" if assessment.predicted is not None else "fast"
+        return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected))
+
+    def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                     task: Task | None = None) -> Prediction:
+        task = task or SUMMARIZE
+        a = self.services.assessor(task).fast(original, sanitized, list(spans))
+        return self._prediction(a, task)
+
+    def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                        task: Task, cancel: threading.Event) -> Prediction:
+        a = self.services.assessor(task).refine(original, sanitized, list(spans),
+                                                cancel=cancel)
+        return self._prediction(a, task)
+
+    def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
+                      epsilons: Sequence[float], cancel: threading.Event
+                      ) -> list[tuple[float, float]]:
+        out = []
+        for eps in epsilons:
+            if cancel.is_set():
+                break
+            out.append((eps, self.predict_fast(original, prepared.at(eps), spans).value))
+        return out
+
+    def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
+                  cancel: threading.Event) -> Recommendation:
+        lo, hi = self.epsilon_range()
+        return recommend(original, prepared, self.services.assessor(task),
+                         self.settings.policy.min_utility, spans=list(spans),
+                         epsilon_min=lo, epsilon_max=hi, cancel=cancel)
+
+    # -- send ------------------------------------------------------------------------------
+    def _send_session(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                self._session = self.services.send_session(
+                    detector=self._detector_process(),
+                    restorer_factory=lambda vault: _TapRestorer(vault, self._raw_sink))
+            return self._session
+
+    def provider_names(self) -> list[str]:
+        return [p.name for p in self.settings.providers]
+
+    def default_provider(self) -> str | None:
+        names = self.provider_names()
+        if self.settings.default_provider in names:
+            return self.settings.default_provider
+        return names[0] if names else None
+
+    def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate:
+        if provider:   # counted on the exact request body this provider would receive
+            return self._send_session().estimate(payload, task, provider)
+        counted = self.services.token_counter().count(task_payload_text(task, payload))
+        return CostEstimate(counted.tokens, task.max_tokens, counted.method, 0.0, 0.0,
+                            priced=False)
+
+    def prepare_send(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                     task: Task, provider: str, prediction: Prediction | None,
+                     vault: Any = None) -> Any:
+        """Lane "detect": the plan re-scans the payload with the (single-owner) detector.
+
+        The window's seed is not passed: the text is already sanitized, and the seed is a
+        secret (with it, pseudonyms and d_X noise could be reproduced), so it never
+        reaches the plan or the audit log."""
+        eps = (sanitized.info or {}).get("epsilon")
+        return self._send_session().prepare_send(
+            original, provider, sanitized.method, SanitizeParams(epsilon=eps), task,
+            spans=list(spans), sanitized=sanitized, vault=vault,
+            predicted_utility=prediction.value if prediction else None,
+            features=prediction.features if prediction and prediction.features else None,
+        )
+
+    def confirmation_for(self, plan: Any, overrides: Sequence[str], resend_ok: bool) -> Any:
+        from preflight.core.send.session import Confirmation
+
+        return Confirmation(confirmed=True, overrides=frozenset(overrides),
+                            resend_acknowledged=resend_ok)
+
+    def execute_send(self, plan: Any, confirmation: Any,
+                     on_chunk: Callable[[AnswerChunk], None], cancel: threading.Event) -> Any:
+        raw: list[str] = []
+
+        def on_restored(text: str) -> None:
+            on_chunk(AnswerChunk(text, "".join(raw)))
+            raw.clear()
+
+        self._raw_sink = raw.append
+        try:
+            result = self._send_session().execute(plan, confirmation, on_chunk=on_restored,
+                                            cancel=cancel)
+        finally:
+            self._raw_sink = None
+        if raw:
+            on_chunk(AnswerChunk("", "".join(raw)))
+        return result
+
+    # -- local answer (lane "slm") -------------------------------------------------------
+    def run_local(self, task: Task, text: str, on_token: Callable[[str], None],
+                  cancel: threading.Event) -> Any:
+        return self._send_session().keep_local(text, task, on_token=on_token, cancel=cancel)
+
+    # -- keys ------------------------------------------------------------------------------
+    def keyring_status(self) -> Any:
+        from preflight.core.send.keys import keyring_status
+
+        return keyring_status()
+
+    def set_key(self, provider: str, key: str, remember: bool) -> str:
+        """Store a key; returns where it went ("keyring" or "session")."""
+        from preflight.core.send.keys import KeyStore
+
+        if remember:
+            KeyStore().set(provider, key, remember=True)
+            return "keyring"
+        self.services.session_keys().set(provider, key)
+        return "session"
+
+    def key_source(self, provider: str) -> str:
+        from preflight.core.send.keys import KeyStore, resolve_key
+
+        try:
+            prov = next(p for p in self.settings.providers if p.name == provider)
+            return resolve_key(prov, KeyStore(), self.services.session_keys()).source
+        except Exception as exc:  # noqa: BLE001 - shown as text in the settings
+            return f"none ({getattr(exc, 'message', type(exc).__name__)})"
+
+    # -- history ---------------------------------------------------------------------------
+    def history(self) -> list[dict[str, Any]]:
+        return list(reversed(self.services.audit().records()))
+
+    def export_history(self, path: Path) -> int:
+        return self.services.audit().export(path)
+
+    # -- models ----------------------------------------------------------------------------
+    def model_status(self) -> list[Any]:
+        return list(self.services.models.status())
+
+    def install_models(self, progress: Progress, cancel: threading.Event) -> list[Any]:
+        return self.services.models.install(progress=progress, cancel=cancel)
+
+    def download_model(self, repo_id: str, filename: str, role: str, progress: Progress,
+                       cancel: threading.Event) -> Path:
+        return self.services.models.download(repo_id, filename, role, progress=progress,
+                                             cancel=cancel)
+
+    def use_model(self, role: str, path: Path | None) -> None:
+        self.services.models.use(role, path)
+        with self._lock:
+            self.services.update_settings(load_settings())
+            self._session = None
+
+    def shutdown(self) -> None:
+        det = self._detector
+        if det is not None:
+            det.close()
+        self.services.close()
+
+
+def task_payload_text(task: Task, payload: str) -> str:
+    """The messages' text of a chat request for ``task`` (no provider chosen yet)."""
+    return "\n".join(m["content"] for m in task.messages(payload))

@@ -1,0 +1,104 @@
+"""The document controller's assessment ops: instant and refined predictions, the utility
+curve, the ε recommendation and the cost estimate.
+
+A mixin of :class:`preflight.qt.controllers.DocumentController` (it uses the controller's
+state, signals and :class:`~preflight.qt.qt_workers.Latest` groups); split out to keep the
+controller readable. Fast ops run on the "pool" lane, the curve on "dx", anything touching
+the local SLM on "slm".
+"""
+
+from __future__ import annotations
+
+from preflight.app.doorway import Prediction
+from preflight.app.presentation import log_grid
+from preflight.core.errors import Cancelled
+from preflight.core.utility.recommend import Recommendation
+from preflight.qt.qt_workers import OpContext, QtOp
+
+CURVE_POINTS = 12
+
+
+class AssessmentOps:
+    """Mixin: needs ``backend``, ``result``, ``prepared``, ``text``, ``task``... (see
+    :class:`~preflight.qt.controllers.DocumentController`)."""
+
+    def _run_fast_prediction(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        text, spans, backend, task = self.text, self.effective_spans(), self.backend, self.task
+        self._fast.start(QtOp(
+            self, lambda ctx: backend.predict_fast(text, res.sanitized, spans, task),
+            self._on_prediction, self._on_prediction_error, lane="pool"))
+
+    def _run_refined_prediction(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
+        self.sig_refining.emit(True)
+        self._refine.start(QtOp(
+            self, lambda ctx: backend.predict_refined(text, res.sanitized, spans, task,
+                                                      ctx.cancel),
+            self._on_prediction, self._on_prediction_error, lane="slm",
+            finished=lambda: self.sig_refining.emit(self._refine.busy)))
+
+    def _on_prediction(self, pred: Prediction) -> None:
+        self.prediction = pred
+        self.sig_prediction.emit(pred)
+
+    def _run_curve(self) -> None:
+        prepared, rng = self.prepared, self.epsilon_range
+        if prepared is None or rng is None:
+            return
+        text, spans, backend = self.text, self.effective_spans(), self.backend
+        grid = log_grid(rng[0], rng[1], CURVE_POINTS)
+
+        def op(ctx: OpContext):
+            return backend.utility_curve(text, prepared, spans, grid, ctx.cancel)
+
+        self._curve.start(QtOp(self, op, self._on_curve, self._on_quiet_error, lane="dx"))
+
+    def _on_curve(self, curve: list[tuple[float, float]]) -> None:
+        self.curve = list(curve)
+        self.sig_curve.emit(self.curve)
+
+    def find_best_epsilon(self) -> None:
+        """Ask the core for the most private ε that still meets the minimum utility."""
+        prepared = self.prepared
+        if self.method != "dx" or prepared is None:
+            self.sig_error.emit("“Find best ε” works with the d_X method.",
+                                "Choose d_X as the method, then try again.")
+            return
+        text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
+        self.sig_recommending.emit(True)
+        self.sig_status.emit("Searching for the most private ε that stays useful…")
+        self._recommend.start(QtOp(
+            self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel),
+            self._on_recommendation, self._on_recommend_error, lane="slm"))
+
+    def _on_recommend_error(self, exc: BaseException) -> None:
+        self.sig_recommending.emit(False)
+        if not isinstance(exc, Cancelled):
+            self._on_error(exc)
+
+    def _on_recommendation(self, rec: Recommendation) -> None:
+        self.sig_recommending.emit(False)
+        self.recommendation = rec
+        self.sig_recommendation.emit(rec)
+        if rec.decision == "send" and rec.epsilon is not None:
+            self.sig_status.emit(f"Recommended ε = {rec.epsilon:.3g}.")
+            self.set_epsilon(float(rec.epsilon))
+        else:
+            self.sig_status.emit("No ε is both private and useful enough: keep this one local.")
+
+    def _run_estimate(self) -> None:
+        res = self.result
+        if res is None:
+            return
+        payload, task, provider, backend = res.sanitized.text, self.task, self.provider, \
+            self.backend
+        self._estimate.start(QtOp(
+            self, lambda ctx: (backend.estimate(payload, task, provider), provider),
+            self.sig_estimate.emit, self._on_quiet_error, lane="pool"))
+

@@ -1,0 +1,105 @@
+"""The utility-versus-ε chart of the assessment panel (a view: the controller feeds it)."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis, QScatterSeries, \
+    QValueAxis
+from PySide6.QtCore import QMargins, QPointF, Qt
+from PySide6.QtGui import QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from preflight.qt import qt_theme
+
+
+class QtUtilityChart(QChartView):
+    """Predicted utility against ε (log axis), current ε and the recommended ε marked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        chart = QChart()
+        super().__init__(chart, parent)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setMinimumHeight(160)
+        chart.legend().hide()
+        chart.setMargins(QMargins(2, 2, 2, 2))
+        chart.setBackgroundRoundness(0)
+        self.series = QLineSeries()
+        self.threshold = QLineSeries()
+        self.current = QScatterSeries()
+        self.current.setMarkerSize(9)
+        self.recommended = QScatterSeries()
+        self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
+            if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
+        self.recommended.setMarkerSize(14)
+        for s in (self.series, self.threshold, self.current, self.recommended):
+            chart.addSeries(s)
+        self.ax = QLogValueAxis()
+        self.ax.setLabelFormat("%.3g")
+        self.ax.setTitleText("ε")
+        self.ay = QValueAxis()
+        self.ay.setRange(0, 1)
+        self.ay.setTickCount(3)
+        self.ay.setLabelFormat("%.1f")
+        self.ay.setTitleText("utility")
+        chart.addAxis(self.ax, Qt.AlignmentFlag.AlignBottom)
+        chart.addAxis(self.ay, Qt.AlignmentFlag.AlignLeft)
+        for s in (self.series, self.threshold, self.current, self.recommended):
+            s.attachAxis(self.ax)
+            s.attachAxis(self.ay)
+        self._range = (1.0, 10.0)
+        self.ax.setRange(*self._range)
+        self.refresh_colors()
+
+    def refresh_colors(self) -> None:
+        colors = qt_theme.colors()
+        pal = self.palette()
+        chart = self.chart()
+        chart.setBackgroundBrush(pal.base())
+        chart.setPlotAreaBackgroundVisible(False)
+        for axis in (self.ax, self.ay):
+            axis.setLabelsColor(pal.text().color())
+            axis.setTitleBrush(pal.text())
+            axis.setGridLineColor(pal.mid().color())
+            axis.setLinePenColor(pal.mid().color())
+            f = axis.labelsFont()
+            f.setPointSizeF(8)
+            axis.setLabelsFont(f)
+            tf = axis.titleFont()
+            tf.setPointSizeF(8)
+            axis.setTitleFont(tf)
+        pen = QPen(colors.chart_line)
+        pen.setWidthF(2)
+        self.series.setPen(pen)
+        tpen = QPen(colors.warn)
+        tpen.setStyle(Qt.PenStyle.DashLine)
+        self.threshold.setPen(tpen)
+        self.current.setColor(colors.chart_line)
+        self.current.setBorderColor(pal.base().color())
+        self.recommended.setColor(colors.chart_marker)
+        self.recommended.setBorderColor(colors.chart_marker)
+
+    def set_range(self, lo: float, hi: float) -> None:
+        self._range = (lo, hi)
+        # A log axis labels powers of its base: base 2 gives labels in narrow ranges.
+        self.ax.setBase(10.0 if hi / lo >= 100 else 2.0)
+        self.ax.setLabelFormat("%.3g")
+        self.ax.setRange(lo, hi)
+
+    def set_curve(self, points: Sequence[tuple[float, float]], min_utility: float) -> None:
+        self.series.replace([QPointF(e, max(0.0, min(1.0, u))) for e, u in points])
+        lo, hi = self._range
+        self.threshold.replace([QPointF(lo, min_utility), QPointF(hi, min_utility)])
+
+    def set_current(self, eps: float | None, utility: float | None) -> None:
+        if eps is None or utility is None or math.isnan(utility):
+            self.current.clear()
+        else:
+            self.current.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
+
+    def set_recommended(self, eps: float | None, utility: float | None) -> None:
+        if eps is None or utility is None:
+            self.recommended.clear()
+        else:
+            self.recommended.replace([QPointF(eps, max(0.0, min(1.0, utility)))])

@@ -1,0 +1,173 @@
+"""Settings → Models: the state of every model role, install, download and choose files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from preflight.app.doorway import Doorway
+from preflight.app.presentation import error_text
+from preflight.core.config import Settings
+from preflight.qt.qt_dialogs import show_error
+from preflight.qt.qt_workers import QtOp
+
+
+class QtModelsTab(QWidget):
+    sig_models_changed = Signal()
+
+    def __init__(self, backend: Doorway, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        lay = QVBoxLayout(self)
+        self.table = QTableWidget(0, 4)
+        self.table.setObjectName("modelTable")
+        self.table.setHorizontalHeaderLabels(["Role", "Model", "State", "Path"])
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        hh.setStretchLastSection(True)
+        lay.addWidget(self.table, 1)
+        self.note = QLabel("Checking the local models…")
+        self.note.setWordWrap(True)
+        self.note.setObjectName("muted")
+        lay.addWidget(self.note)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        lay.addWidget(self.progress)
+        row = QHBoxLayout()
+        self.install = QPushButton("Install missing models")
+        self.install.clicked.connect(self._install)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setVisible(False)
+        self.cancel.clicked.connect(lambda: self._op is not None and self._op.cancel(drop=False))
+        self.use = QPushButton("Use a local file…")
+        self.use.clicked.connect(self._use_local)
+        self.reset = QPushButton("Reset to default")
+        self.reset.clicked.connect(self._reset)
+        self.hub = QPushButton("Download from the Hub…")
+        self.hub.clicked.connect(self._hub)
+        for b in (self.install, self.cancel, self.use, self.reset, self.hub):
+            row.addWidget(b)
+        row.addStretch(1)
+        lay.addLayout(row)
+        self._op: QtOp | None = None
+        self._done_text = ""
+        self.statuses: list[Any] = []
+        self.refresh()
+
+    def refresh(self) -> None:
+        QtOp(self, lambda ctx: self.backend.model_status(), self._show, self._failed).run()
+
+    def _show(self, statuses: list[Any]) -> None:
+        self.statuses = statuses
+        self.table.setRowCount(len(statuses))
+        for r, st in enumerate(statuses):
+            opt = " (optional)" if getattr(st, "optional", False) else ""
+            for c, val in enumerate((st.role, st.name + opt, st.state, str(st.path))):
+                item = QTableWidgetItem(val)
+                if c == 2:
+                    item.setToolTip(getattr(st, "detail", "") or st.state)
+                self.table.setItem(r, c, item)
+        missing = [s for s in statuses if s.state in ("missing", "corrupt")
+                   and not getattr(s, "optional", False)]
+        done, self._done_text = self._done_text, ""
+        self.note.setText((done + " " if done else "") + (
+            "All required models are installed and verified." if not missing else
+            f"{len(missing)} required model(s) missing or damaged: "
+            + ", ".join(s.role for s in missing) + ". Install them here or run "
+            "`preflight models install`."))
+
+    def _failed(self, exc: BaseException) -> None:
+        msg, hint = error_text(exc)
+        self.note.setText(f"{msg} {hint}")
+        self._busy(False)
+
+    def _busy(self, on: bool) -> None:
+        self.progress.setVisible(on)
+        self.cancel.setVisible(on)
+        for b in (self.install, self.use, self.reset, self.hub):
+            b.setEnabled(not on)
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(f"{message} — %p%")
+
+    def _run(self, fn, done_text: str) -> None:
+        self._busy(True)
+        self.progress.setRange(0, 0)
+
+        def done(_res: Any) -> None:
+            self._busy(False)
+            self._done_text = done_text
+            self.refresh()
+            self.sig_models_changed.emit()
+
+        self._op = QtOp(self, fn, done, self._failed, progress=self._progress).run()
+
+    def _install(self) -> None:
+        self._run(lambda ctx: self.backend.install_models(ctx.progress, ctx.cancel),
+                  "Models installed.")
+
+    def _selected_role(self) -> str | None:
+        r = self.table.currentRow()
+        return self.statuses[r].role if 0 <= r < len(self.statuses) else None
+
+    def _use_local(self) -> None:
+        role = self._selected_role()
+        if role is None:
+            self.note.setText("Select a model row first.")
+            return
+        if role in ("similarity", "ner"):
+            path = QFileDialog.getExistingDirectory(self, f"Folder of the {role} model")
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, f"File of the {role} model", "",
+                                                  "GGUF models (*.gguf);;All files (*)")
+        if path:
+            try:
+                self.backend.use_model(role, Path(path))
+            except Exception as exc:  # noqa: BLE001
+                show_error(self, *error_text(exc))
+            self.refresh()
+            self.sig_models_changed.emit()
+
+    def _reset(self) -> None:
+        role = self._selected_role()
+        if role is not None:
+            try:
+                self.backend.use_model(role, None)
+            except Exception as exc:  # noqa: BLE001
+                show_error(self, *error_text(exc))
+            self.refresh()
+            self.sig_models_changed.emit()
+
+    def _hub(self) -> None:
+        role = self._selected_role() or "slm"
+        spec, ok = QInputDialog.getText(
+            self, "Download from the Hugging Face Hub",
+            f"Repository and file for role '{role}', e.g.\n"
+            "bartowski/Llama-3.2-1B-Instruct-GGUF Llama-3.2-1B-Instruct-Q4_K_M.gguf")
+        if not ok or len(spec.split()) != 2:
+            return
+        repo, filename = spec.split()
+        self._run(lambda ctx: self.backend.download_model(repo, filename, role, ctx.progress,
+                                                          ctx.cancel),
+                  f"Downloaded {filename}; role '{role}' now uses it.")

@@ -1,0 +1,106 @@
+"""The window's doorway: the protocol, the real WindowDoorway and the tests' FakeBackend
+have the same public methods with the same signatures, and the uncertainty band comes
+from the shipped regressor's own held-out metrics."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+from preflight.app.doorway import Doorway, Prediction, held_out_rmse
+from preflight.app.services import Services
+from preflight.app.window_doorway import WindowDoorway
+from preflight.core.config import Settings
+from preflight.core.utility.assess import Assessment
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qt"))
+from fakes import FakeBackend  # noqa: E402
+
+
+def public_methods(cls: type) -> dict[str, inspect.Signature]:
+    return {name: inspect.signature(fn) for name, fn in inspect.getmembers(cls, callable)
+            if not name.startswith("_") and inspect.isfunction(fn)}
+
+
+def shape(sig: inspect.Signature) -> list[tuple[str, object, object]]:
+    """Names, kinds and defaults (annotations are documentation, not the contract)."""
+    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+
+PROTOCOL = public_methods(Doorway)
+
+
+@pytest.mark.parametrize("impl", [WindowDoorway, FakeBackend], ids=["real", "fake"])
+def test_same_public_methods_as_the_protocol(impl: type) -> None:
+    assert set(public_methods(impl)) == set(PROTOCOL)
+
+
+@pytest.mark.parametrize("name", sorted(PROTOCOL))
+@pytest.mark.parametrize("impl", [WindowDoorway, FakeBackend], ids=["real", "fake"])
+def test_signatures_match_the_protocol(impl: type, name: str) -> None:
+    assert shape(public_methods(impl)[name]) == shape(PROTOCOL[name])
+
+
+def test_both_expose_the_settings() -> None:
+    s = Settings()
+    assert WindowDoorway(s).settings is s and FakeBackend(s).settings is s
+
+
+def test_drift_is_caught() -> None:
+    class Drifted(FakeBackend):
+        def detect(self, text, spans=None):     # an extra parameter the window never passes
+            return []
+
+    assert shape(public_methods(Drifted)["detect"]) != shape(PROTOCOL["detect"])
+
+
+# --- the band ---------------------------------------------------------------------------
+def test_shipped_bundle_has_a_held_out_rmse_for_both_models() -> None:
+    from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+
+    metrics = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False).metrics
+    fast, full = held_out_rmse(metrics, "fast"), held_out_rmse(metrics, "full")
+    assert fast is not None and full is not None
+    assert 0 < full <= fast < 1          # the model with more features errs less
+
+
+def test_rmse_matches_the_shipped_eval_report() -> None:
+    import json
+
+    from preflight.core import paths
+    from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+
+    report = json.loads(paths.resource_path("utility", "eval_report.json").read_text())
+    models = report["variants"]["plain"]["models"]
+    metrics = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False).metrics
+    for label, model in (("fast (no model call)", "fast"), ("full (ABCD + extras)", "full")):
+        assert held_out_rmse(metrics, model) == pytest.approx(models[label]["all"]["rmse"])
+
+
+def test_real_doorway_prediction_carries_the_shipped_band() -> None:
+    from preflight.core.types import SanitizedText
+
+    class NoModels(Services):     # the instant stage needs no model: fail if one is built
+        def slm(self):
+            raise AssertionError("SLM built")
+
+        def embedder(self):
+            raise AssertionError("embedder built")
+
+    door = WindowDoorway(services=NoModels(Settings()))
+    assessor = door.services.assessor()
+    text = "Jane Doe met Max Power in Berlin to discuss the merger."
+    pred = door.predict_fast(text, SanitizedText(text, "redact"), [])
+    metrics = assessor.predictor.metrics
+    assert pred.rmse == held_out_rmse(metrics, "fast") is not None
+    assert pred.low == pytest.approx(max(-1.0, pred.value - pred.rmse))
+    assert pred.high == pytest.approx(min(1.0, pred.value + pred.rmse))
+
+
+def test_prediction_band_is_clipped() -> None:
+    p = Prediction(Assessment({}, 0.95, 0.95), rmse=0.2)
+    assert p.refined and p.high == 1.0 and p.low == pytest.approx(0.75)
+    assert Prediction(Assessment({}, 0.3)).low is None

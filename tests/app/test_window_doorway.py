@@ -1,0 +1,61 @@
+"""WindowDoorway over substituted services: what it hands the core."""
+
+from __future__ import annotations
+
+from preflight.app.services import Services
+from preflight.app.window_doorway import WindowDoorway
+from preflight.core.config import ProviderSettings, Settings
+from preflight.core.send.cost import TokenCount
+from preflight.core.tasks import SUMMARIZE
+from preflight.core.types import SanitizedText
+
+
+class RecordingSession:
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def prepare_send(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        return "plan"
+
+    def provider(self, name):
+        return ProviderSettings(name=name, base_url="http://127.0.0.1:9/v1", model="m",
+                                price_input_per_mtok=2.0, price_output_per_mtok=4.0)
+
+
+class FixedCounter:
+    def count(self, text: str) -> TokenCount:
+        return TokenCount(1000, "tokenizer: test.gguf")
+
+
+class Substituted(Services):
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.session = RecordingSession()
+
+    def send_session(self, **_collaborators):
+        return self.session
+
+    def token_counter(self):
+        return FixedCounter()
+
+
+def test_the_secret_seed_never_reaches_the_send_plan() -> None:
+    services = Substituted(Settings())
+    door = WindowDoorway(services=services)
+    sanitized = SanitizedText("<PERSON_1> wrote.", "pseudonym", (), {})
+    assert door.prepare_send("Jane wrote.", sanitized, [], SUMMARIZE, "p", None) == "plan"
+    (args, kwargs), = services.session.calls
+    params = args[3]
+    assert params.seed is None and "seed" not in kwargs
+    assert kwargs["sanitized"] is sanitized
+
+
+def test_estimate_uses_the_core_cost_estimate() -> None:
+    door = WindowDoorway(services=Substituted(Settings()))
+    priced = door.estimate("text", SUMMARIZE, "p")
+    assert priced.priced and priced.input_tokens == 1000
+    assert priced.input_cost == 1000 * 2.0 / 1e6
+    unpriced = door.estimate("text", SUMMARIZE, None)
+    assert not unpriced.priced and unpriced.max_total == 0.0
+    assert unpriced.token_method == "tokenizer: test.gguf"
