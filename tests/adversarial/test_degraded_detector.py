@@ -74,9 +74,10 @@ def test_healthy_detector_adds_no_such_finding(server, tmp_path):
 
 @pytest.fixture
 def cli_setup(server, tmp_path, monkeypatch):
-    from preflight.core.send import session as session_mod
+    from preflight.app.services import Services
 
-    monkeypatch.setattr(session_mod, "_build_detector", lambda cls, s: DegradedDetector())
+    monkeypatch.setattr(Services, "make_detector",
+                        lambda self, detection=None: DegradedDetector())
     previous = keyring.get_keyring()
     keyring.set_keyring(MemoryKeyring())
     with contextlib.redirect_stdout(io.StringIO()):

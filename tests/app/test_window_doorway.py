@@ -51,8 +51,18 @@ def test_the_secret_seed_never_reaches_the_send_plan() -> None:
     assert kwargs["sanitized"] is sanitized
 
 
+class RealSessionServices(Substituted):
+    """The core's own SendSession, with the fixed counter: the estimate is the core's."""
+
+    def send_session(self, **_collaborators):
+        from preflight.core.send.session import SendSession
+
+        return SendSession(self.settings, token_counter=FixedCounter())
+
+
 def test_estimate_uses_the_core_cost_estimate() -> None:
-    door = WindowDoorway(services=Substituted(Settings()))
+    provider = RecordingSession().provider("p")
+    door = WindowDoorway(services=RealSessionServices(Settings(providers=[provider])))
     priced = door.estimate("text", SUMMARIZE, "p")
     assert priced.priced and priced.input_tokens == 1000
     assert priced.input_cost == 1000 * 2.0 / 1e6

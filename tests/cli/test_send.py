@@ -173,7 +173,8 @@ def test_send_shows_the_detectors_warnings(server, doc, capsys, monkeypatch):
         ("The NER model is missing. Names are not detected until it is restored.",)))
     add_provider(server.url)
     server.script(Reply(deltas=["ok"]))
-    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"]) == 0
+    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn",
+                     "--accept-degraded-detection"]) == 0
     assert "warning: The NER model is missing" in capsys.readouterr().err
 
 
