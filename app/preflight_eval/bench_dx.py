@@ -68,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from preflight.core.sanitize.dx import DxMechanism, build_neighbour_table
     from preflight.core.sanitize.dx_engine import noisy_point, rank_of
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
     report: dict = {}
-    space = GGUFTokenSpace(args.gguf)
+    space = gguf_token_space(args.gguf)
     text = bench_document(space)
     mech = DxMechanism(space)
     lo, hi = mech.epsilon_range

@@ -26,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="folder for <sha>.json (default resources/dx)")
     args = ap.parse_args(argv)
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
-    space = GGUFTokenSpace(args.gguf)
+    space = gguf_token_space(args.gguf)
     t = time.perf_counter()
     result = calibrate(space, default_sample_text(), seed=args.seed)
     result["seconds"] = round(time.perf_counter() - t, 1)

@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         envelope_pivots,
         noisy_point,
     )
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
-    space = GGUFTokenSpace(args.gguf)
+    space = gguf_token_space(args.gguf)
     geom = geometry_for(space)
     mech = DxMechanism(space)
     t = time.perf_counter()
