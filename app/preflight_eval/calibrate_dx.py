@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from preflight.core import paths
+from preflight.core.fsutil import atomic_write_text
 from preflight.core.sanitize.dx_calibration import calibrate, default_sample_text
 
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(args.out) if args.out else paths.resource_path("dx")
     out_dir.mkdir(parents=True, exist_ok=True)
     f = out_dir / f"{space.key}.json"
-    f.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    atomic_write_text(f, json.dumps(result, indent=2) + "\n")
     summary = {k: result[k] for k in ("embedding", "rank_constant", "epsilon_range",
                                       "nn_epsilon", "sample", "seconds")}
     print(json.dumps(summary, indent=2))
