@@ -4,6 +4,7 @@ units and the on-disk cache of derived arrays (see :mod:`preflight.runtime.token
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import re
 from typing import Sequence
@@ -12,6 +13,7 @@ import numpy as np
 
 from preflight.core import paths
 from preflight.core.errors import InputError
+from preflight.core.fsutil import atomic_write_bytes
 from preflight.core.ports import Tokenization
 
 log = logging.getLogger(__name__)
@@ -98,11 +100,9 @@ class ArrayCache:
             return None
 
     def save(self, name: str, **arrays: np.ndarray) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        f = self.dir / f"{name}.v{CACHE_VERSION}.npz"
-        tmp = self.dir / f"{name}.v{CACHE_VERSION}.tmp.npz"
-        np.savez(tmp, **arrays)
-        tmp.replace(f)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write_bytes(self.dir / f"{name}.v{CACHE_VERSION}.npz", buf.getvalue())
 
 
 class BaseSpace:
