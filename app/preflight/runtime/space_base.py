@@ -7,7 +7,7 @@ import hashlib
 import io
 import logging
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -173,16 +173,31 @@ class ArraySpace(BaseSpace):
         self._build_filter([False] * len(self._words))
 
     def tokenize(self, text: str) -> Tokenization:
-        ids, starts, ends = [], [], []
-        for m in re.finditer(r"\S+", text):
-            tid = self._index.get(m.group(0))
-            if tid is None:
-                continue
-            ids.append(tid)
-            starts.append(m.start())
-            ends.append(m.end())
-        n = len(ids)
-        return Tokenization(
-            np.asarray(ids, np.int64), np.arange(n, dtype=np.int64),
-            np.asarray(starts, np.int64), np.asarray(ends, np.int64),
-        )
+        return word_tokenization(text, _NON_SPACE_RE, self._index.get)
+
+
+_NON_SPACE_RE = re.compile(r"\S+")
+
+
+def word_tokenization(text: str, pattern: re.Pattern[str],
+                      lookup: Callable[[str], int | None]) -> Tokenization:
+    """Word-level tokens: each match of ``pattern`` is one unit; matches ``lookup`` does
+    not know are left out (unchanged) and counted as out of vocabulary."""
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    oov = 0
+    for m in pattern.finditer(text):
+        tid = lookup(m.group(0))
+        if tid is None:
+            oov += 1
+            continue
+        ids.append(tid)
+        starts.append(m.start())
+        ends.append(m.end())
+    n = len(ids)
+    return Tokenization(
+        np.asarray(ids, np.int64), np.arange(n, dtype=np.int64),
+        np.asarray(starts, np.int64), np.asarray(ends, np.int64),
+        out_of_vocabulary=oov,
+    )

@@ -11,7 +11,7 @@ import numpy as np
 from preflight.core.errors import InputError, ModelUnavailableError
 from preflight.core.ports import Tokenization
 from preflight.runtime.hashing import VerifiedHashCache
-from preflight.runtime.space_base import BaseSpace
+from preflight.runtime.space_base import BaseSpace, word_tokenization
 
 _WORD_RE = re.compile(r"\w+(?:[-']\w+)*|[^\w\s]", re.UNICODE)
 
@@ -65,22 +65,8 @@ class WordVectorSpace(BaseSpace):
         self._build_filter([False] * len(words))
 
     def tokenize(self, text: str) -> Tokenization:
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        oov = 0
-        for m in _WORD_RE.finditer(text):
-            w = unicodedata.normalize("NFC", m.group(0))
-            tid = self._index.get(w.lower() if self.lowercase else w)
-            if tid is None:
-                oov += 1
-                continue
-            ids.append(tid)
-            starts.append(m.start())
-            ends.append(m.end())
-        n = len(ids)
-        return Tokenization(
-            np.asarray(ids, np.int64), np.arange(n, dtype=np.int64),
-            np.asarray(starts, np.int64), np.asarray(ends, np.int64),
-            out_of_vocabulary=oov,
-        )
+        return word_tokenization(text, _WORD_RE, self._lookup)
+
+    def _lookup(self, word: str) -> int | None:
+        w = unicodedata.normalize("NFC", word)
+        return self._index.get(w.lower() if self.lowercase else w)
