@@ -66,12 +66,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import faiss
 
-    from preflight.core.sanitize.dx import DxMechanism, build_neighbour_table
+    from preflight.core.sanitize.dx import DxMechanism
     from preflight.core.sanitize.dx_engine import noisy_point, rank_of
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
     report: dict = {}
-    space = GGUFTokenSpace(args.gguf)
+    space = gguf_token_space(args.gguf)
     text = bench_document(space)
     mech = DxMechanism(space)
     lo, hi = mech.epsilon_range
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     # ---- neighbour table (one-time per embedding)
     if table[0] is None:
         t = time.perf_counter()
-        build_neighbour_table(space)
+        mech.build_neighbour_table()
         report["table_build_s"] = time.perf_counter() - t
         print(f"neighbour table built in {report['table_build_s']:.1f} s (one-time, cached)")
     else:
@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     agree = {"ours": 0, "faiss": 0, "reference": 0, "annoy": 0}
     orig_same = {"exact": 0, "annoy": 0}
     n = 0
-    from preflight.core.sanitize.dx_engine import Noise, exact_outputs
+    from preflight.core.sanitize.dx_engine import Noise
+    from preflight.core.sanitize.dx_reference import exact_outputs
 
     nsub = Noise(noise.u[rows], noise.g[rows], noise.U[rows])
     t = time.perf_counter()

@@ -62,13 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             size = sum(p.stat().st_size for p in files) / 1e6
 
             def cold() -> None:
-                M._PROCESS_HASHES.clear()
                 (paths.cache_dir() / M.VerifiedHashCache.FILE_NAME).unlink(missing_ok=True)
                 M.ModelManager().path(spec.role)
 
             def warm() -> None:
-                M._PROCESS_HASHES.clear()        # a new process reading the cache file
-                M.ModelManager().path(spec.role)
+                M.ModelManager().path(spec.role)  # a new manager: reads the cache file
 
             t_cold = _median_time(cold, args.repeat)
             t_warm = _median_time(warm, args.repeat)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from preflight.core import paths
+from preflight.core.fsutil import atomic_write_text
 from preflight.core.sanitize.dx_calibration import calibrate, default_sample_text
 
 
@@ -26,16 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="folder for <sha>.json (default resources/dx)")
     args = ap.parse_args(argv)
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
-    space = GGUFTokenSpace(args.gguf)
+    space = gguf_token_space(args.gguf)
     t = time.perf_counter()
     result = calibrate(space, default_sample_text(), seed=args.seed)
     result["seconds"] = round(time.perf_counter() - t, 1)
     out_dir = Path(args.out) if args.out else paths.resource_path("dx")
     out_dir.mkdir(parents=True, exist_ok=True)
     f = out_dir / f"{space.key}.json"
-    f.write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+    atomic_write_text(f, json.dumps(result, indent=2) + "\n")
     summary = {k: result[k] for k in ("embedding", "rank_constant", "epsilon_range",
                                       "nn_epsilon", "sample", "seconds")}
     print(json.dumps(summary, indent=2))

@@ -38,18 +38,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from preflight.core.sanitize.dx import DxMechanism, geometry_for
+    from preflight.core.sanitize.dx import DxMechanism
     from preflight.core.sanitize.dx_engine import (
         build_envelope,
         draw_noise,
         envelope_pivots,
         noisy_point,
     )
-    from preflight.runtime.token_space import GGUFTokenSpace
+    from preflight.runtime.token_space import gguf_token_space
 
-    space = GGUFTokenSpace(args.gguf)
-    geom = geometry_for(space)
+    space = gguf_token_space(args.gguf)
     mech = DxMechanism(space)
+    geom = mech.geometry
     t = time.perf_counter()
     ann = mech.annoy_index()
     print(f"embedding: {space.name}; {geom.C} candidates; annoy index ready in "

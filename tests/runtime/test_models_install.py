@@ -233,7 +233,7 @@ def test_full_disk_is_a_clear_error(tmp_path, wheelhouse, monkeypatch):
     def full(staging, target):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(M, "_replace", full)
+    monkeypatch.setattr(M, "replace_path", full)
     with pytest.raises(ModelUnavailableError) as err:
         make_manager(tmp_path, wheelhouse).install(roles=["slm"])
     assert "No space left on device" in err.value.message

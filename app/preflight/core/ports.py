@@ -30,13 +30,15 @@ class Tokenization:
     boundaries fall on character boundaries (a byte-level tokenizer may split one emoji
     over several tokens). ``unit_of[t]`` is token ``t``'s unit; unit ``u`` covers
     ``text[unit_start[u]:unit_end[u]]``. Text outside every unit (e.g. spaces between
-    the words of a word-level space) is never changed.
+    the words of a word-level space) is never changed. ``out_of_vocabulary`` counts the
+    words a word-level space could not embed (left out of ``ids``, never changed).
     """
 
     ids: np.ndarray          # (T,) int64 token ids
     unit_of: np.ndarray      # (T,) int64
     unit_start: np.ndarray   # (U,) int64 character offsets
     unit_end: np.ndarray     # (U,) int64
+    out_of_vocabulary: int = 0
 
 
 @runtime_checkable

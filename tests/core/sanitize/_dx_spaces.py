@@ -7,7 +7,7 @@ import numpy as np
 from preflight.runtime.token_space import (
     ArraySpace,
     Tokenization,
-    _BaseSpace,
+    BaseSpace,
     units_from_byte_pieces,
 )
 
@@ -26,7 +26,7 @@ def random_space(V: int = 200, dim: int = 8, seed: int = 0, *, integer: bool = F
     return ArraySpace(M, [f"w{i}" for i in range(V)], name=f"random {V}x{dim}")
 
 
-class ByteSpace(_BaseSpace):
+class ByteSpace(BaseSpace):
     """A byte-level BPE-like space: all 256 byte tokens plus some multi-byte pieces,
     greedy longest-match tokenization (so emoji and accents split into byte tokens)."""
 

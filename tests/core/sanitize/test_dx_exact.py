@@ -1,8 +1,9 @@
 """The slider's fast path returns exactly what the per-ε exact search returns.
 
-The reference (DxPrepared.reference_outputs / dx_engine.exact_outputs) scans the whole
+The reference (DxPrepared.reference_outputs / dx_reference.exact_outputs) scans the whole
 vocabulary at every ε with the canonical float64 distance and lowest-id tie-breaking;
-the fast path only walks the prepared envelope and neighbour lists. Same noise, so the
+the fast path (dx_engine.envelope_outputs, what DxPrepared.at uses) only
+walks the prepared envelope and neighbour lists. Same noise, so the
 output token of every token must be identical at every ε, including ε outside the
 prepared range and on spaces full of exact ties.
 """
@@ -18,15 +19,14 @@ from hypothesis import strategies as st
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.dx import DxMechanism
 from preflight.core.sanitize.dx_engine import (
-    Geometry,
     build_envelope,
     draw_noise,
-    exact_outputs,
-    exact_pivots,
+    envelope_outputs,
     envelope_pivots,
-    fast_outputs,
     plan_depths,
 )
+from preflight.core.sanitize.dx_geometry import Geometry
+from preflight.core.sanitize.dx_reference import exact_outputs, exact_pivots
 
 
 def test_canonical_distance_does_not_depend_on_batch_shape():
@@ -66,7 +66,7 @@ def test_engine_fast_path_equals_exact_search(V, dim, space_seed, noise_seed, in
     for eps in list(np.geomspace(lo, hi, 7)) + [lo, hi]:
         assert np.array_equal(envelope_pivots(geom, env, P64, noise, eps),
                               exact_pivots(geom, P64, noise, eps))
-        assert np.array_equal(fast_outputs(geom, env, P64, noise, eps, c),
+        assert np.array_equal(envelope_outputs(geom, env, P64, noise, eps, c),
                               exact_outputs(geom, P64, noise, eps, c))
 
 
@@ -114,7 +114,7 @@ def test_neighbour_table_gives_the_same_outputs(integer):
     fresh.set_table(table, tlen)
     env = build_envelope(fresh, space.matrix[ids], noise, 0.2, 20.0)
     for eps in (0.2, 1.0, 5.0, 20.0):
-        assert np.array_equal(fast_outputs(fresh, env, P64, noise, eps, 0.05),
+        assert np.array_equal(envelope_outputs(fresh, env, P64, noise, eps, 0.05),
                               exact_outputs(geom, P64, noise, eps, 0.05))
 
 

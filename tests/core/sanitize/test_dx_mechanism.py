@@ -25,6 +25,44 @@ def test_registry_builds_dx_with_collaborators():
     assert mech.epsilon_range == (0.3, 30.0)
 
 
+def test_dx_without_a_token_space_is_a_clear_error():
+    """The core never loads a model itself: the space comes from the caller."""
+    with pytest.raises(ConfigError) as err:
+        create_mechanism("dx")
+    assert "token embedding space" in err.value.message
+    assert "space=" in err.value.hint
+
+
+def test_space_is_a_typed_collaborator_and_caches_are_the_mechanism_s():
+    from preflight.core.ports import TokenSpace
+
+    space = ByteSpace()
+    assert isinstance(space, TokenSpace)
+    a = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
+    b = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
+    assert a.space is space
+    assert a.geometry is a.geometry                 # built once, kept by the mechanism
+    assert a.geometry is not b.geometry             # no state shared between mechanisms
+    prep = a.prepare(TEXT, [], SanitizeParams(seed=1))
+    prep.at(1.0)
+    assert a.geometry._nb and not b.geometry._nb     # a's neighbour memo is a's alone
+    assert prep.epsilon_range == (0.3, 30.0)        # one name for the range everywhere
+    prep.at(100.0)
+    assert prep.epsilon_range == (0.3, 100.0)       # extended exactly on demand
+
+
+def test_concurrent_preparations_on_one_mechanism_match_serial_ones():
+    from concurrent.futures import ThreadPoolExecutor
+
+    mech = byte_mech()
+    serial = {s: mech.prepare(TEXT, [], SanitizeParams(seed=s)).at(1.0).text for s in range(8)}
+    fresh = byte_mech()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        texts = list(pool.map(
+            lambda s: fresh.prepare(TEXT, [], SanitizeParams(seed=s)).at(1.0).text, range(8)))
+    assert texts == [serial[s] for s in range(8)]
+
+
 @pytest.mark.parametrize("eps", [0.3, 1.0, 3.0, 30.0])
 def test_changes_map_exact_offsets_with_emoji_and_crlf(eps):
     res = byte_mech().sanitize(TEXT, [], SanitizeParams(seed=4, epsilon=eps))

@@ -9,14 +9,10 @@ import pytest
 from _change_checks import assert_change_invariants, span
 from preflight.core.sanitize import generalize as gen
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
-from preflight.core.sanitize.operators import (
-    iban_valid,
-    luhn_valid,
-    placeholder_label,
-    surrogate_for,
-    validate_spans,
-    value_key,
-)
+from preflight.core.pii.recognizers.validators import iban_ok as iban_valid
+from preflight.core.pii.recognizers.validators import luhn_ok as luhn_valid
+from preflight.core.sanitize.operators import placeholder_label, validate_spans, value_key
+from preflight.core.sanitize.surrogates import surrogate_for
 from preflight.core.sanitize.vault import restore
 
 OPERATORS = ["redact", "delete", "mask", "placeholder", "pseudonym", "generalize"]

@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 
 from preflight.core import paths
+from preflight.core.ports import TokenSpace
 from preflight.core.sanitize.dx_engine import build_envelope, draw_noise, occurrences
+from preflight.core.sanitize.dx_geometry import Geometry
 
 RULE = "c = ln 2 / eps50, eps50 = median epsilon above which the exact-NN pivot is the token itself"
 MAX_TOKENS = 2000
@@ -39,11 +41,11 @@ def _sig(x: float, digits: int = 3) -> float:
     return float(f"{x:.{digits}g}")
 
 
-def calibrate(space: Any, sample_text: str, seed: int = 0) -> dict[str, Any]:
-    """Compute {"rank_constant", "epsilon_range", ...} for ``space`` (seconds to a minute)."""
-    from preflight.core.sanitize.dx import geometry_for
-
-    geom = geometry_for(space)
+def calibrate(space: TokenSpace, sample_text: str, seed: int = 0,
+              geom: Geometry | None = None) -> dict[str, Any]:
+    """Compute {"rank_constant", "epsilon_range", ...} for ``space`` (seconds to a minute).
+    ``geom``: the space's geometry if the caller has one (else built here)."""
+    geom = geom or Geometry(space.matrix, space.candidate_ids)
     ids = space.tokenize(sample_text).ids[:MAX_TOKENS]
     if len(ids) < 50:
         raise ValueError("calibration sample too short")

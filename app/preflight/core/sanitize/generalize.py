@@ -22,11 +22,11 @@ MONTHS = (
 _MONTH_ALT = "|".join(m[:3] + (m[3:] and f"(?:{m[3:]})?") for m in MONTHS) + "|sept"
 
 _YEAR = r"(?:1[5-9]\d\d|20\d\d|21\d\d)"
-_YEAR_RE = re.compile(rf"(?<!\d){_YEAR}(?!\d)")
+YEAR_RE = re.compile(rf"(?<!\d){_YEAR}(?!\d)")
 # Numeric dates: Y-M-D, or D/M/Y and M/D/Y (the order is ambiguous; only the year is used).
-_ISO_RE = re.compile(r"^\s*(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\s*$")
-_DMY_RE = re.compile(r"^\s*(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})\s*$")
-_MONTH_NAME_RE = re.compile(rf"\b({_MONTH_ALT})\b\.?", re.IGNORECASE)
+ISO_DATE_RE = re.compile(r"^\s*(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\s*$")
+DMY_DATE_RE = re.compile(r"^\s*(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})\s*$")
+MONTH_NAME_RE = re.compile(rf"\b({_MONTH_ALT})\b\.?", re.IGNORECASE)
 
 FREE_MAIL_DOMAINS = frozenset({
     "gmail.com", "googlemail.com", "yahoo.com", "yahoo.co.uk", "hotmail.com", "outlook.com",
@@ -39,10 +39,10 @@ FREE_MAIL_DOMAINS = frozenset({
 
 def find_year(value: str) -> int | None:
     """The year a date string mentions (four digits, or a two-digit year of d/m/yy)."""
-    m = _YEAR_RE.search(value)
+    m = YEAR_RE.search(value)
     if m:
         return int(m.group())
-    m = _DMY_RE.match(value)
+    m = DMY_DATE_RE.match(value)
     if m and len(m.group(4)) == 2:
         yy = int(m.group(4))
         # Two-digit years: pivot at the current year, as most date libraries do.
@@ -52,7 +52,7 @@ def find_year(value: str) -> int | None:
 
 
 def month_name_match(value: str) -> re.Match[str] | None:
-    return _MONTH_NAME_RE.search(value)
+    return MONTH_NAME_RE.search(value)
 
 
 def generalize_date(value: str) -> str:
@@ -112,13 +112,13 @@ def generalize_location(value: str) -> str:
 
 
 # One- and two-digit calling codes in use (ITU E.164); anything else is a 3-digit code.
-_COUNTRY_CODE_RE = re.compile(
+COUNTRY_CODE_RE = re.compile(
     r"^\s*(?:\+|00)(1|7|2[07]|3[0-469]|4[013-9]|5[1-8]|6[0-6]|8[1246]|9[0-58]|\d{3})"
 )
 
 
 def generalize_phone(value: str) -> str:
-    m = _COUNTRY_CODE_RE.match(value)
+    m = COUNTRY_CODE_RE.match(value)
     return f"[PHONE +{m.group(1)}]" if m else "[PHONE]"
 
 

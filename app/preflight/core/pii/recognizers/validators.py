@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Sequence
 
 _NON_DIGIT = re.compile(r"\D")
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
@@ -14,20 +15,22 @@ def digits(value: str) -> str:
     return _NON_DIGIT.sub("", value)
 
 
-def luhn_ok(value: str) -> bool:
-    """Luhn (mod-10) checksum over the digits of ``value``."""
-    nums = digits(value)
-    if len(nums) < 2:
-        return False
+def luhn_check_digit(payload: Sequence[int]) -> int:
+    """The digit that makes ``payload + [check]`` pass the Luhn (mod-10) test."""
     total = 0
-    for i, ch in enumerate(reversed(nums)):
-        d = ord(ch) - 48
-        if i % 2:
+    for i, d in enumerate(reversed(payload)):
+        if i % 2 == 0:
             d *= 2
             if d > 9:
                 d -= 9
         total += d
-    return total % 10 == 0
+    return (10 - total % 10) % 10
+
+
+def luhn_ok(value: str) -> bool:
+    """Luhn (mod-10) checksum over the digits of ``value``."""
+    nums = [ord(ch) - 48 for ch in digits(value)]
+    return len(nums) >= 2 and luhn_check_digit(nums[:-1]) == nums[-1]
 
 
 # Issuer prefixes (IIN ranges) and the lengths they issue; a Luhn-valid number outside
@@ -86,12 +89,15 @@ def iban_ok(value: str) -> bool:
     iban = _NON_ALNUM.sub("", value).upper()
     if IBAN_LENGTHS.get(iban[:2]) != len(iban) or not iban[2:4].isdigit():
         return False
-    rearranged = iban[4:] + iban[:4]
     try:
-        number = int("".join(str(int(ch, 36)) for ch in rearranged))
+        return iban_mod97(iban[4:] + iban[:4]) == 1
     except ValueError:
         return False
-    return number % 97 == 1
+
+
+def iban_mod97(s: str) -> int:
+    """ISO 7064 mod-97 of an alphanumeric string (letters count as 10..35)."""
+    return int("".join(str(int(ch, 36)) for ch in s)) % 97
 
 
 def aba_routing_ok(value: str) -> bool:

@@ -1,0 +1,185 @@
+"""Realistic stand-ins for detected values (the pseudonym operator's surrogates).
+
+Deterministic given a seeded ``Faker`` and ``random.Random``. Card numbers and IBANs get
+valid check digits from the one Luhn / mod-97 implementation
+(:mod:`preflight.core.pii.recognizers.validators`); dates keep their layout using the
+date patterns of :mod:`preflight.core.sanitize.generalize`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date
+
+from faker import Faker
+
+from preflight.core.pii.recognizers.validators import iban_mod97, luhn_check_digit
+from preflight.core.sanitize import generalize as gen
+
+
+def placeholder_label(entity_type: str) -> str:
+    """``entity_type`` as an upper-case label (placeholders, surrogate fallbacks)."""
+    label = re.sub(r"[^A-Z0-9]+", "_", entity_type.upper()).strip("_")
+    if not label or not label[0].isalpha():
+        label = "PII" + ("_" + label if label else "")
+    return label
+
+
+_NATIONALITIES = ("Canadian", "Norwegian", "Chilean", "Portuguese", "Kenyan", "Austrian",
+                  "Vietnamese", "Irish", "Uruguayan", "Finnish", "Ghanaian", "Dutch")
+
+
+def _reshape(template: str, chars: str) -> str:
+    """Lay ``chars`` over the alphanumeric positions of ``template`` (keeps separators)."""
+    it = iter(chars)
+    return "".join(next(it) if ch.isalnum() else ch for ch in template)
+
+
+def _shape_random(value: str, rng: random.Random) -> str:
+    out = []
+    for ch in value:
+        if ch.isdigit():
+            out.append(str(rng.randrange(10)))
+        elif ch.isalpha() and ch.isupper():
+            out.append(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ"))
+        elif ch.isalpha():
+            out.append(rng.choice("abcdefghijkmnopqrstuvwxyz"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _card(value: str, rng: random.Random) -> str:
+    n = sum(ch.isdigit() for ch in value)
+    if 12 <= n <= 19 and all(ch.isdigit() or ch in " -" for ch in value.strip()):
+        template, first = value, next(ch for ch in value if ch.isdigit())
+    else:
+        template, first, n = "4### #### #### ####", "4", 16
+        template = template.replace("#", "0")
+    body = [int(first)] + [rng.randrange(10) for _ in range(n - 2)]
+    body.append(luhn_check_digit(body))
+    it = iter(str(d) for d in body)
+    return "".join(next(it) if ch.isdigit() else ch for ch in template)
+
+
+def _iban(value: str, rng: random.Random) -> str:
+    compact = "".join(value.split()).upper()
+    if re.fullmatch(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{8,30}", compact) and value.strip() == value:
+        country, bban_template, template = compact[:2], compact[4:], value.upper()
+    else:
+        country, bban_template = "DE", "0" * 18
+        template = "DE00 0000 0000 0000 0000 00"
+    bban = "".join(
+        str(rng.randrange(10)) if ch.isdigit() else rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        for ch in bban_template
+    )
+    check = 98 - iban_mod97(bban + country + "00")
+    return _reshape(template, f"{country}{check:02d}{bban}")
+
+
+def _date(value: str, fake: Faker, rng: random.Random) -> str:
+    year = gen.find_year(value)
+    lo, hi = (year - 5, year + 5) if year else (1950, 2025)
+    y, mo, d = rng.randint(lo, hi), rng.randint(1, 12), rng.randint(1, 28)
+
+    def width(s: str, v: int) -> str:
+        return f"{v:0{len(s)}d}" if len(s) > 1 else str(v)
+
+    m = gen.ISO_DATE_RE.match(value)
+    if m:
+        sep = m.group(2)
+        return value.replace(m.group(0).strip(),
+                             f"{y}{sep}{width(m.group(3), mo)}{sep}{width(m.group(4), d)}")
+    m = gen.DMY_DATE_RE.match(value)
+    if m:
+        sep = m.group(2)
+        first, second = (d, mo) if int(m.group(1)) > 12 else (mo, d)
+        yy = f"{y % 100:02d}" if len(m.group(4)) == 2 else str(y)
+        return value.replace(m.group(0).strip(),
+                             f"{width(m.group(1), first)}{sep}{width(m.group(3), second)}{sep}{yy}")
+    if gen.month_name_match(value):
+        def month(mm: re.Match[str]) -> str:
+            name = gen.MONTHS[mo - 1].capitalize()
+            word = mm.group(1)
+            if len(word) <= 4 and word.lower() not in ("may", "june", "july"):
+                name = name[:3]
+            if word.isupper():
+                name = name.upper()
+            elif word.islower():
+                name = name.lower()
+            return name + mm.group(0)[len(word):]
+        out = gen.MONTH_NAME_RE.sub(month, value, count=1)
+        out = gen.YEAR_RE.sub(str(y), out)
+        return re.sub(r"(?<!\d)\d{1,2}(?!\d)", lambda _: str(d), out)
+    if any(ch.isdigit() for ch in value):
+        return _shape_random(value, rng)
+    return date(y, mo, d).strftime("%B %d, %Y").replace(" 0", " ")
+
+
+def _match_case(template: str, value: str) -> str:
+    letters = [ch for ch in template if ch.isalpha()]
+    if letters and all(ch.isupper() for ch in letters) and len(letters) > 1:
+        return value.upper()
+    if letters and all(ch.islower() for ch in letters):
+        return value.lower()
+    return value
+
+
+def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random) -> str:
+    """A realistic stand-in for ``value`` of ``entity_type`` (deterministic given the
+    seeded ``fake`` and ``rng``)."""
+    t = entity_type
+    if t == "PERSON":
+        words = value.split()
+        sur = fake.last_name() if len(words) == 1 else f"{fake.first_name()} {fake.last_name()}"
+        return _match_case(value, sur)
+    if t == "EMAIL_ADDRESS":
+        user = re.sub(r"[^a-z0-9._]", "", fake.user_name().lower()) or "user"
+        return f"{user}@{rng.choice(('example.com', 'example.org', 'example.net'))}"
+    if t == "CREDIT_CARD":
+        return _card(value, rng)
+    if t == "IBAN_CODE":
+        return _iban(value, rng)
+    if t in ("PHONE_NUMBER", "US_SSN", "US_ITIN", "US_BANK_NUMBER", "BANK_ACCOUNT", "UK_NHS",
+             "US_PASSPORT", "US_DRIVER_LICENSE"):
+        if any(ch.isdigit() for ch in value):
+            cc = gen.COUNTRY_CODE_RE.match(value) if t == "PHONE_NUMBER" else None
+            keep = cc.end() if cc else 0  # the country code says little; keep it readable
+            sur = value[:keep] + _shape_random(value[keep:], rng)
+            if t == "US_SSN":  # area numbers 000, 666 and 9xx are never issued
+                first = next(i for i, ch in enumerate(sur) if ch.isdigit())
+                sur = sur[:first] + str(rng.randint(1, 5)) + sur[first + 1:]
+            return sur
+        return fake.phone_number() if t == "PHONE_NUMBER" else _shape_random("000-00-0000", rng)
+    if t in ("DATE_TIME", "DATE", "DATE_OF_BIRTH"):
+        return _date(value, fake, rng)
+    if t == "AGE":
+        m = re.search(r"\d+", value)
+        age = str(rng.randint(18, 89))
+        return value[:m.start()] + age + value[m.end():] if m else age
+    if t == "LOCATION":
+        if any(ch.isdigit() for ch in value) and "," in value:
+            return f"{fake.street_address()}, {fake.city()}"
+        return _match_case(value, fake.city())
+    if t in ("STREET_ADDRESS", "ADDRESS"):
+        if "," in value or "\n" in value:
+            return f"{fake.street_address()}, {fake.city()}"
+        return fake.street_address()
+    if t == "ORGANIZATION":
+        return _match_case(value, fake.company())
+    if t == "NRP":
+        return _match_case(value, rng.choice(_NATIONALITIES))
+    if t == "IP_ADDRESS":
+        return fake.ipv6() if ":" in value else fake.ipv4_private()
+    if t == "URL":
+        return f"https://www.{fake.domain_word()}.example/"
+    if t == "MAC_ADDRESS":
+        return fake.mac_address()
+    if t == "UUID":
+        return fake.uuid4()
+    # Anything else (API keys, deny-list terms, custom types): same shape, new characters.
+    sur = _shape_random(value, rng)
+    if not any(ch.isalnum() for ch in sur):
+        sur = _shape_random(f"{placeholder_label(t)}-XXXX0000", rng)
+    return sur
