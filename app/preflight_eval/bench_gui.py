@@ -149,7 +149,7 @@ def bench_slider(steps: int) -> dict:
 
 
 def bench_typing(keys: int) -> dict:
-    from PySide6.QtCore import QElapsedTimer, Qt, QTimer
+    from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtTest import QTest
 
     from preflight.app.window_doorway import WindowDoorway

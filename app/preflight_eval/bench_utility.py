@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.utility.assess import UtilityAssessor
 from preflight.core.utility.recommend import prepared_range, recommend
 
@@ -63,19 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
 
-    from preflight.core.pii.detector import PiiDetector
-    from preflight.runtime.embedder import SentenceEmbedder
-    from preflight.runtime.slm import LocalSLM
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
 
     t0 = time.perf_counter()
-    slm = LocalSLM()
+    services = build_services(Settings())
+    slm = services.slm()
     slm.load()
-    embedder = SentenceEmbedder()
+    embedder = services.embedder()
     embedder.load()
-    assessor = UtilityAssessor(slm, embedder)
-    assessor.predictor  # noqa: B018 - load the shipped regressor now
-    detector = PiiDetector()
-    mech = create_mechanism("dx")
+    assessor = UtilityAssessor(slm, embedder, services.predictor())
+    detector = services.detector()
+    mech = services.dx()
     load_s = time.perf_counter() - t0
 
     doc = bench_document(args.tokens, slm.count_tokens)

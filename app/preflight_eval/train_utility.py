@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime as _dt
 import hashlib
 import json
 import sys

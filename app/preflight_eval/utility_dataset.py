@@ -37,13 +37,12 @@ import sys
 import tarfile
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from preflight.core import paths
 from preflight.core.errors import PreflightError
-from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.tasks import SUMMARIZE
-from preflight.core.utility.assess import UtilityAssessor
 from preflight.core.utility.recommend import prepared_range
 from preflight_eval.utility_common import (
     CompletionsClient,
@@ -190,12 +189,14 @@ class Builder:
         self.done = {r["key"] for r in read_jsonl(self.rows_path)}
         self.docs_done = {r["doc_id"] for r in read_jsonl(self.docs_path)}
         self.deadline = time.monotonic() + args.time_limit * 60
-        self.assessor = UtilityAssessor(task=SUMMARIZE)
-        from preflight.core.pii.detector import PiiDetector
+        from preflight.app.services import build_services
+        from preflight.core.config import Settings
 
-        self.detector = PiiDetector()
-        self.dx = create_mechanism("dx") if args.eps_count > 0 else None
-        self.operators = {name: create_mechanism(name) for name in args.operators}
+        services = build_services(Settings())   # the defaults, not this user's settings
+        self.assessor = services.assessor(SUMMARIZE)
+        self.detector = services.detector()
+        self.dx = services.dx() if args.eps_count > 0 else None
+        self.operators = {name: services.mechanism(name) for name in args.operators}
         self.cloud: CompletionsClient | None = None
         self.n_new = 0
 

@@ -15,12 +15,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.errors import Cancelled, ProviderError
-from preflight.core.tasks import Task
-from preflight.core.types import Category, Change, SanitizedText, Span, apply_replacements
+from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.app.doorway import AnswerChunk, Prediction
 from preflight.core.send.cost import CostEstimate
 from preflight.core.utility.assess import Assessment

@@ -91,8 +91,8 @@ class ProtectedPrepared:
 
     @property
     def epsilon_range(self) -> tuple[float, float]:
-        rng = getattr(self._inner, "epsilon_range", None) or self._inner.eps_range
-        return float(rng[0]), float(rng[1])
+        lo, hi = self._inner.epsilon_range
+        return float(lo), float(hi)
 
     def at(self, epsilon: float) -> SanitizedText:
         out = self._inner.at(epsilon)

@@ -114,7 +114,8 @@ class Services:
         def build() -> Any:
             from preflight.runtime.token_space import GGUFTokenSpace
 
-            return GGUFTokenSpace(self.models.path("slm"))
+            models = self.models
+            return GGUFTokenSpace(models.path("slm"), hash_cache=models.hash_cache)
         return self._once("token_space", build)
 
     def ner_model_path(self) -> Any:
@@ -219,7 +220,7 @@ class Services:
             audit=self.audit(), session_keys=self.session_keys(),
             token_counter=self.token_counter(),
             embedder=Deferred(self.embedder, "sentence embedder"),
-            slm=Deferred(self.slm, "local SLM"), **extra)
+            slm=Deferred(self.slm, "local SLM"), mechanism_factory=self.mechanism, **extra)
 
     def close(self) -> None:
         """Free the models and files this holder opened (best effort, at exit)."""

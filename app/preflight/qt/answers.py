@@ -13,7 +13,7 @@ from preflight.app.doorway import AnswerChunk, Doorway
 from preflight.app.presentation import error_text
 from preflight.core.errors import Cancelled
 from preflight.qt.controllers import DocumentController
-from preflight.qt.qt_workers import QtOp
+from preflight.qt.qt_workers import OpContext, QtOp
 
 
 class AnswerController(QObject):

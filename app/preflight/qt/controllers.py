@@ -34,7 +34,7 @@ from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import Recommendation
 from preflight.qt.assessment_ops import AssessmentOps
-from preflight.qt.qt_workers import Latest, QtOp
+from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
 DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
 TYPING_PREVIEW_MS = 150       # preview refresh while typing

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 
 from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text
-from preflight.core.config import Settings
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_workers import QtOp
 

@@ -20,18 +20,19 @@ DOC = (
 
 @pytest.fixture(scope="module")
 def parts():
-    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+    from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.utility.assess import UtilityAssessor
     from preflight.core.utility.predictor import UtilityPredictor
-    from preflight.runtime.embedder import SentenceEmbedder
-    from preflight.runtime.slm import LocalSLM
 
+    services = build_services(Settings())
     try:
-        slm, emb = LocalSLM(), SentenceEmbedder()
+        slm, emb = services.slm(), services.embedder()
         slm.load()
         emb.load()
         predictor = UtilityPredictor.load(prefer_user=False)
-        prepared = create_mechanism("dx").prepare(DOC, [], SanitizeParams(seed=3, scope="all"))
+        prepared = services.dx().prepare(DOC, [], SanitizeParams(seed=3, scope="all"))
     except ModelUnavailableError as err:
         pytest.skip(str(err))
     yield UtilityAssessor(slm, emb, predictor), prepared

@@ -87,15 +87,15 @@ def _build_dx_table() -> None:
     (about a minute on 2 cores) beside the models, so no document pays for it later."""
     import time
 
-    from preflight.core.sanitize import dx
+    from preflight.app.services import build_services
 
     start = time.perf_counter()
-    space = dx.DxMechanism().space
-    dest = dx.installed_table_path(space)
+    mech = build_services().dx()
+    dest = mech.installed_table_path()
     if dest.is_file():
         print(f"{'dx-table':<8}  {'ok':<10}  d_X neighbour table  (0.0 s)  {dest}")
         return
-    dx.build_neighbour_table(space, progress=_StderrProgress(), dest=dest)
+    mech.build_neighbour_table(progress=_StderrProgress(), dest=dest)
     print(f"{'dx-table':<8}  {'built':<10}  d_X neighbour table  "
           f"({time.perf_counter() - start:.1f} s)  {dest}")
 

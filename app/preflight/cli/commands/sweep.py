@@ -44,13 +44,15 @@ def epsilon_steps(lo: float, hi: float, steps: int) -> list[float]:
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
-    from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+    from preflight.app.services import build_services
+    from preflight.core.sanitize.base import SanitizeParams
 
     if not 1 <= args.steps <= 1000:
         raise ConfigError(f"--steps must be between 1 and 1000, not {args.steps}.",
                           "Use e.g. --steps 20.")
     text = read_document(args.file)
-    mech = create_mechanism("dx")
+    services = build_services()
+    mech = services.dx()
     lo, hi = mech.epsilon_range
     lo = args.min_epsilon if args.min_epsilon is not None else lo
     hi = args.max_epsilon if args.max_epsilon is not None else hi
@@ -62,10 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--min-epsilon is above --max-epsilon.", "Swap them.")
     spans = []
     if args.scope == "pii" and text:
-        from preflight.core.config import load_settings
-        from preflight.core.pii.detector import PiiDetector
-
-        spans = PiiDetector(load_settings().detection).detect(text)
+        spans = services.detector().detect(text)
     params = SanitizeParams(seed=args.seed, epsilon=None, scope=args.scope,
                             rank_step=not args.no_rank_step)
     prepared = mech.prepare(text, spans, params)

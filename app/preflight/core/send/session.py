@@ -65,7 +65,9 @@ class SendSession:
             makes :meth:`keep_local` explain that no local model is available.
         client_factory: ProviderSettings → ProviderClient (tests wrap the real one).
         restorer_factory: vault → object with ``feed(chunk)``/``flush()``.
-        mechanism_collaborators: keyword arguments for :func:`create_mechanism`.
+        mechanism_factory: builds a mechanism by name with collaborators (the
+            composition root's, which adds the d_X token space); default
+            :func:`create_mechanism`.
         environ: environment for ``key_env`` lookups (None: ``os.environ``).
     """
 
@@ -84,7 +86,7 @@ class SendSession:
         slm: LanguageModel | None = None,
         client_factory: Callable[[ProviderSettings], ProviderClient] = create_client,
         restorer_factory: Callable[[Any], Any] = default_restorer,
-        mechanism_collaborators: dict[str, Any] | None = None,
+        mechanism_factory: Callable[..., Any] = create_mechanism,
         environ: dict[str, str] | None = None,
     ) -> None:
         logfilter.install()
@@ -101,7 +103,7 @@ class SendSession:
         self._slm = slm
         self._client_factory = client_factory
         self._restorer_factory = restorer_factory
-        self._mech_collab = mechanism_collaborators or {}
+        self._mechanism_factory = mechanism_factory
         self._environ = environ
         self._lock = threading.Lock()
 
@@ -180,10 +182,8 @@ class SendSession:
         if sanitized is None:
             if spans is None:
                 spans = self.detector.detect(text)
-            collab = dict(self._mech_collab)
-            if vault is not None:
-                collab.setdefault("vault", vault)
-            mechanism = create_mechanism(method, **collab)
+            collab = {"vault": vault} if vault is not None else {}
+            mechanism = self._mechanism_factory(method, **collab)
             sanitized = mechanism.sanitize(text, spans, params)
             vault = vault if vault is not None else _find_vault(mechanism, sanitized)
         client = self._client_factory(settings)

@@ -64,10 +64,8 @@ class Recommendation:
 
 def prepared_range(prepared: Any) -> tuple[float, float]:
     """The calibrated ε range a prepared document was built for."""
-    rng = getattr(prepared, "epsilon_range", None)
-    if rng is None:
-        rng = prepared.eps_range      # DxPrepared's name for it
-    return float(rng[0]), float(rng[1])
+    lo, hi = prepared.epsilon_range
+    return float(lo), float(hi)
 
 
 def _r(v: float | None) -> float | None:
