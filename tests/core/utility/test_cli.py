@@ -31,17 +31,18 @@ _REAL_ASSESSOR = assess_mod.UtilityAssessor
 
 @pytest.fixture
 def fakes(monkeypatch, tmp_path):
-    import preflight.core.pii.detector as det
-    import preflight.core.sanitize.base as base
+    """The composition root hands out fakes: no PII found, a fake d_X, fake models."""
+    from preflight.app.services import Services
 
-    real_create = base.create_mechanism
-    monkeypatch.setattr(det, "PiiDetector", NoPii)
-    monkeypatch.setattr(base, "create_mechanism",
-                        lambda name, **kw: FakeDx() if name == "dx" else real_create(name, **kw))
+    real_mechanism = Services.mechanism
+    monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: NoPii())
+    monkeypatch.setattr(Services, "mechanism", lambda self, name, **kw: FakeDx()
+                        if name == "dx" else real_mechanism(self, name, **kw))
     state = {"offset": 0.0}
     monkeypatch.setattr(
-        assess_mod, "UtilityAssessor",
-        lambda *a, **k: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(), LinearPredictor(state["offset"])),
+        Services, "assessor",
+        lambda self, task=None: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(),
+                                               LinearPredictor(state["offset"])),
     )
     doc = tmp_path / "doc.txt"
     doc.write_text(DOC, encoding="utf-8")
