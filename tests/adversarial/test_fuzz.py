@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import re
 import time
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,7 +58,8 @@ def round_trip(text: str, detector, tmp_path) -> str:
         assert len(result.changes) == len(spans)      # every detected value was replaced
     vault: Vault = mech.vault
     vault.bind(result.text, "fuzz.txt")
-    path = vault.save(tmp_path / "fuzz-vault.json")
+    # one file per document: saving another document's vault over it is refused (by design)
+    path = vault.save(tmp_path / f"vault-{uuid.uuid4().hex}.json")
     loaded = Vault.load(path)
     check_vault_fits(result.text, loaded)              # its own sanitized text always fits
     return restore(result.text, loaded)
@@ -73,13 +75,14 @@ def test_round_trip_restores_exactly(text, tmp_path):
 @settings(max_examples=100, deadline=1000)
 @given(text=TEXTS)
 def test_decoding_utf8_and_utf16_gives_the_text_back(text):
-    body = text[1:] if text.startswith("\ufeff") else text      # a leading BOM is dropped
-    if "\x00" in body.encode("utf-8")[:8192]:
+    body = text.lstrip("\ufeff")          # a leading byte-order mark is dropped by design
+    if b"\x00" in body.encode("utf-8")[:8192]:
         with pytest.raises(InputError, match="binary"):
             decode_document(body.encode("utf-8"))
     else:
         assert decode_document(body.encode("utf-8")) == body
-    assert decode_document("\ufeff".encode("utf-16-le") + body.encode("utf-16-le")) == body
+    if not body.startswith("\x00"):   # FF FE 00 00 would be the UTF-32-LE mark: ambiguous
+        assert decode_document("\ufeff".encode("utf-16-le") + body.encode("utf-16-le")) == body
     assert decode_document("\ufeff".encode("utf-16-be") + body.encode("utf-16-be")) == body
 
 

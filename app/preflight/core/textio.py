@@ -51,6 +51,8 @@ def decode_document(data: bytes, name: str = "the input") -> str:
     encoding = "utf-8"
     for bom, enc in _BOMS:
         if data.startswith(bom):
+            if enc == "utf-32-le" and (len(data) % 4 or not _decodes(data[4:], enc)):
+                continue        # FF FE 00 00 is also UTF-16-LE text that starts with NUL
             encoding, data = enc, data[len(bom):]
             break
     if encoding == "utf-8" and b"\x00" in data[:8192]:
@@ -67,6 +69,14 @@ def decode_document(data: bytes, name: str = "the input") -> str:
             f"(bad byte at position {exc.start}).",
             "Re-save the file as UTF-8 text and try again.",
         ) from None
+
+
+def _decodes(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _read_limited(fh: BinaryIO, limit: int) -> bytes:
