@@ -8,7 +8,7 @@ addresses and phone numbers, so detection has work), then runs the assessment in
 child process and reports the child's wall time and peak resident memory (``wait4``'s
 ``ru_maxrss``), with the conditions: CPU count, models folder, method.
 
-``--via cli`` (default) runs ``python -m preflight.cli.main assess FILE --json``: exactly
+``--via cli`` (default) runs ``python -m preflight assess FILE --json``: exactly
 what a user runs. ``--via direct`` runs the same steps (detect, sanitize, refine) with the
 real models composed here, for trees where the CLI is not wired to the models yet.
 Targets (issue 10): ≤ 60 s and ≤ 1.5 GB on 2 cores.
@@ -70,13 +70,26 @@ def _child_direct(path: str, method: str, epsilon: float | None) -> int:
     from preflight.runtime.embedder import SentenceEmbedder
     from preflight.runtime.slm import LocalSLM
 
+    phases: dict[str, float] = {}
+    t = time.monotonic()
+
+    def lap(name: str) -> None:
+        nonlocal t
+        now = time.monotonic()
+        phases[name] = round(now - t, 1)
+        t = now
+
     text = read_document(path)
     spans = PiiDetector().detect(text)
+    lap("detect (incl. loading spaCy)")
     sanitized = create_mechanism(method).sanitize(
         text, spans, SanitizeParams(seed=0, epsilon=epsilon))
+    lap(f"sanitize ({method})")
     with LocalSLM() as slm:
         result = UtilityAssessor(slm, SentenceEmbedder()).refine(text, sanitized, spans)
+    lap("refine (SLM + embedder, incl. loading)")
     json.dump(result.to_json(), sys.stdout)
+    print("PHASES " + json.dumps(phases), file=sys.stderr)
     return 0
 
 
@@ -92,6 +105,7 @@ def run_child(cmd: list[str], env: dict[str, str]) -> dict:
         out.seek(0)
         err.seek(0)
         return {"exit_code": code, "wall_s": round(wall, 1),
+                "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
                 "peak_rss_mb": round(usage.ru_maxrss / 1024),
                 "stdout": out.read().decode("utf-8", "replace"),
                 "stderr": err.read().decode("utf-8", "replace")[-2000:]}
@@ -118,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         env.setdefault("PREFLIGHT_HOME", str(Path(tmp) / "home"))   # cold: empty caches
         eps = ["--epsilon", str(args.epsilon)] if args.method == "dx" else []
         if args.via == "cli":
-            cmd = [sys.executable, "-m", "preflight.cli.main", "assess", str(path),
+            cmd = [sys.executable, "-m", "preflight", "assess", str(path),
                    "--method", args.method, *eps, "--json"]
         else:
             cmd = [sys.executable, "-m", "preflight_eval.bench_assess_limits", "--child",
@@ -129,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         "epsilon": args.epsilon if args.method == "dx" else None, "via": args.via,
         "cpus": os.cpu_count(), "models_dir": os.environ.get("PREFLIGHT_MODELS_DIR", "(default)"),
         "cold_start": True, "exit_code": res["exit_code"], "wall_s": res["wall_s"],
-        "peak_rss_mb": res["peak_rss_mb"],
+        "cpu_s": res["cpu_s"], "peak_rss_mb": res["peak_rss_mb"],
+        "load_average_1min": round(os.getloadavg()[0], 1),
         "within_targets": res["exit_code"] == 0 and res["wall_s"] <= TARGET_SECONDS
         and res["peak_rss_mb"] <= TARGET_RSS_MB,
     }
@@ -140,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
             report["notes"] = out.get("notes")
         except ValueError:
             pass
-    else:
+    for line in res["stderr"].splitlines():
+        if line.startswith("PHASES "):
+            report["phases_s"] = json.loads(line[len("PHASES "):])
+    if res["exit_code"] != 0:
         report["stderr_tail"] = res["stderr"].strip().splitlines()[-3:]
     print(json.dumps(report, indent=2, ensure_ascii=False))
     if args.json:

@@ -196,7 +196,7 @@ def _env(home: Path) -> dict[str, str]:
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "preflight.cli.main", *args], env=env,
+    proc = subprocess.run([sys.executable, "-m", "preflight", *args], env=env,
                           capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
     return proc, time.monotonic() - t0
@@ -213,7 +213,7 @@ def test_fifo_as_document_or_vault_ends_within_two_seconds(tmp_path):
     doc.write_text("hello", encoding="utf-8")
     _, startup = _timed(["--help"], env)            # interpreter + imports, on this machine
     cases = [["detect", str(fifo)], ["sanitize", str(fifo), "--method", "redact"],
-             ["send", str(fifo)], ["restore", str(fifo), "--vault", str(good_vault)],
+             ["send", str(fifo), "--method", "redact"], ["restore", str(fifo), "--vault", str(good_vault)],
              ["restore", str(doc), "--vault", str(fifo)],
              ["sanitize", str(doc), "--method", "placeholder", "--vault", str(fifo)]]
     for args in cases:
@@ -228,7 +228,7 @@ def test_fifo_as_document_or_vault_ends_within_two_seconds(tmp_path):
 def test_closed_stdin_is_a_clear_message(tmp_path):
     env = _env(tmp_path / "home")
     proc = subprocess.run(
-        ["/bin/sh", "-c", f'"{sys.executable}" -m preflight.cli.main detect - <&-'],
+        ["/bin/sh", "-c", f'"{sys.executable}" -m preflight detect - <&-'],
         env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Standard input is closed" in proc.stderr and "Traceback" not in proc.stderr
