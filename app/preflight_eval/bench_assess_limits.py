@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -76,7 +77,8 @@ def _child_direct(path: str, method: str, epsilon: float | None) -> int:
     def lap(name: str) -> None:
         nonlocal t
         now = time.monotonic()
-        phases[name] = round(now - t, 1)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        phases[name] = f"{now - t:.1f} s, peak RSS so far {peak:.0f} MB"
         t = now
 
     text = read_document(path)
