@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from preflight.core.errors import Cancelled
 from preflight.core.ports import Embedder, LanguageModel
 from preflight.core.tasks import CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
-from preflight.core.utility.excerpt import SEPARATOR, excerpts, original_excerpt
+from preflight.core.utility.excerpt import excerpts, original_excerpt
 from preflight.core.utility.features import Features, fast_features, word_count
 from preflight.core.utility.predictor import UtilityPredictor
 
@@ -172,14 +171,9 @@ class UtilityAssessor:
         return hit.answer, hit.sim_answer, hit.ppl
 
     def _perplexity(self, text: str) -> float:
-        """Geometric mean of the SLM perplexity over the excerpt's passages.
-
-        The runtime scores a bounded prefix of what it is given, so scoring each passage
-        separately makes the value a sample of the whole excerpt, not of its first page.
-        """
-        parts = [p for p in text.split(SEPARATOR) if p.strip()]
-        logs = [math.log(v) for v in (self.slm.perplexity(p) for p in parts) if v == v and v > 0]
-        return math.exp(sum(logs) / len(logs)) if logs else float("nan")
+        """SLM perplexity on the excerpt (the runtime scores a bounded prefix of it: a
+        sample of the document's first passage, the same for original and sanitized)."""
+        return self.slm.perplexity(text)
 
     def measure(
         self,

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from preflight.core.types import SanitizedText
 
-# ~1,200 SLM tokens: a few seconds of prompt evaluation on two cores, and 3–4 embedder
-# windows, instead of the whole document.
-EXCERPT_WORDS = 900
+# ~700 SLM tokens and two embedder windows instead of the whole document. Measured with
+# bench_assess_limits: a 1,380-token prompt took SmolLM2-135M 76 s of CPU on this build of
+# llama.cpp, so the prompt, not the answer, is what the bound must keep small.
+EXCERPT_WORDS = 450
 EXCERPT_SEGMENTS = 3
 SEPARATOR = "\n\n[…]\n\n"
 
