@@ -63,3 +63,46 @@ def test_five_megabytes_is_refused_before_reading(tmp_path) -> None:
     with pytest.raises(InputError) as info:
         read_document(str(big))
     assert "5.2 MB" in str(info.value)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_text_with_a_byte_order_mark_is_decoded_not_called_binary(encoding: str) -> None:
+    text = "Zoë wrote to 李小龙.\r\n"
+    assert decode_document(("\ufeff" + text).encode(encoding)) == text
+
+
+def test_symlink_loop_and_special_files_are_named(tmp_path) -> None:
+    loop = tmp_path / "loop.txt"
+    loop.symlink_to(loop)
+    with pytest.raises(InputError, match="symlink loop"):
+        read_document(str(loop))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="named pipe"):
+        read_document(str(fifo))                      # returns at once: never opened
+    with pytest.raises(InputError, match="character device"):
+        read_document("/dev/zero")                    # would otherwise read forever
+
+
+def test_stdin_is_read_in_chunks_and_stops_past_the_limit(monkeypatch) -> None:
+    import io
+    import sys
+
+    class Endless(io.RawIOBase):
+        served = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buf) -> int:
+            buf[:] = b"a" * len(buf)
+            Endless.served += len(buf)
+            return len(buf)
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    with pytest.raises(InputError, match="larger than 1 MB"):
+        read_document("-")
+    assert Endless.served < MAX_DOCUMENT_BYTES * 2     # stopped, did not slurp everything
+    monkeypatch.setattr(sys, "stdin", None)            # what Python sets for `<&-`
+    with pytest.raises(InputError, match="Standard input is closed"):
+        read_document("-")

@@ -29,7 +29,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from preflight.core.errors import InputError
-from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document
+from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document, read_regular_file
 from preflight.core.textio import read_document as read_text_document
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -60,15 +60,11 @@ def read_for_window(path: str | Path) -> str:
 
 
 def _raw(p: Path) -> bytes:
-    if not p.is_file():
-        raise InputError(f"{p} does not exist or is not a file.", "Check the path.")
-    if p.stat().st_size > MAX_DOCUMENT_BYTES * 4:
+    """The file's bytes (a regular file only: never blocks on a FIFO or a device)."""
+    data = read_regular_file(p, MAX_DOCUMENT_BYTES * 4, p.name)
+    if len(data) > MAX_DOCUMENT_BYTES * 4:
         raise InputError(f"{p.name} is too large to open.", "Split it into smaller parts.")
-    try:
-        return p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{p.name} cannot be read ({exc.strerror or exc}).",
-                         "Check that you may read the file.") from None
+    return data
 
 
 def _read_eml(p: Path) -> str:

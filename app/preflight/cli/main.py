@@ -9,6 +9,7 @@ a non-zero exit code — never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import logging
@@ -68,14 +69,35 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            return _internal_error(exc)
+        # The machine, not Preflight: a read-only or full disk, a folder without access.
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"preflight: error: cannot use{where} ({exc.strerror}). Check the "
+              "permissions and free space of that folder, or set PREFLIGHT_HOME to a "
+              "writable folder.", file=sys.stderr)
+        return EXIT_IO_ERROR
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
-        log = _write_crash_log()
-        print(
-            f"preflight: internal error ({type(exc).__name__}). This is a bug in Preflight; "
-            f"details were written to {log}.",
-            file=sys.stderr,
-        )
-        return 70
+        return _internal_error(exc)
+
+
+# sysexits.h: EX_IOERR for the environment's I/O failures; EX_SOFTWARE (70) only for bugs.
+EXIT_IO_ERROR = 74
+_ENVIRONMENT_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "EIO")
+    if hasattr(errno, name)
+)
+
+
+def _internal_error(exc: BaseException) -> int:
+    try:
+        where = f"details were written to {_write_crash_log()}"
+    except (OSError, PreflightError):
+        where = "no crash log could be written (the cache folder is not writable)"
+    print(f"preflight: internal error ({type(exc).__name__}). This is a bug in Preflight; "
+          f"{where}.", file=sys.stderr)
+    return 70
 
 
 def _write_crash_log() -> str:

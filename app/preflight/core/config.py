@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
+import stat
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 
 from preflight.core import paths
-from preflight.core.errors import ConfigError
+from preflight.core.errors import ConfigError, PreflightError
+from preflight.core.fsutil import atomic_write_text
+from preflight.core.textio import read_regular_file
 
 SCHEMA_VERSION = 1
 
@@ -66,53 +68,142 @@ class Settings:
     theme: str = "system"
 
 
-def _from_dict(cls: type, data: Any) -> Any:
-    """Build dataclass ``cls`` from ``data``, ignoring unknown keys."""
-    if not dataclasses.is_dataclass(cls) or not isinstance(data, dict):
-        return data
-    kwargs = {}
-    hints = {f.name: f for f in dataclasses.fields(cls)}
-    for name, f in hints.items():
-        if name not in data:
-            continue
-        value = data[name]
-        sub = _NESTED.get((cls.__name__, name))
-        if sub is list:
-            value = [_from_dict(ProviderSettings, v) for v in value]
-        elif sub is not None:
-            value = _from_dict(sub, value)
-        kwargs[name] = value
-    return cls(**kwargs)
+class _Invalid(ValueError):
+    """One bad value: ``key`` is its dotted path in the file."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key} {problem}")
 
 
-_NESTED: dict[tuple[str, str], Any] = {
-    ("Settings", "detection"): DetectionSettings,
-    ("Settings", "policy"): PolicySettings,
-    ("Settings", "providers"): list,
+_THEMES = ("system", "light", "dark")
+_API_STYLES = ("chat", "completions")
+_CATEGORIES = ("direct_identifier", "quasi_identifier", "confidential_attribute", "secret")
+# Checks beyond the type: key -> (predicate, what the value must be).
+_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "detection.score_threshold": (lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1"),
+    "detection.deny_list_category": (lambda v: v in _CATEGORIES,
+                                     f"must be one of {', '.join(_CATEGORIES)}"),
+    "detection.language": (lambda v: bool(v.strip()), "must not be empty"),
+    "policy.epsilon_min": (lambda v: v is None or v > 0, "must be positive (or null)"),
+    "policy.epsilon_max": (lambda v: v is None or v > 0, "must be positive (or null)"),
+    "policy.min_utility": (lambda v: -1.0 <= v <= 1.0, "must be between -1 and 1"),
+    "providers.api_style": (lambda v: v in _API_STYLES, f"must be one of {', '.join(_API_STYLES)}"),
+    "providers.price_input_per_mtok": (lambda v: v >= 0, "must not be negative"),
+    "providers.price_output_per_mtok": (lambda v: v >= 0, "must not be negative"),
+    "theme": (lambda v: v in _THEMES, f"must be one of {', '.join(_THEMES)}"),
+    "schema_version": (lambda v: v >= 1, "must be 1 or more"),
 }
+
+
+def _type_name(tp: Any) -> str:
+    return {float: "a number", int: "a whole number", str: "text", bool: "true or false",
+            }.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _check(key: str, tp: Any, value: Any) -> Any:
+    """``value`` converted to the annotation ``tp``, or :class:`_Invalid` naming ``key``."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _check(key, inner, value)
+    if dataclasses.is_dataclass(tp):
+        return _from_dict(tp, value, key + ".")
+    if origin is list:
+        if not isinstance(value, list):
+            raise _Invalid(key, f"must be a list (found {_found(value)})")
+        return [_check(f"{key}[{i}]", args[0], v) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise _Invalid(key, f"must be an object (found {_found(value)})")
+        return {_check(key, args[0], k): _check(f"{key}.{k}", args[1], v)
+                for k, v in value.items()}
+    ok = isinstance(value, tp) and not (tp is not bool and isinstance(value, bool))
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        value, ok = float(value), True
+    if tp is float and ok and value != value:
+        ok = False                                       # NaN passes every range check
+    if not ok:
+        raise _Invalid(key, f"must be {_type_name(tp)} (found {_found(value)})")
+    return value
+
+
+def _found(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _from_dict(cls: type, data: Any, prefix: str = "") -> Any:
+    """Build dataclass ``cls`` from ``data``: unknown keys ignored, every value checked."""
+    if not isinstance(data, dict):
+        raise _Invalid(prefix.rstrip(".") or "the file", f"must be an object (found {_found(data)})")
+    hints = get_type_hints(cls)
+    kwargs = {}
+    rule_prefix = "providers." if cls is ProviderSettings else prefix
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise _Invalid(prefix + f.name, "is missing")
+            continue
+        key = prefix + f.name
+        value = _check(key, hints[f.name], data[f.name])
+        rule = _RULES.get(rule_prefix + f.name)
+        if rule is not None and not rule[0](value):
+            raise _Invalid(key, f"{rule[1]} (found {_found(value)})")
+        kwargs[f.name] = value
+    return cls(**kwargs)
 
 
 def settings_path() -> Path:
     return paths.config_dir() / "settings.json"
 
 
+MAX_SETTINGS_BYTES = 4_000_000
+_FIX = "Fix or delete the file; Preflight then starts with default settings."
+
+
 def load_settings(path: Path | None = None) -> Settings:
+    """The settings in ``path`` (default: the user's), checked value by value.
+
+    A missing file gives the defaults; anything wrong (not JSON, a value of the wrong type
+    or out of range, a folder or a FIFO where the file should be) is a ConfigError naming
+    the file and the key.
+    """
     path = path or settings_path()
-    if not path.exists():
-        return Settings()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        st = path.stat()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise ConfigError(f"The settings file {path} cannot be read ({exc.strerror}).",
+                          _FIX) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"The settings path {path} is a folder, not a file.",
+                          "Move or delete that folder; Preflight then starts with default "
+                          "settings.")
+    try:
+        raw = read_regular_file(path, MAX_SETTINGS_BYTES, f"The settings file {path}",
+                                ConfigError)
+        data = json.loads(raw.decode("utf-8"))
         settings = _from_dict(Settings, data)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(
-            f"The settings file {path} is damaged ({exc}).",
-            "Fix or delete it; Preflight then starts with default settings.",
-        ) from None
+    except PreflightError:
+        raise
+    except _Invalid as exc:
+        raise ConfigError(f"{path.name}: {exc}.", _FIX) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"The settings file {path} is damaged ({exc}).", _FIX) from None
     if settings.schema_version > SCHEMA_VERSION:
         raise ConfigError(
             f"The settings file {path} was written by a newer Preflight.",
             "Update Preflight or delete the file.",
         )
+    pol = settings.policy
+    if pol.epsilon_min is not None and pol.epsilon_max is not None \
+            and pol.epsilon_min > pol.epsilon_max:
+        raise ConfigError(f"{path.name}: policy.epsilon_min must not exceed "
+                          f"policy.epsilon_max (found {pol.epsilon_min:g} > "
+                          f"{pol.epsilon_max:g}).", _FIX)
     settings.schema_version = SCHEMA_VERSION
     return settings
 
@@ -120,13 +211,11 @@ def load_settings(path: Path | None = None) -> Settings:
 def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write atomically, so a crash never leaves a half-written file."""
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = json.dumps(dataclasses.asdict(settings), indent=2, ensure_ascii=False)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        atomic_write_text(path, payload, mode=0o600)
+    except OSError as exc:
+        raise ConfigError(
+            f"The settings cannot be saved to {path} ({exc.strerror or exc}).",
+            "Make the config folder writable, or set PREFLIGHT_HOME to a writable folder.",
+        ) from None

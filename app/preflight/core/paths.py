@@ -16,6 +16,8 @@ from pathlib import Path
 
 import platformdirs
 
+from preflight.core.errors import ConfigError
+
 APP_NAME = "Preflight"
 
 
@@ -50,24 +52,39 @@ def _home_override() -> Path | None:
     return Path(home) if home else None
 
 
+def _ensure_dir(path: Path, what: str) -> Path:
+    """Create ``path`` (owner-only) if needed; a clear ConfigError if that is impossible."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        if isinstance(exc, FileExistsError):
+            reason = "a file of that name is in the way"
+        raise ConfigError(
+            f"Preflight cannot create its {what} folder {path} ({reason}).",
+            "Make the parent folder writable, or set PREFLIGHT_HOME to a writable folder.",
+        ) from None
+    if not path.is_dir():
+        raise ConfigError(f"Preflight's {what} folder {path} is not a folder.",
+                          "Move that file away, or set PREFLIGHT_HOME to another folder.")
+    return path
+
+
 def config_dir() -> Path:
     home = _home_override()
     path = home / "config" if home else Path(platformdirs.user_config_dir(APP_NAME, False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_dir(path, "config")
 
 
 def data_dir() -> Path:
     """User data: audit log, vaults, learning-on-the-flow history."""
     home = _home_override()
     path = home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME, False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_dir(path, "data")
 
 
 def cache_dir() -> Path:
     """Rebuildable caches (per-embedding neighbour tables, verified-hash stamps)."""
     home = _home_override()
     path = home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME, False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _ensure_dir(path, "cache")

@@ -164,7 +164,11 @@ class LocalSLM:
 
     def _ensure_scorer(self) -> Any:
         if self._scorer is None:
-            self._scorer = self._open(n_ctx=self._ppl_window + 8, logits_all=True)
+            # n_batch bounds llama.cpp's logits buffer (batch x vocabulary floats): the
+            # default 512 rows cost ~300 MB more for a window that never exceeds 264.
+            size = self._ppl_window + 8
+            self._scorer = self._open(n_ctx=size, n_batch=size, n_ubatch=size,
+                                      logits_all=True)
         return self._scorer
 
     def _fit_document(self, llm: Any, text: str, max_tokens: int) -> str:

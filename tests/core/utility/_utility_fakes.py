@@ -12,6 +12,7 @@ import threading
 import numpy as np
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText
+from preflight.core.utility.features import as_mapping
 
 _WORD = re.compile(r"\w+")
 
@@ -71,7 +72,7 @@ class LinearPredictor:
         self.refined_offset = refined_offset
 
     def predict_fast(self, features, corrected=False):
-        return 1.0 - float(features["frac_tokens_changed"])
+        return 1.0 - float(as_mapping(features)["frac_tokens_changed"])
 
     def predict(self, features, corrected=False):
         return self.predict_fast(features) + self.refined_offset

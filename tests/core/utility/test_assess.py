@@ -20,7 +20,7 @@ def make(fake_slm, fake_embedder, offset=0.0):
 def test_fast_stage_runs_no_model(fake_slm, fake_embedder):
     a = make(fake_slm, fake_embedder).fast(DOC, dx_like(DOC, 70.0))
     assert fake_slm.calls == []
-    assert set(a.features) == set(FAST_FEATURES)
+    assert set(a.features.as_dict()) == set(FAST_FEATURES)
     assert a.predicted is None and a.best == a.predicted_fast
     assert a.predicted_fast == pytest.approx(0.7, abs=0.05)
 
@@ -28,16 +28,16 @@ def test_fast_stage_runs_no_model(fake_slm, fake_embedder):
 def test_refine_computes_abcd_and_caches_the_original_answer(fake_slm, fake_embedder):
     assessor = make(fake_slm, fake_embedder, offset=0.01)
     first = assessor.refine(DOC, dx_like(DOC, 60.0))
-    assert set(first.features) == set(ALL_FEATURES)
+    assert set(first.features.as_dict()) == set(ALL_FEATURES)
     assert [k for k, _ in fake_slm.calls] == ["summarize", "summarize"]   # original + sanitized
     assert first.predicted == pytest.approx(first.predicted_fast + 0.01)
     # C compares the original with the SLM answer on the original (first 12 words)
-    assert first.features["sim_slm_original"] == pytest.approx(
+    assert first.features.C == pytest.approx(
         fake_embedder.similarity(DOC, " ".join(DOC.split()[:12])), abs=1e-5)
     # more noise → lower similarity of the sanitized text (B) and of the SLM answer (D)
     noisy = assessor.refine(DOC, dx_like(DOC, 10.0))
-    assert noisy.features["sim_sanitized"] < first.features["sim_sanitized"]
-    assert noisy.features["log_ppl_sanitized"] > first.features["log_ppl_sanitized"]
+    assert noisy.features.B < first.features.B
+    assert noisy.features.ppl_sanitized > first.features.ppl_sanitized
     # the original's answer was computed once for both ε
     assert [k for k, _ in fake_slm.calls].count("summarize") == 3
     assert assessor.slm_calls == 3
@@ -79,3 +79,53 @@ def test_realized_utility_is_the_similarity_to_the_original(fake_slm, fake_embed
     a = make(fake_slm, fake_embedder)
     assert a.realized_utility(DOC, DOC) == pytest.approx(1.0, abs=1e-5)
     assert a.realized_utility(DOC, "qqq rrr") < 0.2
+
+
+def test_missing_collaborator_is_a_clear_error(fake_slm, fake_embedder):
+    with pytest.raises(TypeError, match="needs its slm"):
+        UtilityAssessor(None, fake_embedder, LinearPredictor())
+    with pytest.raises(TypeError, match="needs its embedder"):
+        UtilityAssessor(fake_slm, None, LinearPredictor())
+
+
+def test_fakes_match_the_ports(fake_slm, fake_embedder):
+    """The fakes stand in for the core's ports: same methods, same parameters."""
+    import inspect
+
+    from _utility_fakes import FakeEmbedder, FakeSLM
+    from preflight.core.ports import Embedder, LanguageModel
+
+    for fake, port in ((FakeSLM, LanguageModel), (FakeEmbedder, Embedder)):
+        for name in ("run", "perplexity") if port is LanguageModel else ("embed", "similarity"):
+            want = list(inspect.signature(getattr(port, name)).parameters)
+            assert list(inspect.signature(getattr(fake, name)).parameters) == want, name
+    assert isinstance(fake_slm, LanguageModel) and isinstance(fake_embedder, Embedder)
+
+
+LONG = " ".join(f"{DOC} Section {i} adds detail number {i}." for i in range(200))  # ~7k words
+
+
+def test_long_document_is_assessed_on_a_bounded_excerpt(fake_slm, fake_embedder):
+    from preflight.core.utility.excerpt import EXCERPT_WORDS
+
+    assessor = make(fake_slm, fake_embedder)
+    res = assessor.refine(LONG, dx_like(LONG, 60.0))
+    assert "sampled" in res.meta
+    # the SLM never read more than the excerpt (plus the passage separators)
+    assert all(len(text.split()) <= EXCERPT_WORDS + 10 for _, text in fake_slm.calls)
+    assert res.text == dx_like(LONG, 60.0).text      # what is sent is still the whole text
+    # the excerpt spans the document: its last passage comes from the end
+    assert "Section 199" in fake_slm.calls[0][1]
+
+
+def test_short_document_is_its_own_excerpt(fake_slm, fake_embedder):
+    res = make(fake_slm, fake_embedder).refine(DOC, dx_like(DOC, 60.0))
+    assert res.meta == {}
+    assert fake_slm.calls[0][1] == DOC
+
+
+def test_correction_of_a_long_document_is_skipped_not_truncated(fake_slm, fake_embedder):
+    res = make(fake_slm, fake_embedder).refine(LONG, dx_like(LONG, 50.0), correct=True)
+    assert not res.corrected and "correction_skipped" in res.meta
+    assert "correct" not in [k for k, _ in fake_slm.calls]
+    assert res.text == dx_like(LONG, 50.0).text

@@ -22,7 +22,9 @@ def _span(text: str, value: str, typ: str = "PERSON") -> Span:
 
 def test_dx_features_use_the_mechanism_token_counts_and_epsilon():
     san = dx_like(DOC, 40.0)
-    f = fast_features(DOC, san)
+    typed = fast_features(DOC, san)
+    assert typed.A == typed.epsilon == 40.0 and typed.method == "dx" and not typed.refined
+    f = typed.as_dict()
     assert set(f) == set(FAST_FEATURES)
     assert f["epsilon"] == 40.0
     assert math.isclose(f["log_epsilon"], math.log(40.0))
@@ -36,7 +38,7 @@ def test_operator_gets_method_indicator_nan_epsilon_and_pii_counts():
     reps = [(s.start, s.end, f"<{s.type}_{i}>", s.type) for i, s in enumerate(spans[:2], 1)]
     out, changes = apply_replacements(DOC, reps)
     san = SanitizedText(out, "placeholder", changes, {})
-    f = fast_features(DOC, san, spans)
+    f = fast_features(DOC, san, spans).as_dict()
     assert math.isnan(f["epsilon"]) and math.isnan(f["log_epsilon"])
     assert f["method_placeholder"] == 1.0 and f["method_dx"] == 0.0
     assert f["pii_total"] == 3.0
@@ -48,7 +50,7 @@ def test_operator_gets_method_indicator_nan_epsilon_and_pii_counts():
 
 
 def test_unchanged_text_has_zero_change_and_unit_length_ratio():
-    f = fast_features(DOC, SanitizedText(DOC, "redact", (), {}))
+    f = fast_features(DOC, SanitizedText(DOC, "redact", (), {})).as_dict()
     assert f["frac_tokens_changed"] == 0.0 and f["frac_chars_changed"] == 0.0
     assert f["length_ratio"] == 1.0
     assert math.isnan(f["frac_pii_left"])           # no PII: undefined, not 0 or 1
@@ -64,3 +66,20 @@ def test_refined_features_and_vector_order():
     assert v[ALL_FEATURES.index("epsilon")] == 2.0
     assert v[ALL_FEATURES.index("sim_sanitized")] == 0.5
     assert math.isnan(v[ALL_FEATURES.index("sim_slm_sanitized")])
+
+
+def test_epsilon_comes_only_from_the_key_the_mechanism_writes():
+    """d_X writes info["epsilon"]; a stray "eps" key (which nothing writes) is not read."""
+    san = SanitizedText(DOC, "dx", (), {"eps": 5.0})
+    assert math.isnan(fast_features(DOC, san).epsilon)
+
+
+def test_typed_features_refine_into_the_paper_names_and_flat_dict():
+    f = fast_features(DOC, dx_like(DOC, 40.0)).with_refined(
+        sim_sanitized=0.5, sim_slm_original=0.8, sim_slm_sanitized=0.6,
+        ppl_sanitized=math.e ** 3, ppl_original=math.e)
+    assert (f.A, f.B, f.C, f.D) == (40.0, 0.5, 0.8, 0.6) and f.refined
+    flat = f.as_dict()
+    assert set(flat) == set(ALL_FEATURES)
+    assert math.isclose(flat["slm_d_minus_c"], -0.2) and math.isclose(flat["log_ppl_ratio"], 2.0)
+    assert vector(f, ALL_FEATURES) == vector(flat, ALL_FEATURES)

@@ -37,7 +37,17 @@ def _dx() -> dict:
     return _services().dx().describe()   # loads the token space only now
 
 
+def _settings() -> dict:
+    """Where the settings are and whether they load (a broken file is reported, not hidden)."""
+    from preflight.core.config import load_settings, settings_path
+
+    path = settings_path()
+    load_settings(path)            # raises ConfigError naming the bad key
+    return {"file": str(path), "status": "ok" if path.exists() else "defaults (no file)"}
+
+
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
+    ("settings", _settings),
     ("dx", _dx),
 ]
 
@@ -105,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
     info = collect()
+    broken = info.get("settings")
+    if isinstance(broken, dict) and "error" in broken:
+        print(f"preflight: warning: settings: {broken['error']}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0

@@ -2,13 +2,17 @@
 
 Works on the sanitized text itself (gives the document back exactly) and on an LLM's
 answer about it (tolerant to spellings such as ``PERSON_1`` or ``<person_1>'s``).
+The vault must belong to the text (see ``vault_file.check_vault_fits``): restoring with
+another document's vault would write that document's people into this text.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from preflight.core.sanitize.vault import Vault, restore
+from preflight.core.sanitize.vault_file import check_vault_fits
 from preflight.core.textio import read_document
 
 
@@ -22,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE", help="text to restore, or - for stdin")
     parser.add_argument("--vault", metavar="FILE", required=True,
                         help="the vault written when the document was sanitized")
+    parser.add_argument("--any-vault", action="store_true",
+                        help="restore even if the vault does not seem to belong to the text")
     parser.set_defaults(handler=run)
 
 
@@ -30,5 +36,9 @@ def run(args: argparse.Namespace) -> int:
 
     vault = Vault.load(args.vault)
     text = read_document(args.file)
+    if not args.any_vault:
+        note = check_vault_fits(text, vault)
+        if note:
+            print(f"preflight: note: {note}", file=sys.stderr)
     write_text(restore(text, vault))
     return 0

@@ -18,6 +18,7 @@ from preflight.core import paths
 from preflight.core.sanitize.base import SanitizeParams, mechanism_names
 from preflight.core.sanitize.operators import document_sha256
 from preflight.core.sanitize.vault import Vault
+from preflight.core.sanitize.vault_file import check_vault_target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="make random choices reproducible (pseudonym, dx); keep it "
                              "secret for pseudonym")
     parser.add_argument("--vault", metavar="FILE", default=None,
-                        help="where to write the vault of a reversible method")
+                        help="where to write the vault of a reversible method (never replaces "
+                             "anything but an older vault of the same document)")
     parser.add_argument("--json", action="store_true",
                         help="print text, change list and method facts as JSON")
     dx = parser.add_argument_group("d_X options")
@@ -51,6 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+def _document_name(source: str) -> str:
+    return "standard input" if source == "-" else Path(source).name
+
+
 def default_vault_path(text: str) -> Path:
     return paths.data_dir() / "vaults" / f"{document_sha256(text)}.json"
 
@@ -59,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
     text = read_document(args.file)
+    if args.vault:   # a bad --vault fails now, not after detection
+        check_vault_target(Path(args.vault), document_sha256(text), _document_name(args.file))
     services = build_services()
     params = SanitizeParams(
         seed=args.seed, epsilon=args.epsilon, scope=args.scope,
@@ -77,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     vault_path: Path | None = None
     if isinstance(vault, Vault):
+        vault.bind(result.text, _document_name(args.file))
         vault_path = vault.save(Path(args.vault) if args.vault else default_vault_path(text))
         print(f"preflight: vault written to {vault_path} (it holds the originals; keep it "
               f"private, `preflight restore --vault` needs it)", file=sys.stderr)

@@ -13,9 +13,6 @@ answer, so ``Rome`` is not restored inside ``Romeo``.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -108,6 +105,9 @@ class Vault:
     created: str = field(
         default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
     )
+    document_name: str = ""        # the file name the user gave (messages only)
+    sanitized_sha256: str = ""     # sha256 of the sanitized text this vault was issued for
+    fingerprint: frozenset[str] = frozenset()   # its word hashes (vault_file.word_fingerprint)
     _entries: dict[str, VaultEntry] = field(default_factory=dict, repr=False)
     _pattern: Any = field(default=None, repr=False, compare=False)
 
@@ -132,6 +132,7 @@ class Vault:
         self.document_sha256 = document_sha256
         self._entries = {e.token: e for e in entries}
         self._pattern = None
+        self.sanitized_sha256, self.fingerprint = "", frozenset()   # bind() sets them again
 
     @property
     def pattern(self) -> _TokenPattern:
@@ -146,58 +147,46 @@ class Vault:
             "method": self.method,
             "document_sha256": self.document_sha256,
             "created": self.created,
+            "document_name": self.document_name,
+            "sanitized_sha256": self.sanitized_sha256,
+            "fingerprint": sorted(self.fingerprint),
             "entries": [e.to_json() for e in self._entries.values()],
         }
 
+    def bind(self, sanitized_text: str, document_name: str = "") -> None:
+        """Record what this vault was issued for, so `restore` can check it belongs.
+
+        Call after the mechanism filled the vault: stores the sanitized text's sha256 and
+        its word fingerprint (see :mod:`preflight.core.sanitize.vault_file`).
+        """
+        from preflight.core.sanitize.vault_file import text_sha256, word_fingerprint
+
+        self.document_name = document_name
+        self.sanitized_sha256 = text_sha256(sanitized_text)
+        self.fingerprint = frozenset(word_fingerprint(sanitized_text, self._entries))
+
     def save(self, path: Path | str) -> Path:
-        """Write atomically with owner-only permissions (0600); return the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        payload = json.dumps(self.to_json(), ensure_ascii=False, indent=2)
-        # mkstemp creates the file 0600, so the originals are never readable by others,
-        # not even for the moment before the rename.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vault-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        """Write atomically with owner-only permissions (0600); return the path.
+
+        Refuses to replace anything but an older vault of the same document (see
+        :func:`preflight.core.sanitize.vault_file.save_vault`).
+        """
+        from preflight.core.sanitize.vault_file import save_vault
+
+        return save_vault(self, path)
 
     @classmethod
     def load(cls, path: Path | str) -> Vault:
-        path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ConfigError(
-                f"The vault file {path} does not exist.",
-                "Give the vault written when the document was sanitized "
-                "(`preflight sanitize` prints its path).",
-            ) from None
-        except IsADirectoryError:
-            raise ConfigError(f"{path} is a folder, not a vault file.",
-                              "Give the path of the vault's .json file.") from None
-        except OSError as exc:
-            raise ConfigError(f"The vault file {path} cannot be read ({exc.strerror or exc}).",
-                              "Check that the file exists and that you may read it.") from None
+        from preflight.core.sanitize.vault_file import load_vault
+
+        return load_vault(path)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path | str = "the vault") -> Vault:
         damaged_hint = ("The originals it held cannot be recovered from this file; restore "
                         "it from a backup or sanitize the document again.")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ConfigError(f"The vault file {path} is damaged (not valid JSON: {exc}).",
-                              damaged_hint) from None
-        if not isinstance(data, dict) or "schema_version" not in data:
-            raise ConfigError(f"{path} is not a Preflight vault (no schema_version).",
-                              "Check that you gave the vault file, not the document.")
-        version = data["schema_version"]
-        if not isinstance(version, int) or version < 1:
+        version = data.get("schema_version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ConfigError(f"The vault file {path} is damaged (bad schema_version).",
                               damaged_hint)
         if version > SCHEMA_VERSION:
@@ -205,15 +194,18 @@ class Vault:
                               "Update Preflight to restore with it.")
         try:
             entries = [VaultEntry.from_json(e) for e in data["entries"]]
-            vault = cls(
-                method=_str(data.get("method", "")),
-                document_sha256=_str(data.get("document_sha256", "")),
-                created=_str(data.get("created", "")),
-            )
+            fingerprint = data.get("fingerprint", [])
+            if not isinstance(fingerprint, list):
+                raise TypeError("fingerprint is not a list")
+            vault = cls(created=_str(data.get("created", "")),
+                        document_name=_str(data.get("document_name", "")))
+            vault.reset(_str(data.get("method", "")), _str(data.get("document_sha256", "")),
+                        entries)
+            vault.sanitized_sha256 = _str(data.get("sanitized_sha256", ""))
+            vault.fingerprint = frozenset(_str(w) for w in fingerprint)
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"The vault file {path} is damaged ({exc}).",
                               damaged_hint) from None
-        vault.reset(vault.method, vault.document_sha256, entries)
         return vault
 
 

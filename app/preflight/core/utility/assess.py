@@ -19,42 +19,36 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from preflight.core.errors import Cancelled
+from preflight.core.ports import Embedder, LanguageModel
 from preflight.core.tasks import CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
-from preflight.core.utility.features import fast_features, refined_features, word_count
+from preflight.core.utility.excerpt import excerpts, original_excerpt
+from preflight.core.utility.features import Features, fast_features, word_count
 from preflight.core.utility.predictor import UtilityPredictor
 
 Progress = Callable[[float, str], None]
+SLM = LanguageModel          # the name this module used before the ports existed
 
-
-class SLM(Protocol):
-    def run(self, task: Task, text: str, on_token: Any = None,
-            cancel: threading.Event | None = None) -> str: ...
-
-    def perplexity(self, text: str) -> float: ...
-
-
-class Embedder(Protocol):
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def similarity(self, a: str, b: str) -> float: ...
+# Grammar repair rewrites the whole text, so it cannot run on an excerpt: above this many
+# words it is skipped (and said so in Assessment.meta) instead of truncating what is sent.
+MAX_CORRECTION_WORDS = 600
 
 
 @dataclass(frozen=True)
 class Assessment:
     """Predicted utility of sending ``text`` (the sanitized, or repaired, document)."""
 
-    features: dict[str, float]
+    features: Features
     predicted_fast: float
     predicted: float | None = None      # None until the refined stage ran
     text: str = ""                      # what the cloud model would receive
     corrected: bool = False
-    slm_answer: str | None = None       # the SLM's answer on ``text``
+    slm_answer: str | None = None       # the SLM's answer on ``text`` (or on its excerpt)
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -62,12 +56,15 @@ class Assessment:
         return self.predicted if self.predicted is not None else self.predicted_fast
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "features": {k: _json_float(v) for k, v in self.features.items()},
+        out = {
+            "features": {k: _json_float(v) for k, v in self.features.as_dict().items()},
             "predicted_utility_fast": round(self.predicted_fast, 4),
             "predicted_utility": None if self.predicted is None else round(self.predicted, 4),
             "corrected": self.corrected,
         }
+        if self.meta:
+            out["notes"] = dict(self.meta)
+        return out
 
 
 def _json_float(v: float) -> float | None:
@@ -87,18 +84,33 @@ class _DocCache:
 
 
 class UtilityAssessor:
-    """Computes features and predictions; collaborators default to the real models."""
+    """Computes features and predictions from the collaborators it is given.
+
+    Args:
+        slm: the local language model (:class:`preflight.core.ports.LanguageModel`).
+        embedder: sentence embeddings (:class:`preflight.core.ports.Embedder`).
+        predictor: the regressor; ``None`` loads the shipped one on first use (a file in
+            the app's resources, no model runtime).
+    Both models are required: the composition root (``preflight.app``) builds the real
+    ones, tests pass fakes.
+    """
 
     def __init__(
         self,
-        slm: SLM | None = None,
-        embedder: Embedder | None = None,
+        slm: LanguageModel | None,
+        embedder: Embedder | None,
         predictor: UtilityPredictor | None = None,
         task: Task = SUMMARIZE,
         cache_documents: int = 8,
     ) -> None:
-        self._slm = slm
-        self._embedder = embedder
+        for name, value, port in (("slm", slm, "LanguageModel"), ("embedder", embedder,
+                                                                  "Embedder")):
+            if value is None:
+                raise TypeError(
+                    f"UtilityAssessor needs its {name} (a preflight.core.ports.{port}); "
+                    "build it in the composition root (preflight.app) and pass it in.")
+        self._slm: LanguageModel = slm
+        self._embedder: Embedder = embedder
         self._predictor = predictor
         self.task = task
         self._docs: OrderedDict[str, _DocCache] = OrderedDict()
@@ -106,21 +118,12 @@ class UtilityAssessor:
         self._lock = threading.Lock()
         self.slm_calls = 0          # generations run (for the recommendation's budget)
 
-    # -- collaborators, built on first use ---------------------------------------------
     @property
-    def slm(self) -> SLM:
-        if self._slm is None:
-            from preflight.runtime.slm import LocalSLM
-
-            self._slm = LocalSLM()
+    def slm(self) -> LanguageModel:
         return self._slm
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from preflight.runtime.embedder import SentenceEmbedder
-
-            self._embedder = SentenceEmbedder()
         return self._embedder
 
     @property
@@ -143,23 +146,34 @@ class UtilityAssessor:
     def original_answer(
         self, original: str, cancel: threading.Event | None = None
     ) -> tuple[str, float, float]:
-        """SLM answer on the original, its similarity C, and the original's perplexity."""
+        """SLM answer on the original, its similarity C, and the original's perplexity.
+
+        On a long document all three are computed on its excerpt (see
+        :mod:`preflight.core.utility.excerpt`): the SLM summarizes, and C compares with,
+        the same bounded sample of passages.
+        """
         key = hashlib.blake2b(
-            (self.task.kind + "\0" + self.task.question + "\0" + original).encode(),
+            (self.task.kind + "\0" + self.task.question + "\0" + original).encode(
+                "utf-8", "surrogatepass"),
             digest_size=16,
         ).hexdigest()
         with self._lock:
             hit = self._docs.get(key)
         if hit is None:
-            answer = self._generate(self.task, original, cancel)
-            sim = self.embedder.similarity(original, answer)
-            ppl = self.slm.perplexity(original)
-            hit = _DocCache(answer, sim, ppl)
+            sample = original_excerpt(original)
+            answer = self._generate(self.task, sample, cancel)
+            sim = self.embedder.similarity(sample, answer)
+            hit = _DocCache(answer, sim, self._perplexity(sample))
             with self._lock:
                 self._docs[key] = hit
                 while len(self._docs) > self._cache_documents:
                     self._docs.popitem(last=False)
         return hit.answer, hit.sim_answer, hit.ppl
+
+    def _perplexity(self, text: str) -> float:
+        """SLM perplexity on the excerpt (the runtime scores a bounded prefix of it: a
+        sample of the document's first passage, the same for original and sanitized)."""
+        return self.slm.perplexity(text)
 
     def measure(
         self,
@@ -170,31 +184,44 @@ class UtilityAssessor:
         correct: bool = False,
         cancel: threading.Event | None = None,
         progress: Progress | None = None,
-    ) -> tuple[dict[str, float], str, str]:
+        notes: dict[str, Any] | None = None,
+    ) -> tuple[Features, str, str]:
         """All features (no prediction), the text that would be sent, and the SLM's answer.
 
         Used by :meth:`refine` and by the training-set builder, so training and use
-        compute features the same way.
+        compute features the same way. B, C, D and the perplexities are computed on the
+        aligned excerpts of a long document (the whole text when it is short); ``notes``,
+        if given, receives what was sampled or skipped.
         """
         report = progress or (lambda _f, _m: None)
+        notes = notes if notes is not None else {}
         feats = fast_features(original, sanitized, spans)
         report(0.05, "local model reads the original")
         _, sim_c, ppl_o = self.original_answer(original, cancel)
         text = sanitized.text
+        if correct and word_count(text) > MAX_CORRECTION_WORDS:
+            notes["correction_skipped"] = (f"grammar repair runs on documents up to "
+                                           f"{MAX_CORRECTION_WORDS} words")
+            correct = False
         if correct:
             report(0.35, "local model repairs the sanitized text")
             text = self._generate(correction_task(text), text, cancel) or text
+            sanitized = dataclasses.replace(sanitized, text=text, changes=())
+        sample = excerpts(original, sanitized)
+        if sample.sampled:
+            notes["sampled"] = "B, C, D and perplexity were computed on an excerpt"
         report(0.6, "local model works on the sanitized text")
-        answer = self._generate(self.task, text, cancel) if text.strip() else ""
+        answer = self._generate(self.task, sample.sanitized, cancel) \
+            if sample.sanitized.strip() else ""
         report(0.9, "comparing")
-        sims = self.embedder.embed([original, text, answer])
-        sim_b = float(np.dot(sims[0], sims[1]))
-        sim_d = float(np.dot(sims[0], sims[2])) if answer else 0.0
-        ppl_s = self.slm.perplexity(text) if text.strip() else float("nan")
-        feats.update(refined_features(
+        vecs = self.embedder.embed([sample.original, sample.sanitized, answer])
+        sim_b = float(np.dot(vecs[0], vecs[1]))
+        sim_d = float(np.dot(vecs[0], vecs[2])) if answer else 0.0
+        ppl_s = self._perplexity(sample.sanitized) if sample.sanitized.strip() else float("nan")
+        feats = feats.with_refined(
             sim_sanitized=sim_b, sim_slm_original=sim_c, sim_slm_sanitized=sim_d,
             ppl_sanitized=ppl_s, ppl_original=ppl_o,
-        ))
+        )
         return feats, text, answer
 
     def refine(
@@ -212,18 +239,25 @@ class UtilityAssessor:
         Grammar repair applies to d_X output only; operator output is already fluent.
         """
         correct = correct and sanitized.method == "dx"
+        notes: dict[str, Any] = {}
         feats, text, answer = self.measure(
-            original, sanitized, spans, correct=correct, cancel=cancel, progress=progress
+            original, sanitized, spans, correct=correct, cancel=cancel, progress=progress,
+            notes=notes,
         )
+        correct = correct and "correction_skipped" not in notes
         pred_fast = self.predictor.predict_fast(feats, corrected=correct)
         pred = self.predictor.predict(feats, corrected=correct)
         if progress is not None:
             progress(1.0, "done")
-        return Assessment(feats, pred_fast, pred, text, correct, answer)
+        return Assessment(feats, pred_fast, pred, text, correct, answer, notes)
 
     def realized_utility(self, original: str, cloud_answer: str) -> float:
-        """E: how close the cloud's answer is to the original (for learning on the flow)."""
-        return self.embedder.similarity(original, cloud_answer)
+        """E: how close the cloud's answer is to the original (for learning on the flow).
+
+        Compared with the original's excerpt, as C and D are, so E and its predictors
+        measure the same thing on long documents (short ones are their own excerpt).
+        """
+        return self.embedder.similarity(original_excerpt(original), cloud_answer)
 
     def _generate(self, task: Task, text: str, cancel: threading.Event | None) -> str:
         if cancel is not None and cancel.is_set():

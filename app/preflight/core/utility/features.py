@@ -17,8 +17,10 @@ the classic operators, which instead set their method indicator.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from preflight.core.types import SanitizedText, Span
@@ -68,41 +70,106 @@ def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+@dataclass(frozen=True)
+class Features:
+    """The features of one sanitization, as a typed value.
+
+    A = ``epsilon``, B = ``sim_sanitized``, C = ``sim_slm_original``, D =
+    ``sim_slm_sanitized`` (also readable as ``.A`` … ``.D``). The refined ones are NaN
+    until :meth:`with_refined` fills them. :meth:`as_dict` gives the flat name → float
+    form the regressor, the training rows and JSON use (names in :data:`ALL_FEATURES`).
+    """
+
+    epsilon: float                      # A (NaN for the classic operators)
+    method: str
+    frac_tokens_changed: float
+    frac_chars_changed: float
+    pii_total: int
+    pii_left: int
+    words: int                          # words of the original
+    length_ratio: float                 # len(sanitized) / len(original)
+    sim_sanitized: float = NAN          # B
+    sim_slm_original: float = NAN       # C
+    sim_slm_sanitized: float = NAN      # D
+    ppl_sanitized: float = NAN          # SLM perplexity on the (sanitized or repaired) text
+    ppl_original: float = NAN
+    refined: bool = False
+
+    @property
+    def A(self) -> float:  # noqa: N802 - the paper's names
+        return self.epsilon
+
+    @property
+    def B(self) -> float:  # noqa: N802
+        return self.sim_sanitized
+
+    @property
+    def C(self) -> float:  # noqa: N802
+        return self.sim_slm_original
+
+    @property
+    def D(self) -> float:  # noqa: N802
+        return self.sim_slm_sanitized
+
+    def with_refined(self, *, sim_sanitized: float, sim_slm_original: float,
+                     sim_slm_sanitized: float, ppl_sanitized: float = NAN,
+                     ppl_original: float = NAN) -> Features:
+        """These features plus B, C, D and the perplexities."""
+        return dataclasses.replace(
+            self, sim_sanitized=sim_sanitized, sim_slm_original=sim_slm_original,
+            sim_slm_sanitized=sim_slm_sanitized, ppl_sanitized=ppl_sanitized,
+            ppl_original=ppl_original, refined=True)
+
+    def as_dict(self) -> dict[str, float]:
+        """Name → float for the regressor and JSON: :data:`FAST_FEATURES`, plus
+        :data:`REFINED_FEATURES` once refined."""
+        eps = self.epsilon
+        out: dict[str, float] = {
+            "epsilon": eps,
+            "log_epsilon": math.log(eps) if eps == eps and eps > 0 else NAN,
+            "frac_tokens_changed": self.frac_tokens_changed,
+            "frac_chars_changed": self.frac_chars_changed,
+            "pii_total": float(self.pii_total),
+            "pii_left": float(self.pii_left),
+            "frac_pii_left": self.pii_left / self.pii_total if self.pii_total else NAN,
+            "log_words": math.log1p(self.words),
+            "length_ratio": self.length_ratio,
+        }
+        for m in METHODS:
+            out[f"method_{m}"] = 1.0 if self.method == m else 0.0
+        if self.refined:
+            out.update(refined_features(
+                sim_sanitized=self.sim_sanitized, sim_slm_original=self.sim_slm_original,
+                sim_slm_sanitized=self.sim_slm_sanitized, ppl_sanitized=self.ppl_sanitized,
+                ppl_original=self.ppl_original))
+        return out
+
+
 def fast_features(
     original: str, sanitized: SanitizedText, spans: Sequence[Span] = ()
-) -> dict[str, float]:
+) -> Features:
     """Features that need no model call (milliseconds, whatever the document size)."""
     info = sanitized.info or {}
-    eps = info.get("epsilon")
-    if eps is None and sanitized.method == "dx":
-        eps = info.get("eps")
+    eps = info.get("epsilon")           # written by the d_X mechanism; absent for operators
     epsilon = float(eps) if eps is not None else NAN
 
     n_chars = max(len(original), 1)
     changed_chars = sum(c.source_end - c.source_start for c in sanitized.changes)
-    frac_chars = min(changed_chars / n_chars, 1.0)
     total_tokens = info.get("tokens_total")
     if total_tokens:
         frac_tokens = float(info.get("tokens_changed", 0)) / float(total_tokens)
     else:
         frac_tokens = _frac_words_changed(original, sanitized)
-
-    pii_left = sum(1 for s in spans if original[s.start : s.end] in sanitized.text)
-    pii_total = len(spans)
-    feats: dict[str, float] = {
-        "epsilon": epsilon,
-        "log_epsilon": math.log(epsilon) if epsilon == epsilon and epsilon > 0 else NAN,
-        "frac_tokens_changed": frac_tokens,
-        "frac_chars_changed": frac_chars,
-        "pii_total": float(pii_total),
-        "pii_left": float(pii_left),
-        "frac_pii_left": pii_left / pii_total if pii_total else NAN,
-        "log_words": math.log1p(word_count(original)),
-        "length_ratio": len(sanitized.text) / n_chars,
-    }
-    for m in METHODS:
-        feats[f"method_{m}"] = 1.0 if sanitized.method == m else 0.0
-    return feats
+    return Features(
+        epsilon=epsilon,
+        method=sanitized.method,
+        frac_tokens_changed=frac_tokens,
+        frac_chars_changed=min(changed_chars / n_chars, 1.0),
+        pii_total=len(spans),
+        pii_left=sum(1 for s in spans if original[s.start : s.end] in sanitized.text),
+        words=word_count(original),
+        length_ratio=len(sanitized.text) / n_chars,
+    )
 
 
 def _frac_words_changed(original: str, sanitized: SanitizedText) -> float:
@@ -142,8 +209,15 @@ def refined_features(
     }
 
 
-def vector(features: Mapping[str, float], names: Sequence[str]) -> list[float]:
+def as_mapping(features: Features | Mapping[str, float]) -> Mapping[str, float]:
+    """The flat form of ``features`` (a :class:`Features` or an already flat mapping, as
+    stored in training rows and the learning-on-the-flow database)."""
+    return features.as_dict() if isinstance(features, Features) else features
+
+
+def vector(features: Features | Mapping[str, float], names: Sequence[str]) -> list[float]:
     """Features in the order ``names``; absent ones are NaN."""
+    features = as_mapping(features)
     out = []
     for name in names:
         value = features.get(name)

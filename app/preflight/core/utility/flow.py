@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from preflight.core import paths
-from preflight.core.utility.features import ALL_FEATURES
+from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
 from preflight.core.utility.predictor import (
     CostMetrics,
     UtilityPredictor,
@@ -141,7 +141,7 @@ class FlowLearner:
 
     # ------------------------------------------------------------------ recording
     def record(
-        self, features: Mapping[str, float], realized_utility: float,
+        self, features: Features | Mapping[str, float], realized_utility: float,
         meta: Mapping[str, Any] | None = None,
     ) -> RecordResult:
         """Store one pair; refit when ``refit_every`` new pairs have accumulated.
@@ -150,6 +150,7 @@ class FlowLearner:
         predicted_utility); strings longer than 64 characters are dropped so document
         text can never end up here by accident.
         """
+        features = as_mapping(features)
         meta = dict(meta or {})
         corrected = bool(meta.get("corrected", False))
         predicted = meta.get("predicted_utility")

@@ -31,6 +31,8 @@ from preflight.core.utility.features import (
     BASELINE_FEATURES,
     FAST_MODEL_FEATURES,
     REFINED_FEATURES,
+    Features,
+    as_mapping,
     vector,
 )
 
@@ -235,22 +237,26 @@ class UtilityPredictor:
     def has(self, name: str) -> bool:
         return name in self._models
 
-    def predict_with(self, name: str, features: Mapping[str, float]) -> float:
+    def predict_with(self, name: str, features: Features | Mapping[str, float]) -> float:
         return float(self.predict_many(name, [features])[0])
 
-    def predict_many(self, name: str, rows: Iterable[Mapping[str, float]]) -> np.ndarray:
+    def predict_many(self, name: str,
+                     rows: Iterable[Features | Mapping[str, float]]) -> np.ndarray:
         entry = self._models[name]
         X = np.asarray([vector(r, entry["features"]) for r in rows], dtype=float)
         with _one_thread():
             return np.clip(entry["estimator"].predict(X), -1.0, 1.0)
 
-    def predict_fast(self, features: Mapping[str, float], corrected: bool = False) -> float:
+    def predict_fast(self, features: Features | Mapping[str, float],
+                     corrected: bool = False) -> float:
         """Instant prediction from features that need no model call."""
         name = "fast_corrected" if corrected and self.has("fast_corrected") else "fast"
         return self.predict_with(name, features)
 
-    def predict(self, features: Mapping[str, float], corrected: bool = False) -> float:
+    def predict(self, features: Features | Mapping[str, float],
+                corrected: bool = False) -> float:
         """Refined prediction; falls back to the fast one if B, C or D are missing."""
+        features = as_mapping(features)
         if any(_missing(features.get(n)) for n in REFINED_FEATURES[:3]):
             return self.predict_fast(features, corrected)
         name = "full_corrected" if corrected and self.has("full_corrected") else "full"
