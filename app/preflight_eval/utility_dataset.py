@@ -266,7 +266,7 @@ class Builder:
             append_jsonl(self.rows_path, {
                 "key": self._key(doc_id, method, eps, variant), "doc_id": doc_id,
                 "corpus": doc["corpus"], "method": method, "epsilon": eps, "variant": variant,
-                "features": {k: (None if v != v else v) for k, v in feats.items()},
+                "features": {k: (None if v != v else v) for k, v in feats.as_dict().items()},
                 "target": target,
                 "texts": {"sanitized": sanitized.text, "worked": worked,
                           "slm_answer": slm_answer, "cloud_answer": cloud_answer},

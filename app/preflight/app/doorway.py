@@ -56,7 +56,7 @@ class Prediction:
 
     @property
     def features(self) -> dict[str, float]:
-        return dict(self.assessment.features)
+        return self.assessment.features.as_dict()
 
     @property
     def low(self) -> float | None:

@@ -260,12 +260,10 @@ def _inside_changes(sanitized: SanitizedText, start: int, end: int) -> bool:
 def fast_features(text: str, sanitized: SanitizedText, spans: Sequence[Span]
                   ) -> dict[str, float] | None:
     """The utility features learning needs (never blocks a send)."""
+    from preflight.core.utility.features import fast_features as compute
+
     try:
-        from preflight.core.utility.features import fast_features as compute
-    except ImportError:
-        return None
-    try:
-        return dict(compute(text, sanitized, list(spans)))
+        return compute(text, sanitized, list(spans)).as_dict()
     except Exception as exc:  # noqa: BLE001 - features are for learning, never block a send
         log.info("features not computed (%s)", type(exc).__name__)
         return None
