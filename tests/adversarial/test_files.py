@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 
 from preflight.cli import main as cli
-from preflight.cli.commands import sanitize as sanitize_cmd
-from preflight.core.sanitize.vault import Vault
 from preflight.core.types import Category, Span
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +42,10 @@ class NameDetector:
 
 @pytest.fixture(autouse=True)
 def fake_detector(monkeypatch):
-    monkeypatch.setattr(sanitize_cmd, "_make_detector", lambda settings: NameDetector())
+    from preflight.app.services import Services
+
+    monkeypatch.setattr(Services, "make_detector",
+                        lambda self, detection=None: NameDetector())
 
 
 @pytest.fixture()

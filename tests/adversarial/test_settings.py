@@ -134,7 +134,6 @@ def test_read_only_config_folder_on_save(tmp_path):
 
 
 def test_unwritable_data_folder_for_the_vault(capsys, doc, monkeypatch):
-    from preflight.cli.commands import sanitize as sanitize_cmd
 
     class NoPii:
         warnings: list[str] = []
@@ -142,7 +141,9 @@ def test_unwritable_data_folder_for_the_vault(capsys, doc, monkeypatch):
         def detect(self, text):
             return []
 
-    monkeypatch.setattr(sanitize_cmd, "_make_detector", lambda settings: NoPii())
+    from preflight.app.services import Services
+
+    monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: NoPii())
     (paths.data_dir() / "vaults").write_text("in the way", encoding="utf-8")
     code = cli.main(["sanitize", str(doc), "--method", "placeholder"])
     _, err = capsys.readouterr()
