@@ -53,7 +53,7 @@ ZW = "\u200b"
 @pytest.mark.parametrize("value", [
     "4111\u200b1111\u200b1111\u200b1111",
     "4\u200c1\u200c1\u200c1 1111 1111 1111",
-    "5500\u20600000\u20605555\u20605559",
+    "5555\u20605555\u20605555\u20604444",
     "37828224\u200d6310005",
 ])
 def test_zero_width_in_card(real_detector, value):
@@ -142,7 +142,7 @@ def test_spaced_out(real_detector, value, core):
 @pytest.mark.parametrize("value, core", [
     ("4lll 1111 1111 1111", "4111111111111111"),
     ("4111 IIII 1111 1111", "4111111111111111"),
-    ("55OO OOOO 5555 5559", "5500000055555559"),
+    ("55O0 0000 0000 0004", "5500000000000004"),
     ("4O12 8888 8888 1881", "4012888888881881"),
 ])
 def test_letters_for_digits_in_card(real_detector, value, core):
@@ -152,8 +152,8 @@ def test_letters_for_digits_in_card(real_detector, value, core):
 @pytest.mark.parametrize("value, core", [
     ("four one one one one one one one one one one one one one one one", "4111111111111111"),
     ("Four One One One, One One One One, One One One One, One One One One", "4111111111111111"),
-    ("five five zero zero zero zero zero zero five five five five five five five nine",
-     "5500000055555559"),
+    ("five five zero zero zero zero zero zero zero zero zero zero zero zero zero four",
+     "5500000000000004"),
 ])
 def test_spelled_digits_card(real_detector, value, core):
     check(real_detector, f"My card is {value} okay.", value, core=core)
@@ -207,8 +207,9 @@ def test_partial_cyrillic_name(real_detector):
     assert "Петров" not in out and "Иван" not in out
 
 
-def test_contact_label_not_in_name(real_detector):
-    text = "Contact John Smith for the keys."
+@pytest.mark.parametrize("text", ["Contact John Smith for the keys.",
+                                  "Email John Smith about the contract."])
+def test_label_word_not_in_name(real_detector, text):
     persons = [text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"]
     assert persons == ["John Smith"]
 

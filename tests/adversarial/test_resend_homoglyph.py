@@ -52,7 +52,7 @@ def test_zero_width_copy_matches(tmp_path):
 def test_homoglyph_swap_plus_edit_is_a_near_duplicate(tmp_path):
     log = AuditLog(tmp_path / "audit.sqlite3")
     _record(log, DOC)
-    copy = _swap(DOC, 15, 7).replace("harder", "much harder")
+    copy = _swap(DOC.replace("harder", "much harder"), 15, 7)
     priors = log.prior_sends(Fingerprint.of(copy))
     assert priors and priors[0].match == "near"
 

@@ -128,13 +128,16 @@ class _Builder:
 
 
 def _rewrite(view: _View, pattern: re.Pattern[str],
-             fn: Callable[[re.Match[str]], Sequence[_Op] | None]) -> _View:
-    """Apply ``fn`` to every match; unchanged when no match asks for a change."""
+             fn: Callable[[re.Match[str]], Sequence[_Op] | None], retry: bool = False) -> _View:
+    """Apply ``fn`` to every match; unchanged when no match asks for a change. With
+    ``retry``, a match ``fn`` declines is searched again from its next character."""
     builder: _Builder | None = None
     pos = 0
-    for m in pattern.finditer(view.text):
+    m = pattern.search(view.text)
+    while m is not None:
         ops = fn(m)
         if ops is None:
+            m = pattern.search(view.text, m.start() + 1 if retry else m.end())
             continue
         if builder is None:
             builder = _Builder(view)
@@ -145,6 +148,7 @@ def _rewrite(view: _View, pattern: re.Pattern[str],
             else:
                 builder.emit(s, a, b)
         pos = m.end()
+        m = pattern.search(view.text, max(pos, m.start() + 1))
     if builder is None:
         return view
     builder.keep(pos, len(view.text))
@@ -313,7 +317,8 @@ def _stage_spaced(view: _View) -> _View:
 # -------------------------------------------------------- stage 4: spelled-out e-mails
 
 _OPEN, _CLOSE = r"[\[\(\{<]", r"[\]\)\}>]"
-_AT = rf"(?:[ \t]*{_OPEN}[ \t]*(?:at|AT|At|@)[ \t]*{_CLOSE}[ \t]*|[ \t]+(?:at|AT)[ \t]+|[ \t]+@[ \t]+)"
+_AT = (rf"(?:[ \t]*{_OPEN}[ \t]*(?:at|AT|At|@)[ \t]*{_CLOSE}[ \t]*|[ \t]+(?:at|AT)[ \t]+"
+       r"|[ \t]*@[ \t]*)")
 _DOT = rf"(?:[ \t]*{_OPEN}[ \t]*(?:dot|DOT|Dot|\.)[ \t]*{_CLOSE}[ \t]*|[ \t]+(?:dot|DOT)[ \t]+|\.)"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _SPELLED_EMAIL = re.compile(
@@ -327,7 +332,7 @@ def _join_email(m: re.Match[str]) -> Sequence[_Op] | None:
     at = m.group("at")
     dots = list(_DOT_RE.finditer(m.group("domain")))
     plain_dots = all(d.group() == "." for d in dots)
-    if plain_dots and at.strip() in ("at", "AT", "@"):
+    if plain_dots and (at == "@" or at.strip() in ("at", "AT")):
         return None  # "look at example.com" is prose; a real address needs no rewrite
     labels_end = m.group("domain")[dots[-1].end():] if dots else ""
     if not _TLD.fullmatch(labels_end):
@@ -345,7 +350,8 @@ def _join_email(m: re.Match[str]) -> Sequence[_Op] | None:
 
 
 def _stage_email(view: _View) -> _View:
-    return _rewrite(view, _SPELLED_EMAIL, _join_email)
+    # retry: in "write at k [at] acme [dot] com" the first match ("write at k") is prose
+    return _rewrite(view, _SPELLED_EMAIL, _join_email, retry=True)
 
 
 # -------------------------------------------------------- stage 5: spelled-out digits
@@ -410,10 +416,14 @@ def _stage_lookalike_digits(view: _View) -> _View:
 
 _KEY_PREFIX = (r"(?:sk-|sk_live_|sk_test_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|"
                r"glpat-|xox[abposre]-|AKIA|ASIA|AIza|hf_|npm_)")
-_SPLIT_KEY = re.compile(
-    rf"(?:(?<![A-Za-z0-9_-])(?={_KEY_PREFIX})|(?i:key|token|secret|password)[^\n]{{0,20}}?"
-    r"[:=][ \t]*)(?P<head>[A-Za-z0-9_/+=-]{12,})(?P<tail>(?:[ \t]*\\?\r?\n[ \t]*"
-    r"[A-Za-z0-9_/+=-]{4,}(?=[ \t]*(?:\r?\n|$)))+)")
+_TAIL = r"(?P<tail>(?:[ \t]*\\?\r?\n[ \t]*[A-Za-z0-9_/+=-]{4,}(?=[ \t]*(?:\r?\n|$)))+)"
+_SPLIT_KEYS = (
+    # a vendor prefix: the first line may be short
+    re.compile(rf"(?<![A-Za-z0-9_-])(?P<head>{_KEY_PREFIX}[A-Za-z0-9_/+=-]{{4,}}){_TAIL}"),
+    # after a key/token label
+    re.compile(r"(?i:key|token|secret|password)[^\n]{0,20}?[:=][ \t]*"
+               rf"(?P<head>[A-Za-z0-9_/+=-]{{12,}}){_TAIL}"),
+)
 _TAIL_LINE = re.compile(r"[A-Za-z0-9_/+=-]{4,}")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+")
 
@@ -436,7 +446,9 @@ def _join_key(m: re.Match[str]) -> Sequence[_Op] | None:
 def _stage_split_keys(view: _View) -> _View:
     if "\n" not in view.text:
         return view
-    return _rewrite(view, _SPLIT_KEY, _join_key)
+    for pattern in _SPLIT_KEYS:
+        view = _rewrite(view, pattern, _join_key)
+    return view
 
 
 _STAGES: tuple[Callable[[_View], _View], ...] = (
