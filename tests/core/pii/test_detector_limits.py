@@ -135,3 +135,29 @@ def test_trie_regex_prefers_the_longest_term():
     assert [m.group() for m in rx.finditer("ann  lee, Anna, Ann. Annex")] == \
         ["ann  lee", "Anna", "Ann"]
     assert trie_regex([]) is None
+
+
+def test_bisect_context_enhancer_finds_the_same_token_as_presidio():
+    import random
+
+    from preflight.core.pii.presidio_loader import import_presidio
+
+    import_presidio()
+    from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
+
+    from preflight.core.pii.context import BisectContextEnhancer
+
+    rng = random.Random(3)
+    fast = BisectContextEnhancer()
+    for _ in range(50):
+        tokens, indices, pos = [], [], 0
+        for _ in range(rng.randint(1, 30)):
+            pos += rng.randint(0, 2)                 # spaces between tokens (or none)
+            word = "x" * rng.randint(1, 6)
+            tokens.append(word)
+            indices.append(pos)
+            pos += len(word)
+        for start in range(pos):
+            expected = LemmaContextAwareEnhancer._find_index_of_match_token(
+                "w", start, tokens, indices)
+            assert fast._find_index_of_match_token("w", start, tokens, indices) == expected

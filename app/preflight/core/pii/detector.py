@@ -354,4 +354,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
         OrganizationCueRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
-    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
+    from preflight.core.pii.context import BisectContextEnhancer
+
+    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"],
+                          context_aware_enhancer=BisectContextEnhancer())
