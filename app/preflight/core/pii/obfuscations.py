@@ -39,7 +39,13 @@ def _join_digits(m: re.Match[str]) -> Sequence[Op]:
             for i, c in enumerate(m.group()) if c.isdigit()]
 
 
+_SPACED_HINT = re.compile(r"[ \t][A-Za-z0-9@.+_-][ \t]+[A-Za-z0-9@.+_-][ \t]+[A-Za-z0-9@.+_-][ \t]"
+                          r"|\d[ \t]*[-./][ \t]*\d[ \t]*[-./][ \t]*\d[ \t]*[-./]")
+
+
 def stage_spaced(view: View) -> View:
+    if not _SPACED_HINT.search(view.text) and not _SPACED.match(view.text):
+        return view  # a quick test first: the full patterns are slow on plain prose
     view = rewrite(view, _SPACED, _join_spaced)
     return rewrite(view, _SPACED_DIGITS, _join_digits)
 
@@ -79,7 +85,12 @@ def _join_email(m: re.Match[str]) -> Sequence[Op] | None:
     return ops
 
 
+_EMAIL_HINT = re.compile(rf"@|{_OPEN}[ \t]*[aA][tT][ \t]*{_CLOSE}|[ \t](?:dot|DOT)[ \t]")
+
+
 def stage_email(view: View) -> View:
+    if not _EMAIL_HINT.search(view.text):
+        return view
     # retry: in "write at k [at] acme [dot] com" the first match ("write at k") is prose
     return rewrite(view, _SPELLED_EMAIL, _join_email, retry=True)
 
@@ -93,8 +104,8 @@ _DW = r"(?:zero|one|two|three|four|five|six|seven|eight|nine|oh|o)"
 _SPELLED_DIGITS = re.compile(rf"(?i)(?<![\w-]){_DW}(?![\w])(?:[ \t]*[,./-]?[ \t]*{_DW}(?![\w])){{6,}}"
                              r"(?![\w])")
 _DIGIT_WORD = re.compile(_DW, re.IGNORECASE)
-_SPELLED_HINT = re.compile(r"(?i)\b(?:one|two|three|four|five|six|seven|eight|nine|zero)"
-                           r"[ \t,./-]+(?:one|two|three|four|five|six|seven|eight|nine|zero)\b")
+_SPELLED_HINT = re.compile(r"(?:one|two|three|four|five|six|seven|eight|nine|zero)[ \t,./-]+"
+                           r"(?:one|two|three|four|five|six|seven|eight|nine|zero|oh)\b")
 
 
 def _digits_from_words(m: re.Match[str]) -> Sequence[Op]:
@@ -110,7 +121,7 @@ def _digits_from_words(m: re.Match[str]) -> Sequence[Op]:
 
 
 def stage_spelled_digits(view: View) -> View:
-    if not _SPELLED_HINT.search(view.text):
+    if not _SPELLED_HINT.search(view.text.lower()):
         return view
     return rewrite(view, _SPELLED_DIGITS, _digits_from_words)
 
