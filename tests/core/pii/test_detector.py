@@ -222,14 +222,19 @@ def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
 
 
 def test_presidio_loads_without_its_transformers_engine() -> None:
-    # Start-up path of the CLI and the window's detector process: Presidio's Hugging Face
-    # engine (transformers, ~4 s of imports) must not load, and transformers must still be
+    # Start-up path of the CLI and the window's detector process: importing the package
+    # has no side effects (Presidio loads with the engine), Presidio's Hugging Face engine
+    # (transformers, ~4 s of imports) must not load, and transformers must still be
     # importable afterwards (sentence-transformers needs it).
     import subprocess
     import sys
 
     code = ("import sys\n"
+            "import preflight.core.pii, preflight.core.pii.canonical\n"
             "from preflight.core.pii.detector import PiiDetector\n"
+            "assert 'presidio_analyzer' not in sys.modules, 'presidio imported at import'\n"
+            "PiiDetector().load()\n"
+            "assert 'presidio_analyzer' in sys.modules\n"
             "assert 'transformers' not in sys.modules, 'transformers imported'\n"
             "import presidio_analyzer.nlp_engine.huggingface_token_pipe as h\n"
             "assert not h.is_available()\n"

@@ -1,23 +1,35 @@
 """``PiiDetector``: Presidio + spaCy with Preflight's own recognizers, deny/allow lists
-and overlap resolution.
+and overlap resolution, run on the canonical view of the text.
 
-The spaCy pipeline is the ``ner`` model of :class:`preflight.runtime.models.ModelManager`
-(or a folder given explicitly). When it is missing or broken the detector falls back to a
-blank English pipeline: pattern recognizers (emails, cards, keys, addresses...) keep
-working, names/organizations/places are not found, and ``detector.warnings`` says so.
+The spaCy pipeline is a model folder given to the constructor, or the ``ner`` model of a
+:class:`~preflight.core.ports.ModelLocator`. When it is missing, unset or broken the
+detector falls back to a blank English pipeline: pattern recognizers (emails, cards,
+keys, addresses...) keep working, names/organizations/places are not found, and
+``detector.warnings`` says so.
+
+Evasions: detection runs on :func:`~preflight.core.pii.canonical.canonicalize`'s view
+(zero-width characters removed, look-alike letters mapped, ``[at]``/``[dot]`` e-mails,
+spelled or spaced digits...) and every span is mapped back to the original characters it
+covers.
+
+Long documents: the canonical text is analyzed in windows of about ``WINDOW_CHARS``
+characters cut at paragraph or line breaks, overlapping by ``WINDOW_OVERLAP`` so an entity
+on a boundary is found whole, once (each window keeps the spans that start in its own
+part). Value propagation then runs once over the whole document. Memory and time grow
+linearly with the length (see ``preflight_eval.bench_detect_limits``).
 
 Everything runs offline: e-mail validation uses the public-suffix snapshot bundled with
 tldextract (see :mod:`preflight.core.pii.recognizers.email`).
 
 Thread safety: the engine is built lazily on first use; ``detect`` may be called from
-several threads, calls are serialized by an internal lock (spaCy pipelines are not
-documented as thread-safe).
+several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
+not documented as thread-safe).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,11 +37,18 @@ from typing import Any
 
 from preflight.core.config import DetectionSettings
 from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS, category_of, why_for
+from preflight.core.pii.canonical import canonicalize
+from preflight.core.pii.cleaning import DocTerms, to_span
+from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
-from preflight.core.pii.recognizers.base import WHY_KEY
-from preflight.core.pii.recognizers.lists import DenyListRecognizer, term_pattern
+from preflight.core.pii.presidio_loader import import_presidio
+from preflight.core.pii.propagate import PROPAGATED, propagate_values
+from preflight.core.ports import ModelLocator
 from preflight.core.types import Category, Span
+
+__all__ = ["PiiDetector", "build_analyzer", "propagate_values", "PROPAGATED", "text_windows",
+           "NER_MAPPING"]
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +63,10 @@ NER_MAPPING = {
 NER_IGNORED = ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT",
                "PRODUCT", "QUANTITY", "WORK_OF_ART"]
 NER_RECOGNIZERS = STATISTICAL_RECOGNIZERS
-# Acronyms the small model likes to call organizations next to the numbers they label.
-_NOT_ORGS = {"SSN", "IBAN", "DOB", "API", "ID", "PIN", "CVV", "URL", "IP", "PO", "ZIP",
-             "SWIFT", "BIC", "VAT", "EIN", "NHS", "AWS", "IT", "HR", "FYI", "ASAP", "CC",
-             "BCC", "RE", "FW", "FWD", "PDF", "OK", "TIN", "ITIN", "MRN", "PS"}
-# Field labels and words the small model tags as a one-word person name.
-_NOT_NAMES = {"tel", "fax", "card", "email", "e-mail", "phone", "mobile", "host", "dob", "bank",
-              "contact", "shipping", "al", "iban", "ssn", "re", "fwd", "subject", "dear",
-              "hi", "hello", "thanks", "regards", "cheers", "mr", "mrs", "ms", "dr",
-              "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-              "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-              "sunday"}
+#: Detection window size and overlap (characters of canonical text).
+WINDOW_CHARS = 16_000
+WINDOW_OVERLAP = 800
+_INSTALL_HINT = "Run `preflight models install --role ner`."
 
 
 class PiiDetector:
@@ -62,8 +74,11 @@ class PiiDetector:
 
     Args:
         settings: deny/allow lists, score threshold, language (defaults if None).
-        nlp_model_path: a spaCy model folder; None asks the model manager for "ner".
+        nlp_model_path: a spaCy model folder (wins over ``models``).
         analyzer: a ready Presidio ``AnalyzerEngine`` (tests); skips model loading.
+        models: a :class:`ModelLocator` asked for the ``"ner"`` model folder.
+    With neither a path nor a locator, the detector runs without the NER model and says
+    so in ``warnings``.
     """
 
     def __init__(
@@ -71,9 +86,13 @@ class PiiDetector:
         settings: DetectionSettings | None = None,
         nlp_model_path: str | Path | None = None,
         analyzer: Any | None = None,
+        *,
+        models: ModelLocator | None = None,
     ) -> None:
         self.settings = settings or DetectionSettings()
+        check_threshold(self.settings)
         self._nlp_model_path = Path(nlp_model_path) if nlp_model_path else None
+        self._models = models
         self._analyzer = analyzer
         self._lock = threading.RLock()
         self.warnings: list[str] = []
@@ -93,23 +112,31 @@ class PiiDetector:
                         f"Detection language '{self.settings.language}' is not supported.",
                         "Set the detection language to 'en' in the settings.",
                     )
+                # before spaCy: loading a pipeline imports Presidio through its spaCy
+                # factory entry point, which would bypass the lean import
+                import_presidio()
                 self._analyzer = build_analyzer(self._load_nlp())
             return self._analyzer
+
+    def _model_path(self) -> Path:
+        if self._nlp_model_path is not None:
+            path = self._nlp_model_path
+        elif self._models is not None:
+            path = Path(self._models.path("ner"))
+        else:
+            raise ModelUnavailableError("No NER model was configured for detection.",
+                                        _INSTALL_HINT)
+        if not path.is_dir():
+            raise ModelUnavailableError(f"The NER model folder {path} does not exist.",
+                                        _INSTALL_HINT)
+        return path
 
     def _load_nlp(self):
         import spacy
 
-        path = self._nlp_model_path
+        path: Path | None = None
         try:
-            if path is None:
-                from preflight.runtime.models import ModelManager
-
-                path = ModelManager().path("ner")
-            if not Path(path).is_dir():
-                raise ModelUnavailableError(
-                    f"The NER model folder {path} does not exist.",
-                    "Run `preflight models install --role ner`.",
-                )
+            path = self._model_path()
             # Only the entity recognizer is used. In en_core_web_sm the NER has its own
             # embedding layer, so tok2vec/tagger/parser/lemmatizer can go: same entities,
             # about 40 % less time. Lemmas (Presidio's context words) become lower-case
@@ -137,114 +164,111 @@ class PiiDetector:
     # -- detection -----------------------------------------------------------------------
 
     def detect(self, text: str) -> list[Span]:
-        """Non-overlapping spans sorted by start; offsets are code points into ``text``."""
+        """Non-overlapping spans sorted by start; offsets are code points into ``text``
+        (the original, whatever the canonical view changed)."""
         if not isinstance(text, str):
             raise InputError("The text to scan is not a string.", "Pass the document text.")
+        check_threshold(self.settings)
         if not text.strip():
             return []
         analyzer = self._engine()
+        canon = canonicalize(text)
+        spans = self._detect_canonical(canon.text, analyzer)
+        if canon.is_identity:
+            return spans
+        mapped = []
+        for span in spans:
+            start, end = canon.to_original(span.start, span.end)
+            mapped.append(dataclasses.replace(span, start=start, end=end))
+        return resolve_overlaps(mapped)
+
+    def _detect_canonical(self, text: str, analyzer) -> list[Span]:
+        from preflight.core.pii.recognizers.lists import DenyListRecognizer, term_pattern
+
         settings = self.settings
         deny = DenyListRecognizer(settings.deny_list) if settings.deny_list else None
-        with self._lock:
-            results = analyzer.analyze(
-                text=text,
-                language="en",
-                ad_hoc_recognizers=[deny] if deny is not None else None,
-            )
         deny_category = _deny_category(settings)
-        terms = _DocTerms(text)
+        terms = DocTerms(text)
         allow = term_pattern(settings.allow_list)
         allowed_ranges = [m.span() for m in allow.finditer(text)] if allow else []
         allowed_values = {t.strip().casefold() for t in settings.allow_list if t.strip()}
         spans: list[Span] = []
-        for r in results:
-            span = _to_span(text, r, deny_category, terms)
-            if span is None:
-                continue
-            if span.type != "DENY_LIST":
-                if span.score < settings.score_threshold:
+        for start, end, own_start, own_end in text_windows(text):
+            with self._lock:
+                results = analyzer.analyze(
+                    text=text[start:end],
+                    language="en",
+                    ad_hoc_recognizers=[deny] if deny is not None else None,
+                )
+            for r in results:
+                r.start += start
+                r.end += start
+                if not own_start <= r.start < own_end:
+                    continue  # the neighbouring window reports it
+                span = to_span(text, r, deny_category, terms)
+                if span is None:
                     continue
-                if text[span.start:span.end].casefold() in allowed_values or any(
-                    a <= span.start and span.end <= b for a, b in allowed_ranges
-                ):
-                    continue
-            spans.append(span)
+                if span.type != "DENY_LIST":
+                    if span.score < settings.score_threshold:
+                        continue
+                    if text[span.start:span.end].casefold() in allowed_values or any(
+                        a <= span.start and span.end <= b for a, b in allowed_ranges
+                    ):
+                        continue
+                spans.append(span)
+        spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))
         return resolve_overlaps(spans)
 
 
-#: Types whose value, once detected, is searched for everywhere else in the document: a
-#: name the model tags in the greeting but not in the signature must not leak.
-_PROPAGATED_CATEGORIES = {Category.DIRECT_IDENTIFIER, Category.SECRET}
-_PROPAGATED_TYPES = {"ORGANIZATION", "LOCATION", "DATE_OF_BIRTH", "STREET_ADDRESS"}
-_NAME_PART = re.compile(r"[^\W\d_][\w'’-]*")
-PROPAGATED = "PropagatedValue"
+def check_threshold(settings: DetectionSettings) -> None:
+    """Refuse a score threshold outside 0–1 (above 1 would silently turn detection off)."""
+    value = settings.score_threshold
+    if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(
+            f"The detection score threshold {value!r} is outside 0–1.",
+            "Set detection.score_threshold to a number between 0 and 1 (default 0.35).",
+        )
 
 
-def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset()) -> list[Span]:
-    """Spans for every other whole-word occurrence of a detected value.
-
-    Matching ignores case and runs of whitespace. For person names, each capitalized part
-    of three letters or more (a first or last name written alone) is propagated too, but
-    only where it appears capitalized. Returned spans may overlap the input; the caller
-    resolves overlaps.
-    """
-    by_value: dict[str, Span] = {}
-    parts: dict[str, Span] = {}
-    for span in spans:
-        if span.category not in _PROPAGATED_CATEGORIES and span.type not in _PROPAGATED_TYPES:
-            continue
-        value = text[span.start:span.end].strip()
-        if len(value) < 2 or value.casefold() in allowed:
-            continue
-        best = by_value.get(value.casefold())
-        if best is None or span.score > best.score:
-            by_value[value.casefold()] = span
-        if span.type == "PERSON":
-            for m in _NAME_PART.finditer(value):
-                part = m.group()
-                if len(part) >= 3 and part[0].isupper() and part.lower() not in _NOT_NAMES \
-                        and part.casefold() not in allowed:
-                    parts.setdefault(part, span)
-    found: list[Span] = []
-    seen = {(s.start, s.end) for s in spans}
-    covered: dict[str, list[tuple[int, int]]] = {}
-    for s in spans:
-        covered.setdefault(s.type, []).append((s.start, s.end))
-
-    def add(pattern: re.Pattern[str] | None, lookup, case_sensitive: bool) -> None:
-        if pattern is None:
-            return
-        for m in pattern.finditer(text):
-            if (m.start(), m.end()) in seen:
-                continue
-            key = m.group() if case_sensitive else re.sub(r"\s+", " ", m.group()).casefold()
-            source = lookup(key)
-            if source is None or (case_sensitive and not m.group()[0].isupper()):
-                continue
-            if any(a <= m.start() and m.end() <= b for a, b in covered.get(source.type, ())):
-                continue  # already inside a detection of that type
-            seen.add((m.start(), m.end()))
-            label = source.type.replace("_", " ").lower()
-            found.append(Span(
-                m.start(), m.end(), source.type, source.category,
-                round(source.score * 0.95, 4), PROPAGATED,
-                f"Same {'name' if case_sensitive else 'value'} as a {label} detected "
-                "elsewhere in this document",
-            ))
-
-    norm = {re.sub(r"\s+", " ", k): v for k, v in by_value.items()}
-    add(term_pattern(by_value_source(text, by_value)), norm.get, False)
-    if parts:
-        part_re = re.compile(r"(?<![\w])(?:" + "|".join(
-            re.escape(p) for p in sorted(parts, key=len, reverse=True)) + r")(?![\w])")
-        add(part_re, parts.get, True)
-    return found
+def text_windows(text: str, size: int = WINDOW_CHARS,
+                 overlap: int = WINDOW_OVERLAP) -> list[tuple[int, int, int, int]]:
+    """Detection windows ``(start, end, own_start, own_end)``: the ``own`` parts tile the
+    text, cut at paragraph, line or word breaks; each window adds up to ``overlap``
+    characters of context on both sides."""
+    n = len(text)
+    if n <= size + overlap:
+        return [(0, n, 0, n)]
+    cuts = [0]
+    while n - cuts[-1] > size + overlap:
+        cuts.append(_break_before(text, cuts[-1] + size, cuts[-1] + size // 2))
+    cuts.append(n)
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        start = 0 if a == 0 else _break_before(text, a - overlap, a - 2 * overlap)
+        end = n if b == n else _break_after(text, b + overlap, b + 2 * overlap)
+        out.append((start, end, a, b))
+    return out
 
 
-def by_value_source(text: str, by_value: dict[str, Span]) -> list[str]:
-    """The detected values as written in the text (terms for :func:`term_pattern`)."""
-    return [text[s.start:s.end].strip() for s in by_value.values()]
+def _break_before(text: str, pos: int, lo: int) -> int:
+    """The last paragraph/line/word break in ``[lo, pos]`` (the position after it)."""
+    lo = max(lo, 0)
+    for sep in ("\n\n", "\n", " "):
+        i = text.rfind(sep, lo, pos)
+        if i >= 0:
+            return i + len(sep)
+    return pos
+
+
+def _break_after(text: str, pos: int, hi: int) -> int:
+    """The first line/word break in ``[pos, hi]`` (the position of it)."""
+    hi = min(hi, len(text))
+    for sep in ("\n", " "):
+        i = text.find(sep, pos, hi)
+        if i >= 0:
+            return i
+    return min(pos, len(text))
 
 
 _UNUSED_PIPES = ["tok2vec", "tagger", "parser", "senter", "attribute_ruler", "lemmatizer",
@@ -279,88 +303,10 @@ def _deny_category(settings: DetectionSettings) -> Category:
         ) from None
 
 
-class _DocTerms:
-    """Facts about the document that tell NER junk from names (computed once per text)."""
-
-    _DEFINED = re.compile(r"\(([A-Z][A-Z0-9]{1,7}s?)\)")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.defined_acronyms = set(self._DEFINED.findall(text))
-        self._lower_words: set[str] | None = None
-
-    def used_in_lower_case(self, word: str) -> bool:
-        if self._lower_words is None:
-            self._lower_words = set(re.findall(r"\b[a-z][a-z'-]+\b", self.text))
-        return word.lower() in self._lower_words
-
-
-def _to_span(text: str, result: Any, deny_category: Category,
-             terms: _DocTerms | None = None) -> Span | None:
-    """A Presidio result → a cleaned :class:`Span` (None when cleaning leaves nothing)."""
-    meta = result.recognition_metadata or {}
-    recognizer = meta.get("recognizer_name") or "unknown"
-    start, end, typ = result.start, result.end, result.entity_type
-    if recognizer in NER_RECOGNIZERS:
-        start, end = _trim(text, start, end)
-        if start >= end or not _plausible_ner(typ, text[start:end], terms):
-            return None
-    elif start >= end:
-        return None
-    why = meta.get(WHY_KEY) or why_for(
-        recognizer, typ, bool(meta.get("is_score_enhanced_by_context"))
-    )
-    category = deny_category if typ == "DENY_LIST" else category_of(typ)
-    return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why)
-
-
-_ET_AL = re.compile(r"[ \t]+et[ \t]+al\.?$")
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Strip punctuation, a possessive 's and a citation's "et al" from NER spans."""
-    # names start and end with a letter or digit (drops quotes, brackets, emoji, dashes)
-    while start < end and not text[start].isalnum():
-        start += 1
-    while end > start and not text[end - 1].isalnum():
-        end -= 1
-    m = _ET_AL.search(text, start, end)
-    if m:
-        end = m.start()
-    for suffix in ("'s", "’s"):
-        if text[start:end].endswith(suffix) and end - start > 2:
-            end -= 2
-    return start, end
-
-
-_DIGIT = re.compile(r"\d")
-
-
-def _plausible_ner(typ: str, value: str, terms: _DocTerms | None = None) -> bool:
-    """Drop the small NER model's typical junk: numbers called names, field labels and
-    common words called persons, acronyms the text defines as terms called organizations."""
-    if typ in ("PERSON", "LOCATION", "NRP"):
-        if _DIGIT.search(value) or not any(c.isalpha() for c in value):
-            return False
-        if typ == "PERSON" and " " not in value:
-            if value.lower() in _NOT_NAMES:
-                return False
-            if terms is not None and value[:1].isupper() and terms.used_in_lower_case(value):
-                return False
-        return True
-    if typ == "ORGANIZATION":
-        if value.upper() in _NOT_ORGS:
-            return False
-        if terms is not None and value in terms.defined_acronyms:
-            return False
-        digits = sum(c.isdigit() for c in value)
-        return any(c.isalpha() for c in value) and digits / len(value) < 0.3
-    return True
-
-
 def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
     """A Presidio ``AnalyzerEngine`` on an already loaded spaCy pipeline, with Presidio's
     English recognizers (e-mail swapped for the offline one) plus Preflight's own."""
+    import_presidio()
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
@@ -408,4 +354,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
         OrganizationCueRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
-    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
+    from preflight.core.pii.context import BisectContextEnhancer
+
+    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"],
+                          context_aware_enhancer=BisectContextEnhancer())

@@ -54,6 +54,9 @@ CATEGORY_BY_TYPE: dict[str, Category] = {
     "SECRET": S,
 }
 
+#: Key of the one-line explanation in a Presidio result's ``recognition_metadata``.
+WHY_KEY = "preflight_why"
+
 #: Higher wins when detections overlap (see :mod:`preflight.core.pii.overlaps`).
 CATEGORY_PRIORITY: dict[Category, int] = {S: 3, D: 2, C: 1, Q: 0}
 

@@ -18,8 +18,10 @@ seed: with the seed, the noise of a d_X send could be replayed and subtracted.
 "Same document" (the ledger) is recognised three ways, strongest first:
 
 - ``exact``: SHA-256 of the text as read;
-- ``normalized``: SHA-256 after Unicode NFKC, case folding and collapsing all whitespace
-  (catches re-saved, re-wrapped or CRLF/LF copies);
+- ``normalized``: SHA-256 of the canonical view detection uses (invisible characters
+  removed, look-alike letters mapped to Latin, see :mod:`preflight.core.pii.canonical`)
+  after NFKC, case folding and collapsing all whitespace (catches re-saved, re-wrapped,
+  CRLF/LF or homoglyph-swapped copies);
 - ``near``: estimated Jaccard similarity ≥ 0.6 of word 3-gram shingles (MinHash with 64
   hash functions), catching an edited copy of the same text. Documents under 8 words use
   the first two only, because shingles of tiny texts are meaningless.
@@ -46,6 +48,7 @@ from typing import Any, Iterable
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError, InputError
+from preflight.core.pii.canonical import canonicalize
 
 SCHEMA_VERSION = 2
 NEAR_DUPLICATE_THRESHOLD = 0.6
@@ -78,7 +81,11 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def normalize(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """The text as the resend check compares it: the detector's canonical view (so a copy
+    with a few letters swapped for look-alikes or zero-width characters inserted is the
+    same document), NFKC, case-folded, whitespace collapsed."""
+    canonical = canonicalize(text).text
+    return " ".join(unicodedata.normalize("NFKC", canonical).casefold().split())
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
-WHY_KEY = "preflight_why"
+from preflight.core.pii.entities import WHY_KEY
+
+__all__ = ["WHY_KEY", "Rule", "RuleRecognizer", "context_regex", "has_context", "make_result"]
 
 
 def context_regex(words: Iterable[str]) -> re.Pattern[str]:

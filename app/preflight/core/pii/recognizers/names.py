@@ -79,8 +79,14 @@ def _recase(chunk: str, vocab) -> str:
     return _CAPS_WORD.sub(fix, chunk)
 
 
-_NAME = r"(?:Mc|Mac|O['’])?[A-Z][a-z]+(?:['’][a-z]+)?(?:-[A-Z][a-z]+)?"
-_FULL = rf"{_NAME}(?:[ \t]+[A-Z]\.)?(?:[ \t]+{_NAME}){{0,2}}"
+# Capitals and small letters of the cased scripts names are commonly written in (Latin
+# with accents, Cyrillic, Greek), so "Dear Иван Петров," is a name too.
+_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
+_LO = "a-zß-öø-ÿā-žа-яёєіїα-ωάέήίόύώς"
+_NAME = rf"(?:Mc|Mac|O['’])?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?(?:-[{_UP}][{_LO}]+)?"
+_FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
+# a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
+_FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{{2,4}})"
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt|Judge|Attorney)"
 
 
@@ -94,7 +100,7 @@ class NameCueRecognizer(RuleRecognizer):
              0.7, "Capitalized words after a salutation", group=1),
         Rule("PERSON", re.compile(
             rf"(?im:^[ \t]*(?:(?:full[ \t]+)?name|patient|employee|customer|client|"
-            rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FULL})[ \t]*(?=\r?\n|$)"),
+            rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FIELD_NAME})[ \t]*(?=\r?\n|$)"),
             0.75, "A value in a name field", group=1),
         Rule("PERSON", re.compile(
             rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"

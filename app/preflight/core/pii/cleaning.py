@@ -1,0 +1,156 @@
+"""Cleaning Presidio results into :class:`Span` values: the NER model's junk dropped,
+its spans trimmed to the value (punctuation, "et al", a leading field label such as
+"Contact"), and id numbers the model calls dates removed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from preflight.core.pii.entities import (
+    STATISTICAL_RECOGNIZERS, WHY_KEY, category_of, why_for,
+)
+from preflight.core.types import Category, Span
+
+# Acronyms the small model likes to call organizations next to the numbers they label.
+NOT_ORGS = {"SSN", "IBAN", "DOB", "API", "ID", "PIN", "CVV", "URL", "IP", "PO", "ZIP",
+            "SWIFT", "BIC", "VAT", "EIN", "NHS", "AWS", "IT", "HR", "FYI", "ASAP", "CC",
+            "BCC", "RE", "FW", "FWD", "PDF", "OK", "TIN", "ITIN", "MRN", "PS"}
+# Field labels and words the small model tags as a one-word person name.
+NOT_NAMES = {"tel", "fax", "card", "email", "e-mail", "phone", "mobile", "host", "dob", "bank",
+             "contact", "shipping", "al", "iban", "ssn", "re", "fwd", "subject", "dear",
+             "hi", "hello", "thanks", "regards", "cheers", "mr", "mrs", "ms", "dr",
+             "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+             "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+             "sunday"}
+# Words the model glues to the front or back of a name ("Contact John Smith").
+LABEL_WORDS = NOT_NAMES | {
+    "call", "ask", "ping", "from", "to", "cc", "bcc", "attn", "attention", "name",
+    "customer", "patient", "employee", "client", "signed", "by", "per", "via", "with",
+    "please", "cardholder", "holder", "account", "user", "author", "reviewer", "sender",
+    "recipient", "applicant", "manager", "owner", "emergency", "mail", "message", "text",
+    "telephone", "cell", "mobile", "sincerely", "best", "yours", "ref", "re:",
+}
+# Words that label an identifier number ("invoice 4471", "order #12").
+_ID_LABEL = re.compile(
+    r"(?i)\b(?:invoice|inv|order|ticket|case|ref|reference|no|nr|number|num|id|account|"
+    r"acct|po|item|room|page|p|pp|version|v|table|figure|fig|section|sec|claim|policy|"
+    r"batch|lot|serial|part|model|build|issue|pr|bug|step|unit|suite|apt|box|route|"
+    r"flight|seat|gate|ext|extension|code|pin)\.?[ \t]*(?:#|no\.?|number|nr\.?)?[ \t]*:?"
+    r"[ \t]*$")
+_BARE_NUMBER = re.compile(r"#?\d+")
+
+
+class DocTerms:
+    """Facts about the document that tell NER junk from names (computed once per text)."""
+
+    _DEFINED = re.compile(r"\(([A-Z][A-Z0-9]{1,7}s?)\)")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.defined_acronyms = set(self._DEFINED.findall(text))
+        self._lower_words: set[str] | None = None
+
+    def used_in_lower_case(self, word: str) -> bool:
+        if self._lower_words is None:
+            self._lower_words = set(re.findall(r"\b[a-z][a-z'-]+\b", self.text))
+        return word.lower() in self._lower_words
+
+
+def to_span(text: str, result: Any, deny_category: Category,
+            terms: DocTerms | None = None) -> Span | None:
+    """A Presidio result → a cleaned :class:`Span` (None when cleaning leaves nothing)."""
+    meta = result.recognition_metadata or {}
+    recognizer = meta.get("recognizer_name") or "unknown"
+    start, end, typ = result.start, result.end, result.entity_type
+    if recognizer in STATISTICAL_RECOGNIZERS:
+        start, end = trim(text, start, end)
+        if typ == "PERSON":
+            start, end = strip_label_words(text, start, end)
+        if start >= end or not plausible_ner(typ, text[start:end], terms):
+            return None
+    elif start >= end:
+        return None
+    if typ == "DATE_TIME" and labelled_number(text, start, end):
+        return None
+    why = meta.get(WHY_KEY) or why_for(
+        recognizer, typ, bool(meta.get("is_score_enhanced_by_context"))
+    )
+    category = deny_category if typ == "DENY_LIST" else category_of(typ)
+    return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why)
+
+
+_ET_AL = re.compile(r"[ \t]+et[ \t]+al\.?$")
+
+
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Strip punctuation, a possessive 's and a citation's "et al" from NER spans."""
+    # names start and end with a letter or digit (drops quotes, brackets, emoji, dashes)
+    while start < end and not text[start].isalnum():
+        start += 1
+    while end > start and not text[end - 1].isalnum():
+        end -= 1
+    m = _ET_AL.search(text, start, end)
+    if m:
+        end = m.start()
+    for suffix in ("'s", "’s"):
+        if text[start:end].endswith(suffix) and end - start > 2:
+            end -= 2
+    return start, end
+
+
+_FIRST_WORD = re.compile(r"([\w'’-]+:?)[\s,:]+")
+_LAST_WORD = re.compile(r"[\s,:]+([\w'’-]+)$")
+
+
+def strip_label_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """Drop field labels the model glued to a name ("Contact John Smith" → "John Smith");
+    a one-word span is left to :func:`plausible_ner`."""
+    while True:
+        m = _FIRST_WORD.match(text, start, end)
+        if not m or m.group(1).rstrip(":").lower() not in LABEL_WORDS or m.end() >= end:
+            break
+        start = m.end()
+    while True:
+        m = _LAST_WORD.search(text, start, end)
+        if not m or m.group(1).lower() not in LABEL_WORDS or m.start() <= start:
+            break
+        end = m.start()
+    return trim(text, start, end)
+
+
+def labelled_number(text: str, start: int, end: int) -> bool:
+    """A bare number the NER model calls a date, right after an id label
+    ("invoice 4471"), or a span that is only such a label and number."""
+    value = text[start:end]
+    m = re.match(r"(?i)([a-z#.]+[ \t]*(?:#|no\.?)?[ \t]*:?[ \t]*)(#?\d+)$", value)
+    if m and _ID_LABEL.search(m.group(1)):
+        return True
+    if not _BARE_NUMBER.fullmatch(value):
+        return False
+    return bool(_ID_LABEL.search(text, max(0, start - 24), start))
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def plausible_ner(typ: str, value: str, terms: DocTerms | None = None) -> bool:
+    """Drop the small NER model's typical junk: numbers called names, field labels and
+    common words called persons, acronyms the text defines as terms called organizations."""
+    if typ in ("PERSON", "LOCATION", "NRP"):
+        if _DIGIT.search(value) or not any(c.isalpha() for c in value):
+            return False
+        if typ == "PERSON" and " " not in value:
+            if value.lower() in NOT_NAMES:
+                return False
+            if terms is not None and value[:1].isupper() and terms.used_in_lower_case(value):
+                return False
+        return True
+    if typ == "ORGANIZATION":
+        if value.upper() in NOT_ORGS:
+            return False
+        if terms is not None and value in terms.defined_acronyms:
+            return False
+        digits = sum(c.isdigit() for c in value)
+        return any(c.isalpha() for c in value) and digits / len(value) < 0.3
+    return True

@@ -1,0 +1,149 @@
+"""Value propagation: once a value is detected somewhere, every other occurrence in the
+document is covered too (a name tagged in the greeting but not in the signature must not
+leak), and so are the parts of a person's name written alone.
+
+The search runs once over the whole document after detection (so it also links values
+across detection windows); the patterns are tries, so the cost does not grow with the
+number of values.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+
+from preflight.core.pii.cleaning import NOT_NAMES
+from preflight.core.types import Category, Span
+
+#: Types whose value, once detected, is searched for everywhere else in the document.
+PROPAGATED_CATEGORIES = {Category.DIRECT_IDENTIFIER, Category.SECRET}
+PROPAGATED_TYPES = {"ORGANIZATION", "LOCATION", "DATE_OF_BIRTH", "STREET_ADDRESS"}
+PROPAGATED = "PropagatedValue"
+_NAME_PART = re.compile(r"[^\W\d_][\w'’-]*")
+_WS = re.compile(r"\s+")
+
+
+def trie_regex(terms: Iterable[str], fold: bool = True) -> str | None:
+    """A regex source matching any of ``terms`` (longest first, like a sorted
+    alternation), factored as a trie so matching cost does not grow with their number.
+    A space in a term matches any run of whitespace. With ``fold`` the trie merges terms
+    by lower case: compile it with re.IGNORECASE."""
+    root: dict = {}
+    for term in terms:
+        words = term.split()
+        if not words:
+            continue
+        node = root
+        for ch in " ".join(words):
+            node = node.setdefault(ch.lower() if fold else ch, {})
+        node[""] = {}
+    if not root:
+        return None
+
+    def build(node: dict) -> str:
+        alts = [(r"\s+" if ch == " " else re.escape(ch)) + build(child)
+                for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(root)
+
+
+def _uncased_script(part: str) -> bool:
+    """Written in a script without capitals (Chinese, Arabic, Hebrew, Thai, Devanagari...)."""
+    return all(c.isalpha() and not c.isupper() and not c.islower() for c in part)
+
+
+def _boundless(part: str) -> bool:
+    """Chinese, Japanese and Korean names are written without spaces between words."""
+    return all(unicodedata.name(c, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
+               for c in part)
+
+
+def name_parts(value: str) -> list[str]:
+    """Parts of a person's name that are worth finding alone: capitalized parts of three
+    letters or more, parts in scripts without capitals, and for a CJK name written as one
+    word its given name (the characters after the one-character family name)."""
+    parts = []
+    for m in _NAME_PART.finditer(value):
+        part = m.group()
+        if part.lower() in NOT_NAMES:
+            continue
+        if _boundless(part):
+            if len(part) >= 2 and part != value.strip():
+                parts.append(part)
+            elif len(part) >= 3:
+                parts.append(part[1:])
+        elif _uncased_script(part):
+            if len(part) >= 2:
+                parts.append(part)
+        elif len(part) >= 3 and part[0].isupper():
+            parts.append(part)
+    return parts
+
+
+def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset()) -> list[Span]:
+    """Spans for every other whole-word occurrence of a detected value.
+
+    Matching ignores case and runs of whitespace. For person names, the parts returned by
+    :func:`name_parts` are propagated too, where they appear capitalized (or in their
+    uncased script). Returned spans may overlap the input; the caller resolves overlaps.
+    """
+    by_value: dict[str, Span] = {}
+    parts: dict[str, Span] = {}
+    for span in spans:
+        if span.category not in PROPAGATED_CATEGORIES and span.type not in PROPAGATED_TYPES:
+            continue
+        value = text[span.start:span.end].strip()
+        if len(value) < 2 or value.casefold() in allowed:
+            continue
+        key = _WS.sub(" ", value).casefold()
+        best = by_value.get(key)
+        if best is None or span.score > best.score:
+            by_value[key] = span
+        if span.type == "PERSON":
+            for part in name_parts(value):
+                if part.casefold() not in allowed:
+                    parts.setdefault(part, span)
+    found: list[Span] = []
+    seen = {(s.start, s.end) for s in spans}
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for s in spans:
+        covered.setdefault(s.type, []).append((s.start, s.end))
+
+    def add(pattern: re.Pattern[str], lookup: Callable[[str], Span | None],
+            case_sensitive: bool) -> None:
+        for m in pattern.finditer(text):
+            if (m.start(), m.end()) in seen:
+                continue
+            key = m.group() if case_sensitive else _WS.sub(" ", m.group()).casefold()
+            source = lookup(key)
+            if source is None or (case_sensitive and m.group()[0].islower()):
+                continue
+            if any(a <= m.start() and m.end() <= b for a, b in covered.get(source.type, ())):
+                continue  # already inside a detection of that type
+            seen.add((m.start(), m.end()))
+            label = source.type.replace("_", " ").lower()
+            found.append(Span(
+                m.start(), m.end(), source.type, source.category,
+                round(source.score * 0.95, 4), PROPAGATED,
+                f"Same {'name' if case_sensitive else 'value'} as a {label} detected "
+                "elsewhere in this document",
+            ))
+
+    sources = [text[s.start:s.end].strip() for s in by_value.values()]
+    for terms, case_sensitive in ((sources, False), (list(parts), True)):
+        lookup = parts.get if case_sensitive else by_value.get
+        for whole_words in (True, False):  # CJK text has no spaces that mark words
+            source = trie_regex([t for t in terms if _boundless(t) != whole_words],
+                                fold=not case_sensitive)
+            if source is None:
+                continue
+            if whole_words:
+                source = rf"(?<![\w])(?:{source})(?![\w])"
+            add(re.compile(source, 0 if case_sensitive else re.IGNORECASE), lookup,
+                case_sensitive)
+    return found

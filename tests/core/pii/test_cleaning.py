@@ -1,0 +1,63 @@
+"""Span cleaning: label words glued to names, id numbers the model calls dates, and
+"Surname, Given" pairs."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.cleaning import DocTerms, labelled_number, strip_label_words
+from preflight.core.pii.names import covering_surname_given
+from preflight.core.types import Category, Span
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Contact John Smith", "John Smith"),
+    ("Email John Smith", "John Smith"),
+    ("Contact: John Smith", "John Smith"),
+    ("John Smith Tel", "John Smith"),
+    ("Contact", "Contact"),            # a lone word is left to the plausibility check
+    ("Jane Roe", "Jane Roe"),
+])
+def test_strip_label_words(text, expected):
+    s, e = strip_label_words(text, 0, len(text))
+    assert text[s:e] == expected
+
+
+@pytest.mark.parametrize("text, value, labelled", [
+    ("Please pay invoice 4471 by Friday.", "4471", True),
+    ("Order #1985 shipped.", "1985", True),
+    ("see invoice no. 2019", "2019", True),
+    ("invoice 4471", "invoice 4471", True),
+    ("She was born in 1985.", "1985", False),
+    ("Due 12 March 2024", "12 March 2024", False),
+])
+def test_labelled_number(text, value, labelled):
+    start = text.index(value)
+    assert labelled_number(text, start, start + len(value)) is labelled
+
+
+def _person(text: str, value: str) -> Span:
+    start = text.index(value)
+    return Span(start, start + len(value), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
+                "SpacyRecognizer", "x")
+
+
+@pytest.mark.parametrize("text, tagged, whole", [
+    ("Signed: Doe, Jane\n", "Jane", "Doe, Jane"),
+    ("Roe, Richard; Doe, Jane", "Doe", "Doe, Jane"),
+    ("Reviewed by Kowalski, Anna M.\n", "Anna", "Kowalski, Anna M."),
+    ("Authors: Петров, Иван; Roe, R.", "Иван", "Петров, Иван"),
+])
+def test_surname_given_widens(text, tagged, whole):
+    out = covering_surname_given(text, [_person(text, tagged)], DocTerms(text))
+    assert [text[s.start:s.end] for s in out] == [whole]
+
+
+@pytest.mark.parametrize("text, tagged", [
+    ("However, Jane said no.", "Jane"),              # a sentence, not a pair
+    ("In Paris, Jane met Tom.", "Jane"),
+    ("the however word; However, Jane\n", "Jane"),  # "However" is used in lower case
+])
+def test_surname_given_leaves_prose_alone(text, tagged):
+    spans = [_person(text, tagged)]
+    assert covering_surname_given(text, spans, DocTerms(text)) == spans
