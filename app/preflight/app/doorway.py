@@ -30,6 +30,7 @@ from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.assess import Assessment
+from preflight.core.utility.features import as_mapping
 from preflight.core.utility.recommend import Recommendation
 
 Progress = Callable[[float, str], None]
@@ -56,7 +57,7 @@ class Prediction:
 
     @property
     def features(self) -> dict[str, float]:
-        return self.assessment.features.as_dict()
+        return dict(as_mapping(self.assessment.features))
 
     @property
     def low(self) -> float | None:
