@@ -85,7 +85,8 @@ def _join_email(m: re.Match[str]) -> Sequence[Op] | None:
     return ops
 
 
-_EMAIL_HINT = re.compile(rf"@|{_OPEN}[ \t]*[aA][tT][ \t]*{_CLOSE}|[ \t](?:dot|DOT)[ \t]")
+_EMAIL_HINT = re.compile(rf"@|{_OPEN}[ \t]*(?:[aA][tT]|[dD][oO][tT])[ \t]*{_CLOSE}"
+                         r"|[ \t](?:dot|DOT)[ \t]")
 
 
 def stage_email(view: View) -> View:
