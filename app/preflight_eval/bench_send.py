@@ -133,10 +133,13 @@ def main(argv: list[str] | None = None) -> int:
           f"({plan.cost.input_tokens} input tokens, {len(plan.findings)} findings, "
           f"{len(plan.blocking)} blocking)")
 
+    # Timing only: the re-scan's blocking findings are overridden as a user would, one by one.
+    confirm = Confirmation(True, overrides=frozenset(f.id for f in plan.blocking),
+                           resend_acknowledged=True)
     execs = []
     for _ in range(args.runs):
         t = time.perf_counter()
-        session.execute(plan, Confirmation(True, resend_acknowledged=True), learn=False)
+        session.execute(plan, confirm, learn=False)
         execs.append(time.perf_counter() - t)
     print(f"execute (audit + 200-delta SSE stream + restore) median over {args.runs}: "
           f"{_ms(execs)}")
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             cap.close()
         leaked_total += sum(report.leaked.values())
         print(f"  {report.line()}")
-        for kind, value in report.examples:
+        for kind, value in report.leaks:
             print(f"      leaked {kind}: {value!r}")
     print(f"leaked values over all methods: {leaked_total}")
 

@@ -151,7 +151,7 @@ class LeakReport:
     unconfirmed_reached: int = 0     # requests seen for unconfirmed sends (must be 0)
     checked: Counter = field(default_factory=Counter)   # kind -> inserted values in sent sends
     leaked: Counter = field(default_factory=Counter)    # kind -> of those, found on the wire
-    examples: list[tuple[str, str]] = field(default_factory=list)  # (kind, value), first few
+    leaks: list[tuple[str, str]] = field(default_factory=list)     # every (kind, value) found
 
     def line(self) -> str:
         per_kind = ", ".join(f"{k} {self.leaked[k]}/{self.checked[k]}" for k in KINDS
@@ -164,7 +164,7 @@ class LeakReport:
 
 def check_method(session, provider: str, method: str, corpus: list[Letter],  # noqa: ANN001
                  received: Callable[[], list[tuple[bytes, bytes]]], *,
-                 task=None, examples: int = 5) -> LeakReport:  # noqa: ANN001
+                 task=None) -> LeakReport:  # noqa: ANN001
     """Send every letter with ``method`` through ``session`` (a SendSession whose provider
     ``provider`` points at a capture server); ``received()`` lists that server's requests
     as (request line + headers, body)."""
@@ -198,6 +198,5 @@ def check_method(session, provider: str, method: str, corpus: list[Letter],  # n
             report.checked[item.kind] += 1
             if any(wire.holds(item) for wire in wires):
                 report.leaked[item.kind] += 1
-                if len(report.examples) < examples:
-                    report.examples.append((item.kind, item.value))
+                report.leaks.append((item.kind, item.value))
     return report
