@@ -2,8 +2,9 @@
 
 Needs a built bundle: `installer/build_linux.sh` (docs/INSTALLER.md). Without one every
 test here is skipped, saying so — except under CI (CI=true), where .ci/run builds the
-bundle before running these tests and a missing bundle, guard or tool fails them. PREFLIGHT_BUNDLE=/path/to/preflight (the executable)
-tests another copy, e.g. the installed /opt/preflight/preflight.
+bundle before running these tests and a missing bundle, guard or tool fails them.
+PREFLIGHT_BUNDLE=/path/to/preflight (the executable) tests another copy, e.g. the installed
+/opt/preflight/preflight.
 
 Every command runs from an empty folder, with PREFLIGHT_HOME in a temporary folder and
 PREFLIGHT_MODELS_DIR unset (so only the bundled models can be used), inside a network

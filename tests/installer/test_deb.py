@@ -1,9 +1,10 @@
 """The Debian package: contents, metadata, maintainer scripts, and a real install.
 
 Needs dist/preflight_<version>_<arch>.deb from `installer/build_linux.sh`; skipped (saying
-so) without one, and failed under CI (CI=true), where .ci/run builds it first. The install test changes the system (dpkg -i, then dpkg --purge), so it
-runs only as root with PREFLIGHT_TEST_DEB_INSTALL=1 (`installer/build_linux.sh --test`
-sets it) and never when a `preflight` package is already installed.
+so) without one, and failed under CI (CI=true), where .ci/run builds it first. The install
+test changes the system (dpkg -i, then dpkg --purge), so it runs only as root with
+PREFLIGHT_TEST_DEB_INSTALL=1 (`installer/build_linux.sh --test` sets it) and never when a
+`preflight` package is already installed (under CI=true each of these fails instead).
 """
 
 from __future__ import annotations

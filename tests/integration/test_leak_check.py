@@ -7,7 +7,8 @@ import json
 
 from preflight_eval.leak_check import Inserted, Wire, letters
 
-HEAD = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+HEAD = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\n")
 
 
 def wire(body: object, head: bytes = HEAD, ensure_ascii: bool = True) -> Wire:
