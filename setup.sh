@@ -23,7 +23,7 @@ DEB_PKGS=(build-essential cmake git python3-venv
           libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
           libxcb-render-util0 libxcb-image0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
           libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0
-          xvfb xauth xdotool imagemagick fonts-dejavu-core)
+          xvfb xauth xdotool imagemagick fonts-dejavu-core strace)
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=()
     for p in "${DEB_PKGS[@]}"; do

@@ -7,9 +7,10 @@
   call, which loads the models, is reported separately).
 - ``execute``: audit write before sending, SSE streaming of 200 deltas from a loopback
   capture server, placeholder restoration, audit updates (median).
-- leak check: a Faker corpus of letters carrying names, emails, phones, cards, SSNs and
-  addresses; per method, how many sends went out, how many the re-scan blocked, and how
-  many detected direct-identifier values were found in the bytes on the wire (must be 0).
+- leak check (preflight_eval/leak_check.py): seeded Faker letters carrying names, e-mails,
+  phones, cards, SSNs, IBANs, API keys and street addresses; per method, how many sends
+  went out, how many the re-scan blocked, and how many of the values the generator
+  inserted (ground truth, per kind) were found in the bytes the server received.
 - ``--llama``: time to first restored chunk and total time of a summary from
   llama-cpp-python's server running SmolLM2 on loopback.
 """
@@ -19,10 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -36,7 +34,7 @@ class _Capture:
     """Loopback OpenAI-style SSE server recording request bytes."""
 
     def __init__(self, deltas: list[str]) -> None:
-        self.bodies: list[bytes] = []
+        self.requests: list[tuple[bytes, bytes]] = []   # (request line + headers, body)
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -48,7 +46,7 @@ class _Capture:
             def do_POST(self):  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 head = (self.requestline + "\r\n" + str(self.headers)).encode("latin-1")
-                outer.bodies.append(head + body)
+                outer.requests.append((head, body))
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -74,29 +72,13 @@ class _Capture:
         self.httpd.server_close()
 
 
-def _letters(n: int, seed: int = 1234) -> list[str]:
-    from faker import Faker
-
-    fake = Faker("en_US")
-    Faker.seed(seed)
-    out = []
-    for _ in range(n):
-        a, b = fake.name(), fake.name()
-        out.append(
-            f"Dear {a},\n\nthank you for your call on {fake.date_this_year()}. As agreed, "
-            f"{b} from {fake.company()} will contact you at {fake.free_email()} or on "
-            f"{fake.phone_number()}. Your card {fake.credit_card_number('visa16')} was "
-            f"refunded and your SSN {fake.ssn()} is on file. The contract is attached.\n\n"
-            f"Regards,\n{b}\n{fake.street_address()}, {fake.city()}"
-        )
-    return out
-
-
 def _long_document(words: int = 1000) -> str:
+    from preflight_eval.leak_check import letters
+
     parts, n = [], 0
-    for letter in _letters(40, seed=7):
-        parts.append(letter)
-        n += len(letter.split())
+    for letter in letters(40, seed=7):
+        parts.append(letter.text)
+        n += len(letter.text.split())
         if n >= words:
             break
     return "\n\n".join(parts)
@@ -120,11 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.core.pii.detector import PiiDetector
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.audit import AuditLog
-    from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+    from preflight.core.send.session import Confirmation, SendSession
     from preflight.core.tasks import SUMMARIZE
-    from preflight.core.types import Category
+    from preflight_eval.leak_check import KINDS, check_method, letters
 
-    detector = PiiDetector()
+    from preflight.runtime.models import ModelManager
+
+    models = ModelManager()
+    print(f"models: ner {models.spec('ner').name} ({models.path('ner')}), token counts by "
+          f"{models.spec('slm').name}")
+    detector = PiiDetector(nlp_model_path=models.path("ner"))
     server = _Capture([f"<PERSON_1> w{i} " for i in range(200)])
     provider = ProviderSettings("cap", server.url, "m", price_input_per_mtok=0.15,
                                 price_output_per_mtok=0.6)
@@ -146,48 +133,39 @@ def main(argv: list[str] | None = None) -> int:
           f"({plan.cost.input_tokens} input tokens, {len(plan.findings)} findings, "
           f"{len(plan.blocking)} blocking)")
 
+    # Timing only: the re-scan's blocking findings are overridden as a user would, one by one.
+    confirm = Confirmation(True, overrides=frozenset(f.id for f in plan.blocking),
+                           resend_acknowledged=True)
     execs = []
     for _ in range(args.runs):
         t = time.perf_counter()
-        session.execute(plan, Confirmation(True, resend_acknowledged=True), learn=False)
+        session.execute(plan, confirm, learn=False)
         execs.append(time.perf_counter() - t)
     print(f"execute (audit + 200-delta SSE stream + restore) median over {args.runs}: "
           f"{_ms(execs)}")
     server.close()
 
-    print(f"\nleak check over {args.docs} Faker letters (values = detected direct identifiers "
-          "and secrets of each original):")
+    print(f"\nleak check: {args.docs} Faker letters (seed 1234), each carrying "
+          f"{', '.join(KINDS)} (two names); per method, the inserted values (ground truth) "
+          "searched in every byte the capture server received (see "
+          "preflight_eval/leak_check.py); detector with the installed ner model, default "
+          "settings, SUMMARIZE task:")
+    corpus = letters(args.docs)
+    leaked_total = 0
     for method in ("placeholder", "pseudonym", "redact", "mask", "generalize"):
         cap = _Capture(["ok"])
         prov = ProviderSettings("cap", cap.url, "m")
         s = SendSession(Settings(providers=[prov]), detector=detector,
                         audit=AuditLog(Path(home) / f"leak-{method}.sqlite3"))
-        sent = blocked = values_checked = leaks = unconfirmed_reached = 0
-        for i, text in enumerate(_letters(args.docs)):
-            values = {text[sp.start:sp.end] for sp in detector.detect(text)
-                      if sp.category in (Category.DIRECT_IDENTIFIER, Category.SECRET)}
-            p = s.prepare_send(text, "cap", method, SanitizeParams(seed=i), SUMMARIZE)
-            before = len(cap.bodies)
-            try:
-                s.execute(p, Confirmation(False))
-            except SendBlocked:
-                pass
-            unconfirmed_reached += len(cap.bodies) - before
-            try:
-                s.execute(p, Confirmation(True, resend_acknowledged=True), learn=False)
-            except SendBlocked:
-                blocked += 1
-                continue
-            sent += 1
-            wire = cap.bodies[-1]
-            for v in values:
-                values_checked += 1
-                forms = {v, json.dumps(v, ensure_ascii=False)[1:-1]}
-                leaks += any(f.encode() in wire for f in forms)
-        cap.close()
-        print(f"  {method:11} sent {sent:3}  blocked by re-scan {blocked:3}  values checked "
-              f"{values_checked:4}  values on the wire {leaks}  unconfirmed sends that reached "
-              f"the server {unconfirmed_reached}")
+        try:
+            report = check_method(s, "cap", method, corpus, lambda: list(cap.requests))
+        finally:
+            cap.close()
+        leaked_total += sum(report.leaked.values())
+        print(f"  {report.line()}")
+        for kind, value in report.leaks:
+            print(f"      leaked {kind}: {value!r}")
+    print(f"leaked values over all methods: {leaked_total}")
 
     if args.llama:
         _bench_llama(session)
@@ -200,27 +178,12 @@ def _bench_llama(session) -> None:  # type: ignore[no-untyped-def]
     from preflight.core.send.session import Confirmation
     from preflight.core.tasks import SUMMARIZE
     from preflight.runtime.models import ModelManager
+    from preflight_eval.leak_check import letters
+    from preflight_eval.utility_common import local_cloud_server
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(ModelManager().path("slm")),
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        import requests
-
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                requests.get(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-                break
-            except requests.RequestException:
-                time.sleep(0.3)
-        prov = ProviderSettings("llama", f"http://127.0.0.1:{port}/v1", "smollm2")
-        doc = _letters(1, seed=99)[0]
+    with local_cloud_server(ModelManager().path("slm"), n_ctx=2048) as base:
+        prov = ProviderSettings("llama", base + "/v1", "smollm2")
+        doc = letters(1, seed=99)[0].text
         firsts, totals = [], []
         for i in range(3):
             plan = session.prepare_send(doc, prov, "placeholder", SanitizeParams(seed=i),
@@ -235,9 +198,6 @@ def _bench_llama(session) -> None:  # type: ignore[no-untyped-def]
         print(f"\nllama-cpp-python server, SmolLM2-135M, summary of a {len(doc.split())}-word "
               f"letter: first restored chunk {_ms(firsts)}, whole answer {_ms(totals)} "
               f"(median of 3)")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """Smoke test of the frozen one-folder bundle (dist/preflight), offline.
 
 Needs a built bundle: `installer/build_linux.sh` (docs/INSTALLER.md). Without one every
-test here is skipped, saying so. PREFLIGHT_BUNDLE=/path/to/preflight (the executable)
-tests another copy, e.g. the installed /opt/preflight/preflight.
+test here is skipped, saying so — except under CI (CI=true), where .ci/run builds the
+bundle before running these tests and a missing bundle, guard or tool fails them.
+PREFLIGHT_BUNDLE=/path/to/preflight (the executable) tests another copy, e.g. the installed
+/opt/preflight/preflight.
 
 Every command runs from an empty folder, with PREFLIGHT_HOME in a temporary folder and
 PREFLIGHT_MODELS_DIR unset (so only the bundled models can be used), inside a network
 namespace with no interface when root may create one, and under strace: any connect() to
-a non-loopback address fails the test.
+a non-loopback address fails the test, and so does a run under neither guard.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from _models import unavailable
 from _sandbox import Run, can_strace, can_unshare_net, run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,14 +44,24 @@ def bundle_executable() -> Path:
 def exe() -> Path:
     path = bundle_executable()
     if not path.is_file():
-        pytest.skip(f"no built bundle at {path}: build it with installer/build_linux.sh "
+        unavailable(f"no built bundle at {path}: build it with installer/build_linux.sh "
                     "(or point PREFLIGHT_BUNDLE at an installed one)")
     return path
 
 
+NO_GUARD = ("neither `unshare -n` (root) nor strace works on this machine, so a run cannot "
+            "be shown to stay offline: apt-get install strace (or run as root)")
+
+
+@pytest.fixture(scope="module")
+def guarded() -> None:
+    if not (can_unshare_net() or can_strace()):
+        unavailable(NO_GUARD)
+
+
 @pytest.fixture
-def run(exe, tmp_path):
-    """Run the bundled CLI offline; assert it tried no network connection."""
+def run(exe, guarded, tmp_path):
+    """Run the bundled CLI offline; assert it ran isolated and tried no network connection."""
     work = tmp_path / "cwd"
     work.mkdir()
     logs = tmp_path / "logs"
@@ -62,6 +75,7 @@ def run(exe, tmp_path):
              timeout: float = 600) -> Run:
         result = run_offline([str(exe), *args], env={**env, **(extra_env or {})}, cwd=work,
                              log_dir=logs, stdin=stdin, timeout=timeout)
+        assert result.isolated, "the command ran under no network guard"
         assert not result.connects, f"network connection attempted: {result.connects}"
         assert "Traceback" not in result.stderr, result.stderr[-3000:]
         return result
@@ -69,14 +83,13 @@ def run(exe, tmp_path):
     return _run
 
 
-def test_the_sandbox_catches_a_connection(tmp_path):
+def test_the_sandbox_catches_a_connection(guarded, tmp_path):
     """Guard the guard: a process that tries the network is caught (and cannot reach it)."""
-    if not (can_unshare_net() or can_strace()):
-        pytest.skip("neither `unshare -n` (root) nor strace is available on this machine")
     probe = ("import socket\ntry:\n    socket.create_connection(('192.0.2.1', 9), timeout=2)\n"
              "    print('connected')\nexcept OSError as e:\n    print('failed', e.errno)")
     result = run_offline([sys.executable, "-c", probe], env=dict(os.environ), cwd=tmp_path,
                          log_dir=tmp_path)
+    assert result.isolated, "the probe ran under no network guard"
     if can_strace():
         assert result.connects == ("192.0.2.1:9",)
     if can_unshare_net():
@@ -151,7 +164,7 @@ def _numbers_named(obj, word: str) -> list[float]:
 def test_assess_runs_the_local_models(run, exe):
     """SLM (llama.cpp), sentence embedder (torch) and the shipped regressor, frozen."""
     if not any((exe.parent / "_internal" / "resources" / "utility").glob("*")):
-        pytest.skip("this bundle ships no utility regressor (resources/utility/ was empty "
+        unavailable("this bundle ships no utility regressor (resources/utility/ was empty "
                     "when it was built)")
     doc = ("The board of Acme Corp met on 3 March 2024 in Berlin. Jane Miller, the CFO, "
            "presented the budget for the new plant and asked for approval by the end of the "
@@ -190,7 +203,7 @@ def x_display():
     """A private Xvfb server, started outside the sandbox; the app reaches it through its
     socket file /tmp/.X11-unix/X<n> (no TCP)."""
     if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (apt-get install xvfb)")
+        unavailable("Xvfb is not installed (apt-get install xvfb)")
     for n in range(87, 140):
         sock = Path(f"/tmp/.X11-unix/X{n}")
         if sock.exists() or Path(f"/tmp/.X{n}-lock").exists():
@@ -210,7 +223,7 @@ def x_display():
             return
         proc.kill()
         proc.wait()
-    pytest.skip("could not start Xvfb")
+    unavailable("could not start Xvfb on any display :87 to :139")
 
 
 def test_gui_starts_on_an_x_server(run, x_display):

@@ -1,9 +1,10 @@
 """The Debian package: contents, metadata, maintainer scripts, and a real install.
 
 Needs dist/preflight_<version>_<arch>.deb from `installer/build_linux.sh`; skipped (saying
-so) without one. The install test changes the system (dpkg -i, then dpkg --purge), so it
-runs only as root with PREFLIGHT_TEST_DEB_INSTALL=1 (`installer/build_linux.sh --test`
-sets it) and never when a `preflight` package is already installed.
+so) without one, and failed under CI (CI=true), where .ci/run builds it first. The install
+test changes the system (dpkg -i, then dpkg --purge), so it runs only as root with
+PREFLIGHT_TEST_DEB_INSTALL=1 (`installer/build_linux.sh --test` sets it) and never when a
+`preflight` package is already installed (under CI=true each of these fails instead).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from _models import unavailable
 from _sandbox import run_offline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,10 +32,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def deb() -> Path:
     if shutil.which("dpkg-deb") is None:
-        pytest.skip("dpkg-deb is not available (not a Debian system)")
+        unavailable("dpkg-deb is not available (not a Debian system)")
     debs = sorted((ROOT / "dist").glob(f"preflight_{VERSION}_*.deb"))
     if not debs:
-        pytest.skip(f"no dist/preflight_{VERSION}_*.deb: build it with installer/build_linux.sh")
+        unavailable(f"no dist/preflight_{VERSION}_*.deb: build it with installer/build_linux.sh")
     return debs[-1]
 
 
@@ -112,12 +114,13 @@ def _installed_version() -> str | None:
 
 def test_install_run_offline_and_purge_keeps_user_data(deb, tmp_path):
     if os.environ.get("PREFLIGHT_TEST_DEB_INSTALL") != "1":
-        pytest.skip("changes the system: run with PREFLIGHT_TEST_DEB_INSTALL=1 as root "
+        unavailable("changes the system: run with PREFLIGHT_TEST_DEB_INSTALL=1 as root "
                     "(installer/build_linux.sh --test does)")
     if os.geteuid() != 0:
-        pytest.skip("installing a .deb needs root")
+        unavailable("installing a .deb needs root")
     if _installed_version():
-        pytest.skip("a preflight package is already installed here; not touching it")
+        unavailable("a preflight package is already installed here; not touching it "
+                    "(dpkg --purge preflight first)")
 
     res = subprocess.run(["dpkg", "-i", str(deb)], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -138,6 +141,7 @@ def test_install_run_offline_and_purge_keeps_user_data(deb, tmp_path):
         def run(*args: str, stdin: str | None = None):
             r = run_offline(["preflight", *args], env=env, cwd=tmp_path, log_dir=logs,
                             stdin=stdin)
+            assert r.isolated, "the installed command ran under no network guard"
             assert not r.connects, f"network connection attempted: {r.connects}"
             assert r.returncode == 0, f"preflight {' '.join(args)}: {r.stderr[-3000:]}"
             return r

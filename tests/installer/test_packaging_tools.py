@@ -12,8 +12,7 @@ import struct
 import sys
 from pathlib import Path
 
-import pytest
-
+from _models import unavailable
 from _sandbox import non_local_connects
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,13 +63,13 @@ def test_app_svg_is_found_in_resources():
     assert make_icons.find_app_svg().suffix == ".svg"
 
 
-@pytest.mark.skipif(not (shutil.which("objdump") and shutil.which("dpkg")),
-                    reason="needs objdump and dpkg (Debian)")
 def test_depends_come_from_the_elf_files(tmp_path):
     import zlib
 
+    if not (shutil.which("objdump") and shutil.which("dpkg")):
+        unavailable("needs objdump and dpkg (a Debian system: apt-get install binutils)")
     if not getattr(zlib, "__file__", None):
-        pytest.skip("zlib is built into this Python (no extension module to inspect)")
+        unavailable("zlib is built into this Python (no extension module to inspect)")
     build_deb = _load("installer/linux/build_deb.py", "pf_build_deb")
     bundle = tmp_path / "bundle"
     bundle.mkdir()

@@ -14,18 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "core" / "send"))
 
 from _loopback import CaptureServer  # noqa: E402
+from _models import require_model  # noqa: E402
 
 from preflight_eval.utility_common import local_cloud_server  # noqa: E402
 
 @pytest.fixture(scope="session")
 def slm_path() -> Path:
-    from preflight.core.errors import ModelUnavailableError
-    from preflight.runtime.models import ModelManager
-
-    try:
-        return ModelManager().path("slm")
-    except ModelUnavailableError as err:
-        pytest.skip(str(err))
+    return require_model("slm")
 
 
 @pytest.fixture(scope="session")

@@ -4,9 +4,11 @@ stream restorer, tokenizer and CLI:
 - `preflight send` against llama-cpp-python's OpenAI-compatible server (SmolLM2):
   a restored answer and an audit record (chat and completions styles, streaming);
 - a `preflight send` process killed mid-stream leaves the record of what was sent;
-- leak test: over a corpus of PII-bearing documents, no detected direct-identifier
-  value appears in any byte sent (request line, headers, body), and a send without
-  confirmation never reaches the server.
+- leak test: over a corpus of Faker letters, none of the direct identifiers and secrets
+  the generator inserted (ground truth, not re-detected) appears in any byte sent
+  (request line and URL, headers, body; JSON-unescaped; digits-only and case-folded
+  variants), and a send without confirmation, or blocked by the re-scan, never reaches
+  the server.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from _loopback import Reply
+from _models import require_model
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.audit import AuditLog
-from preflight.core.send.session import Confirmation, SendBlocked, SendSession
+from preflight.core.send.session import Confirmation, SendSession
 from preflight.core.tasks import SUMMARIZE, Task
-from preflight.core.types import Category
 
 pytestmark = pytest.mark.slow
 
@@ -126,61 +128,64 @@ def test_killed_mid_stream_keeps_record_of_what_was_sent(capture, cli_env, tmp_p
     assert (answer_raw or "").startswith("word0 ")  # the part that arrived before the kill
 
 
-# --- leak test -------------------------------------------------------------------------
+# --- leak test ---------------------------------------------------------------------------
+#
+# Conditions: 24 seeded Faker letters (preflight_eval.leak_check.letters, seed 1234), each
+# carrying two names, an e-mail, a phone, a Visa card, an SSN, an IBAN, an API key and a
+# street address; the installed ner model; default detection settings; SUMMARIZE task.
+# What is counted is described in preflight_eval/leak_check.py; the same numbers come from
+# `python -m preflight_eval.bench_send --docs 24` (docs/BENCHMARKS.md).
 
+LEAK_DOCS = 24
 
-def corpus(n: int = 24) -> list[str]:
-    from faker import Faker
-
-    fake = Faker("en_US")
-    Faker.seed(1234)
-    docs = []
-    for _ in range(n):
-        a, b = fake.name(), fake.name()
-        docs.append(
-            f"Dear {a},\n\nthank you for your call on {fake.date_this_year()}. As agreed, "
-            f"{b} from {fake.company()} will contact you at {fake.free_email()} or on "
-            f"{fake.phone_number()}. Your card {fake.credit_card_number('visa16')} was "
-            f"refunded and your SSN {fake.ssn()} is on file. The contract is attached.\n\n"
-            f"Regards,\n{b}\n{fake.street_address()}, {fake.city()}"
-        )
-    return docs
+# KNOWN LEAK, measured (see the report of issue 11): the detector misses these US street
+# addresses (Faker street_address(), no "Street/Avenue" keyword the address recognizer
+# knows), the re-scan misses them too, and they leave the machine verbatim with every
+# method. Every other inserted direct identifier and secret (48 names, 24 each of e-mails,
+# phones, cards, SSNs, IBANs, API keys) stays home. Listed exactly, so the test fails both
+# when anything else leaks and when the detector improves (then shrink the list).
+KNOWN_ADDRESS_LEAKS = {
+    "254 Massey Groves Apt. 720", "3150 Heather Roads Suite 858", "320 Wise Pines",
+    "333 Smith Loop Apt. 704", "592 Parrish Tunnel Suite 745",
+    "82993 Jackson Meadows Suite 268", "97546 Kimberly Spring",
+}
+# Sends the re-scan blocked (nothing left): pseudonym blocks 3 letters where a generated
+# pseudonym is re-detected as a person ("Dear John Brown", "Lake Brown", "Parks Parks").
+MIN_SENT = {"placeholder": LEAK_DOCS, "redact": LEAK_DOCS, "pseudonym": LEAK_DOCS - 3}
 
 
 @pytest.fixture(scope="module")
 def detector():
     from preflight.core.pii.detector import PiiDetector
 
-    return PiiDetector()
+    return PiiDetector(nlp_model_path=require_model("ner"))
+
+
+@pytest.fixture(scope="module")
+def letters():
+    from preflight_eval.leak_check import letters
+
+    return letters(LEAK_DOCS)
 
 
 @pytest.mark.parametrize("method", ["placeholder", "redact", "pseudonym"])
-def test_no_detected_identifier_leaves_the_machine(capture, detector, tmp_path, method):
+def test_no_inserted_identifier_leaves_the_machine(capture, detector, letters, tmp_path,
+                                                   method):
+    from preflight_eval.leak_check import check_method
+
     provider = ProviderSettings("cap", capture.url, "m")
     session = SendSession(Settings(providers=[provider]), detector=detector,
                           audit=AuditLog(tmp_path / "a.db"))
-    checked = sent = 0
-    for i, text in enumerate(corpus()):
-        values = {text[s.start:s.end] for s in detector.detect(text)
-                  if s.category in (Category.DIRECT_IDENTIFIER, Category.SECRET)}
-        assert values, "the corpus must carry direct identifiers"
-        plan = session.prepare_send(text, "cap", method, SanitizeParams(seed=i), SUMMARIZE)
-        before = len(capture.requests)
-        # Without confirmation nothing reaches the server.
-        with pytest.raises(SendBlocked):
-            session.execute(plan, Confirmation(confirmed=False))
-        assert len(capture.requests) == before
-        try:
-            session.execute(plan, Confirmation(True, resend_acknowledged=True), learn=False)
-            sent += 1
-        except SendBlocked:
-            # A residual identifier blocks the send: also nothing may have left.
-            assert plan.blocking
-            assert len(capture.requests) == before
-            continue
-        wire = capture.requests[-1].all_bytes
-        for value in values:
-            for form in (value, json.dumps(value, ensure_ascii=False)[1:-1]):
-                assert form.encode("utf-8") not in wire, f"{value!r} left the machine"
-        checked += len(values)
-    assert sent >= len(corpus()) // 2 and checked > 0
+    report = check_method(session, "cap", method, letters,
+                          lambda: [(r.raw_head, r.body) for r in capture.requests])
+    print(report.line())
+    assert report.unconfirmed_reached == 0, "a send without confirmation reached the server"
+    assert report.blocked_reached == 0, "a send blocked by the re-scan reached the server"
+    assert report.sent + report.blocked == LEAK_DOCS
+    # A method that stopped replacing a kind would show here as blocked sends (the re-scan
+    # catches it), and as leaks once the re-scan misses it too.
+    assert report.sent >= MIN_SENT[method], report.line()
+    assert sum(report.checked.values()) == 9 * report.sent
+    leaked = {(kind, value) for kind, value in report.leaks}
+    assert {kind for kind, _ in leaked} <= {"ADDRESS"}, f"{report.line()}: {sorted(leaked)}"
+    assert {value for _, value in leaked} == KNOWN_ADDRESS_LEAKS, report.line()

@@ -195,7 +195,8 @@ def test_settings_add_provider_hides_banner(qtbot):
     assert backend.settings.policy.min_utility == 0.7
     assert backend.settings.detection.deny_list == ["Falcon", "Osprey"]
     assert not win.banner.isVisible()
-    assert "work-llm" in win.send_button.text() or not win.doc.result
+    assert win.send_button.text().startswith("Send to work-llm")
+    assert not win.send_button.isEnabled()      # no document yet: nothing to send
 
 
 def test_settings_models_tab_lists_status(qtbot, window):

@@ -60,6 +60,13 @@ def test_sanitize_dx_json(doc, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "dx" and out["epsilon"] == 40 and out["approximate"] is False
     assert "every token" in out["guarantee"]
+    assert out["changes"], "no token changed"
+    # Outside the changes the output is the source verbatim, in order: rebuilding the text
+    # from the source and the changed pieces must give the output back.
+    out_at = src_at = 0
     for c in out["changes"]:
-        assert out["text"][c["start"]:c["end"]] is not None
-        assert 0 <= c["source_start"] <= c["source_end"] <= len(DOC)
+        assert out_at <= c["start"] <= c["end"] <= len(out["text"])
+        assert src_at <= c["source_start"] <= c["source_end"] <= len(DOC)
+        assert out["text"][out_at:c["start"]] == DOC[src_at:c["source_start"]]
+        out_at, src_at = c["end"], c["source_end"]
+    assert out["text"][out_at:] == DOC[src_at:]

