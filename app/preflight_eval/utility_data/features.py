@@ -1,0 +1,131 @@
+"""Second, cheaper pass over the generated rows: features A–D (+ extras) and target E.
+
+The first pass (:mod:`.generate`) stored, per (document, setting), the payload sent and
+the stand-in's answer. This pass re-creates each sanitization from its stored setting
+(mechanism, ε, seed: deterministic), checks that it reproduces the stored text, and
+computes the features exactly as the app does (``UtilityAssessor.measure``) with the
+chosen local SLM, plus E = sim(original, the stand-in's restored answer). It is run once
+per candidate SLM, into its own file, so SmolLM2-135M and Qwen2.5-Coder-0.5B can be
+compared on the same cloud answers:
+
+    nice -n 19 python -m preflight_eval.utility_data.features --slm-role slm --time-limit 60
+
+Corrected rows: in the app the SLM that computes the features also repairs the text. The
+payload was repaired by the generator's corrector; ``measure(correct=True)`` repairs it
+again with this pass's SLM, and ``repair_matches_payload`` says whether both agree (with
+the same greedy SLM they do; with another SLM, D describes a different repair than the
+one the stand-in read — keep or drop those rows knowingly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from preflight_eval.utility_data.corpus import DATA_DIR, SEED
+from preflight_eval.utility_data.settings import DocumentContext, Setting, setting_kinds
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
+
+log = logging.getLogger("preflight_eval.utility_data.features")
+
+
+def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
+    return {k: (None if v != v else round(float(v), 6)) for k, v in feats.items()}
+
+
+class FeaturePass:
+    def __init__(self, rows_path: Path, out_path: Path, assessor: Any, detector: Any,
+                 kinds: dict[str, Any] | None = None, seed: int = SEED,
+                 time_limit_min: float = 60.0) -> None:
+        self.rows_path = Path(rows_path)
+        self.writer = ShardWriter(out_path)
+        self.out_path = Path(out_path)
+        self.assessor = assessor
+        self.detector = detector
+        self.kinds = kinds if kinds is not None else setting_kinds()
+        self.seed = seed
+        self.done = {(r["doc_id"], r["key"]) for r in read_rows(self.out_path)}
+        self.deadline = time.monotonic() + time_limit_min * 60
+        self.n_new = 0
+
+    def run(self) -> None:
+        rows = read_rows(self.rows_path)
+        originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"}
+        for doc_id, orig in originals.items():
+            todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
+                    and "error" not in r and (doc_id, r["key"]) not in self.done]
+            if not todo:
+                continue
+            text = orig["text"]
+            ctx = DocumentContext(doc_id, text, self.detector.detect(text), self.seed)
+            for row in todo:
+                if time.monotonic() > self.deadline:
+                    log.warning("time limit reached; rerun the same command to resume")
+                    return
+                self._row(ctx, orig, row)
+
+    def _row(self, ctx: DocumentContext, orig: dict[str, Any], row: dict[str, Any]) -> None:
+        t0 = time.monotonic()
+        setting = Setting(**row["setting"])
+        sanitized, _vault = self.kinds[setting.kind].sanitize(ctx, setting)
+        stored = row.get("sanitized", row["payload"])
+        feats, worked, slm_answer = self.assessor.measure(
+            ctx.text, sanitized, ctx.spans, correct=setting.corrected)
+        _, sim_c, _ = self.assessor.original_answer(ctx.text)
+        out = {
+            "doc_id": row["doc_id"], "key": row["key"], "split": row["split"],
+            "doc_kind": row["doc_kind"], "setting": row["setting"],
+            "features": _nan_free(feats),
+            "target": self.assessor.realized_utility(ctx.text, row["answer"]),
+            "target_original": self.assessor.realized_utility(ctx.text, orig["answer"]),
+            "sim_slm_original": sim_c,
+            "slm_answer": slm_answer,
+            "reproduced": sanitized.text == stored,
+            "repair_matches_payload": worked == row["payload"],
+            "seconds": round(time.monotonic() - t0, 2),
+        }
+        if not out["reproduced"]:
+            log.warning("%s %s: the sanitization did not reproduce the stored text",
+                        row["doc_id"], row["key"])
+        self.writer.append(out)
+        self.done.add((row["doc_id"], row["key"]))
+        self.n_new += 1
+        log.info("features %d (%s %s): %.1f s", self.n_new, row["doc_id"], row["key"],
+                 out["seconds"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(DATA_DIR))
+    ap.add_argument("--cloud-role", default="cloud_qwen15")
+    ap.add_argument("--slm-role", default="slm", help="manifest role of the local SLM")
+    ap.add_argument("--n-threads", type=int, default=2)
+    ap.add_argument("--time-limit", type=float, default=60.0, help="minutes; rerun resumes")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.core.utility.assess import UtilityAssessor
+    from preflight.runtime.models import ModelManager
+    from preflight.runtime.slm import LocalSLM
+
+    data = Path(args.data)
+    slm = LocalSLM(ModelManager().path(args.slm_role), n_threads=args.n_threads)
+    feature_pass = FeaturePass(
+        data / f"{args.cloud_role}.jsonl.gz",
+        data / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz",
+        UtilityAssessor(slm=slm), PiiDetector(), time_limit_min=args.time_limit)
+    try:
+        feature_pass.run()
+    except KeyboardInterrupt:
+        log.warning("stopped; rerun the same command to resume")
+        return 130
+    log.info("done: %d new feature rows in %s", feature_pass.n_new, feature_pass.out_path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,279 @@
+"""Generate the utility data set's cloud answers, resumably (first, expensive pass).
+
+For each document of the corpus (:mod:`.corpus`, deterministic random order) and each of
+its settings (:mod:`.settings`: the unsanitized text, then a random subset of d_X at
+several ε with and without correction, placeholders, pseudonyms, generalization,
+redaction), the sanitized payload is sent to the stand-in cloud LLM THROUGH THE PRODUCT'S
+SEND PATH: ``SendSession.prepare_send`` builds the exact request (chat completions, the
+product's messages and max_tokens, streamed) and ``SendSession.execute`` sends it and
+restores placeholders/pseudonyms in the answer, as a real ``preflight send`` does. Every
+finding of the re-scan is overridden explicitly (the point here is to send sanitized text
+that may still leak) and nothing is learned on the flow.
+
+One row per (document, setting) is appended to ``data/utility/<stand-in role>.jsonl.gz``
+as its own gzip member, fsynced: a kill loses at most the row in flight, and the next run
+skips every pair already there. Features B, C, D and the target E are computed later from
+the stored texts (they depend on the local SLM, which is still being chosen).
+
+    nice -n 19 python -m preflight_eval.utility_data.generate --time-limit 150
+
+The stand-in (default Qwen2.5-Coder-1.5B-Instruct, ``preflight models install
+--with-extras``) is served by ``python -m llama_cpp.server`` on 127.0.0.1 for the run,
+unless ``--cloud-url`` names another OpenAI-compatible server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import signal
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from preflight.core.config import ProviderSettings, Settings
+from preflight.core.errors import PreflightError, ProviderError
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.send.audit import AuditLog
+from preflight.core.send.keys import KeyStore, SessionKeyStore
+from preflight.core.send.providers import Timeouts, create_client
+from preflight.core.send.session import Confirmation, SendSession
+from preflight.core.tasks import SUMMARIZE
+from preflight.core.types import SanitizedText
+from preflight_eval.utility_data.corpus import (
+    DATA_DIR, SEED, Document, aclsum_corpus, business_documents, email_corpus,
+    generation_order, load_business, split_of,
+)
+from preflight_eval.utility_data.settings import (
+    DocumentContext, Setting, SettingKind, document_settings, setting_kinds,
+)
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
+
+log = logging.getLogger("preflight_eval.utility_data.generate")
+
+# The product's default read timeout (120 s of silence) is for a real provider; a 1.5B
+# model on two cores shared with other jobs can think longer than that before its first
+# token. Only the timeout differs from a real send — never the request.
+READ_TIMEOUT_S = 1800.0
+
+
+class _NoStoredKeys(KeyStore):
+    """No key in any keyring: the loopback stand-in needs none (resolve_key then says
+    "none (local server)"), and a headless machine has no keyring to ask."""
+
+    def get(self, provider: str) -> str | None:
+        return None
+
+
+def standin_provider(base_url: str, model: str) -> ProviderSettings:
+    return ProviderSettings(name="utility-standin", base_url=base_url, model=model,
+                            api_style="chat")
+
+
+class ProductSender:
+    """Sends one payload the way ``preflight send`` does, to one provider."""
+
+    def __init__(self, provider: ProviderSettings, detector: Any, audit_path: Path,
+                 read_timeout: float = READ_TIMEOUT_S) -> None:
+        self.provider = provider
+        self.session = SendSession(
+            Settings(providers=[provider], default_provider=provider.name),
+            detector=detector, audit=AuditLog(audit_path), keystore=_NoStoredKeys(),
+            session_keys=SessionKeyStore(),
+            client_factory=lambda s: create_client(s, timeouts=Timeouts(read=read_timeout)),
+        )
+
+    def plan(self, original: str, sanitized: SanitizedText, spans: Any, vault: Any,
+             setting: Setting) -> Any:
+        params = SanitizeParams(seed=setting.seed, epsilon=setting.epsilon)
+        return self.session.prepare_send(original, self.provider, sanitized.method, params,
+                                         SUMMARIZE, spans=spans, sanitized=sanitized,
+                                         vault=vault)
+
+    def send(self, plan: Any) -> Any:
+        confirm = Confirmation(confirmed=True, overrides=frozenset(f.id for f in plan.findings),
+                               resend_acknowledged=True, accept_degraded_detection=True)
+        return self.session.execute(plan, confirm, learn=False)
+
+
+def corpus_documents(data_dir: Path, seed: int) -> list[Document]:
+    business = load_business(data_dir) or business_documents(seed=seed)
+    return generation_order(aclsum_corpus() + email_corpus(seed=seed) + business, seed)
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's live children (the llama.cpp server)."""
+    me, total = os.getpid(), 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == me:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def cpu_now() -> float:
+    t = os.times()
+    return t.user + t.system + children_cpu_seconds()
+
+
+class Generator:
+    def __init__(self, args: argparse.Namespace, sender: ProductSender, detector: Any,
+                 kinds: dict[str, SettingKind], corrector: Any, standin: dict[str, Any]) -> None:
+        self.args = args
+        self.sender = sender
+        self.detector = detector
+        self.kinds = kinds
+        self.corrector = corrector
+        self.standin = standin
+        self.path = Path(args.out) / f"{args.cloud_role}.jsonl.gz"
+        self.writer = ShardWriter(self.path)
+        if self.writer.repaired_bytes:
+            log.warning("dropped a torn last row (%d bytes) left by a killed run",
+                        self.writer.repaired_bytes)
+        self.done = {(r["doc_id"], r["key"]) for r in read_rows(self.path)}
+        self.deadline = time.monotonic() + args.time_limit * 60
+        self.started = time.monotonic()
+        self.cpu0 = cpu_now()
+        self.n_new = 0
+
+    def run(self, docs: list[Document]) -> None:
+        log.info("%d documents, %d rows already in %s", len(docs), len(self.done), self.path)
+        for doc in docs[: self.args.max_docs or None]:
+            ctx = DocumentContext(doc.doc_id, doc.text, self.detector.detect(doc.text),
+                                  self.args.seed)
+            for setting in document_settings(ctx, self.kinds):
+                if (doc.doc_id, setting.key) in self.done:
+                    continue
+                if time.monotonic() > self.deadline:
+                    log.warning("time limit reached; rerun the same command to resume")
+                    return
+                self.row(doc, ctx, setting)
+
+    def row(self, doc: Document, ctx: DocumentContext, setting: Setting) -> None:
+        t0, c0 = time.monotonic(), cpu_now()
+        row: dict[str, Any] = {
+            "doc_id": doc.doc_id, "doc_kind": doc.kind, "subkind": doc.subkind,
+            "split": split_of(doc.doc_id, SEED), "key": setting.key,
+            "setting": setting.to_json(), "standin": self.standin,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        try:
+            if setting.kind == "original":
+                sanitized, vault = SanitizedText(doc.text, "none"), None
+                row["text"] = doc.text
+            else:
+                sanitized, vault = self.kinds[setting.kind].sanitize(ctx, setting)
+            if setting.corrected:
+                row["sanitized"] = sanitized.text
+                row["corrector"] = self.args.corrector_name
+                repaired = self.corrector(sanitized.text)
+                sanitized = SanitizedText(repaired, sanitized.method, (),
+                                          {"epsilon": setting.epsilon, "corrected": True})
+            plan = self.sender.plan(doc.text, sanitized, ctx.spans, vault, setting)
+            row["payload"] = sanitized.text
+            row["request_sha256"] = hashlib.sha256(plan.payload).hexdigest()
+            row["findings"] = len(plan.findings)
+            result = self.sender.send(plan)
+            row.update(answer=result.answer, answer_raw=result.answer_raw,
+                       finish_reason=result.finish_reason, input_tokens=result.input_tokens,
+                       output_tokens=result.output_tokens)
+        except ProviderError:
+            raise          # the stand-in is down or timed out: stop, rerun resumes
+        except PreflightError as err:   # e.g. a text d_X cannot tokenize losslessly
+            row["error"] = err.message
+            log.warning("%s %s: %s (recorded, not retried)", doc.doc_id, setting.key, err.message)
+        row["seconds"] = round(time.monotonic() - t0, 2)
+        row["cpu_seconds"] = round(cpu_now() - c0, 2)
+        self.writer.append(row)
+        self.done.add((doc.doc_id, setting.key))
+        self.n_new += 1
+        hours = (time.monotonic() - self.started) / 3600
+        log.info("row %d (%s %s): %.0f s, %.0f CPU s | %.1f rows/h, %.0f CPU s/row, %d in file",
+                 self.n_new, doc.doc_id, setting.key, row["seconds"], row["cpu_seconds"],
+                 self.n_new / hours if hours else 0.0,
+                 (cpu_now() - self.cpu0) / self.n_new, len(self.done))
+
+
+def _corrector(model_path: Path | None, n_threads: int) -> Any:
+    """The product's grammar repair (UtilityAssessor's "corrected" step) with the local SLM."""
+    from preflight.core.utility.assess import correction_task
+    from preflight.runtime.slm import LocalSLM
+
+    slm = LocalSLM(model_path, n_threads=n_threads)
+
+    def repair(text: str) -> str:
+        return slm.run(correction_task(text), text) or text
+
+    return repair
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(DATA_DIR))
+    ap.add_argument("--time-limit", type=float, default=60.0, help="minutes; rerun resumes")
+    ap.add_argument("--max-docs", type=int, default=0, help="stop after N documents (0: all)")
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--cloud-role", default="cloud_qwen15", help="manifest role of the stand-in")
+    ap.add_argument("--cloud-url", default=None, help="an already running OpenAI-style server")
+    ap.add_argument("--n-threads", type=int, default=2, help="llama.cpp threads (server, SLM)")
+    ap.add_argument("--corrector-role", default="slm", help="manifest role of the repairing SLM")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.runtime.models import ModelManager
+
+    from preflight_eval.utility_common import local_cloud_server
+
+    manager = ModelManager()
+    spec = manager.spec(args.cloud_role)
+    standin = {"role": args.cloud_role, "name": spec.name, "sha256": spec.sha256,
+               "sampling": "server defaults (the product sends no sampling parameters)"}
+    corrector_spec = manager.spec(args.corrector_role)
+    args.corrector_name = corrector_spec.name
+    corrector = _corrector(manager.path(args.corrector_role), args.n_threads)
+    detector = PiiDetector()
+    docs = corpus_documents(Path(args.out), args.seed)
+    with tempfile.TemporaryDirectory(prefix="pf-utility-gen-") as tmp:
+        try:
+            if args.cloud_url:
+                url = args.cloud_url
+                return _run(args, url, detector, corrector, standin, docs, Path(tmp))
+            with local_cloud_server(manager.path(args.cloud_role), n_ctx=4096,
+                                    n_threads=args.n_threads,
+                                    log_path=Path(tmp) / "server.log",
+                                    start_timeout=600) as url:
+                return _run(args, url, detector, corrector, standin, docs, Path(tmp))
+        except KeyboardInterrupt:
+            log.warning("stopped; rerun the same command to resume")
+            return 130
+        except ProviderError as err:
+            log.error("the stand-in failed: %s — rerun the same command to resume", err.message)
+            return 1
+
+
+def _run(args: argparse.Namespace, url: str, detector: Any, corrector: Any,
+         standin: dict[str, Any], docs: list[Document], tmp: Path) -> int:
+    base = url.rstrip("/")
+    provider = standin_provider(base if base.endswith("/v1") else base + "/v1", args.cloud_role)
+    sender = ProductSender(provider, detector, tmp / "audit.sqlite3")
+    gen = Generator(args, sender, detector, setting_kinds(), corrector, standin)
+    gen.run(docs)
+    log.info("done: %d new rows, %d rows in %s", gen.n_new, len(gen.done), gen.path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

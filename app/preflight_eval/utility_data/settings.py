@@ -1,0 +1,164 @@
+"""Which sanitizations a document gets in the utility data set: setting kinds.
+
+A *setting* is one way of sanitizing one document (method, ε, seed, corrected). A *setting
+kind* draws the settings of its kind for a document and produces the sanitized text.
+Each kind draws from its own random stream, seeded by (data-set seed, document id, kind
+name): adding a kind later (e.g. the policy presets "identifiers" and "identifiers-dx")
+adds rows to every document without changing the settings — and so the stored rows — of
+the kinds already there. To add one, write a class with ``name``, ``sample`` and
+``sanitize`` and pass it to :func:`register_setting_kind`; the generator then fills in the
+missing (document, setting) pairs on its next run.
+
+Kinds here: ``dx`` (whole-text d_X at 3–4 ε drawn log-uniformly across the mechanism's
+calibrated range, one per equal-width bin of log ε; each ε also, with probability
+``CORRECT_P``, in a "corrected" variant where the local SLM repairs the grammar first and
+both models read the repaired text) and the classic operators over every detected span
+(``placeholder``, ``pseudonym``, ``generalize``, ``redact``), each with its own
+probability per document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+from preflight.core.types import SanitizedText, Span
+
+CORRECT_P = 0.4
+OPERATOR_P = {"placeholder": 0.7, "pseudonym": 0.45, "generalize": 0.45, "redact": 0.45}
+
+
+@dataclass(frozen=True)
+class Setting:
+    kind: str                     # setting kind name ("original" for the unsanitized text)
+    method: str                   # mechanism or policy actually run
+    epsilon: float | None = None
+    seed: int | None = None
+    corrected: bool = False
+
+    @property
+    def key(self) -> str:
+        eps = "-" if self.epsilon is None else f"{self.epsilon:.6g}"
+        return f"{self.kind}|{self.method}|{eps}|{self.seed}|{int(self.corrected)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "method": self.method, "epsilon": self.epsilon,
+                "seed": self.seed, "corrected": self.corrected}
+
+
+ORIGINAL = Setting("original", "none")
+
+
+class DocumentContext:
+    """One document's shared work: its spans and (lazily) its d_X preparation."""
+
+    def __init__(self, doc_id: str, text: str, spans: Sequence[Span], seed: int) -> None:
+        self.doc_id = doc_id
+        self.text = text
+        self.spans = tuple(spans)
+        self.seed = seed
+        self.cache: dict[str, Any] = {}
+
+    def rng(self, kind: str) -> random.Random:
+        h = hashlib.sha256(f"{self.seed}|{self.doc_id}|{kind}".encode()).hexdigest()
+        return random.Random(int(h[:16], 16))
+
+    def doc_seed(self, kind: str) -> int:
+        return int(hashlib.sha256(f"seed|{self.seed}|{self.doc_id}|{kind}".encode())
+                   .hexdigest()[:15], 16)
+
+
+class SettingKind(Protocol):
+    name: str
+
+    def sample(self, ctx: DocumentContext) -> list[Setting]: ...
+
+    def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
+        """The sanitized text and the vault that restores its answer (or None)."""
+
+
+def log_uniform_bins(lo: float, hi: float, count: int, rng: random.Random) -> list[float]:
+    """One ε per equal-width bin of log ε over [lo, hi], uniform within its bin."""
+    a, b = math.log(lo), math.log(hi)
+    return [round(math.exp(a + (i + rng.random()) * (b - a) / count), 4) for i in range(count)]
+
+
+class DxKind:
+    """Whole-text d_X (scope "all", the paper's setting) at several ε, same noise draw."""
+
+    name = "dx"
+
+    def __init__(self, mechanism: Any = None, counts: tuple[int, ...] = (3, 4)) -> None:
+        self._mech = mechanism
+        self.counts = counts
+
+    @property
+    def mechanism(self) -> Any:
+        if self._mech is None:
+            self._mech = create_mechanism("dx")
+        return self._mech
+
+    def sample(self, ctx: DocumentContext) -> list[Setting]:
+        rng = ctx.rng(self.name)
+        lo, hi = self.mechanism.epsilon_range
+        seed = ctx.doc_seed(self.name)
+        out = []
+        for eps in log_uniform_bins(lo, hi, rng.choice(self.counts), rng):
+            out.append(Setting("dx", "dx", eps, seed))
+            if rng.random() < CORRECT_P:
+                out.append(Setting("dx", "dx", eps, seed, corrected=True))
+        return out
+
+    def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
+        key = f"dx:{setting.seed}"
+        if key not in ctx.cache:   # one preparation per document serves every ε
+            ctx.cache[key] = self.mechanism.prepare(
+                ctx.text, ctx.spans, SanitizeParams(seed=setting.seed, scope="all"))
+        return ctx.cache[key].at(setting.epsilon), None
+
+
+class OperatorKind:
+    """A classic operator over every detected span ("everything detected")."""
+
+    def __init__(self, name: str, probability: float) -> None:
+        self.name = name
+        self.probability = probability
+
+    def sample(self, ctx: DocumentContext) -> list[Setting]:
+        rng = ctx.rng(self.name)
+        if rng.random() >= self.probability:
+            return []
+        return [Setting(self.name, self.name, None, ctx.doc_seed(self.name))]
+
+    def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
+        mech = create_mechanism(setting.method)
+        out = mech.sanitize(ctx.text, ctx.spans, SanitizeParams(seed=setting.seed))
+        vault = out.info.get("vault") if isinstance(out.info, dict) else None
+        return out, vault if vault is not None else getattr(mech, "vault", None)
+
+
+_KINDS: dict[str, SettingKind] = {}
+
+
+def register_setting_kind(kind: SettingKind) -> None:
+    _KINDS[kind.name] = kind
+
+
+def setting_kinds() -> dict[str, SettingKind]:
+    if not _KINDS:
+        register_setting_kind(DxKind())
+        for name, p in OPERATOR_P.items():
+            register_setting_kind(OperatorKind(name, p))
+    return dict(_KINDS)
+
+
+def document_settings(ctx: DocumentContext, kinds: dict[str, SettingKind]) -> list[Setting]:
+    """The unsanitized send first, then every kind's settings for this document."""
+    out = [ORIGINAL]
+    for kind in kinds.values():
+        out.extend(kind.sample(ctx))
+    return out

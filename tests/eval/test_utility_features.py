@@ -1,0 +1,83 @@
+"""The second pass: features A–D and target E from the stored rows, with the product's
+UtilityAssessor (fake SLM and embedder that follow its protocols), resumable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "core" / "send"))
+sys.path.insert(0, str(ROOT / "core" / "utility"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _fakes import FakeDetector  # noqa: E402
+from _loopback import CaptureServer, Reply  # noqa: E402
+from _utility_fakes import FakeEmbedder, FakeSLM  # noqa: E402
+from test_utility_generate import CorrectedRedact, _generator  # noqa: E402
+
+from preflight.core.tasks import CORRECT  # noqa: E402
+from preflight.core.utility.assess import UtilityAssessor  # noqa: E402
+from preflight_eval.utility_data.corpus import Document  # noqa: E402
+from preflight_eval.utility_data.features import FeaturePass  # noqa: E402
+from preflight_eval.utility_data.settings import OperatorKind  # noqa: E402
+from preflight_eval.utility_data.shards import read_rows  # noqa: E402
+
+DOC = Document("memo:0001", "business", "memo",
+               "Alice Martin zzq wrote to bob@example.com about the zzk budget and the "
+               "plan for Lyon; Bob Stone answered the same day.")
+
+
+def _kinds() -> dict:
+    return {"placeholder": OperatorKind("placeholder", 1.0),
+            "redact_fixed": CorrectedRedact("redact_fixed", 1.0)}
+
+
+class LiteralSLM(FakeSLM):
+    """Another local model: its repair keeps every word."""
+
+    def run(self, task, text, on_token=None, cancel=None):  # noqa: ANN001, ANN201
+        return text if task.kind == "correct" else super().run(task, text, on_token, cancel)
+
+
+def _generated(tmp_path: Path) -> Path:
+    slm = FakeSLM()
+    with CaptureServer() as srv:
+        srv.default = Reply(deltas=["Alice Martin wrote about ", "the budget."])
+        gen = _generator(tmp_path, srv.url, _kinds())
+        gen.corrector = lambda text: slm.run(CORRECT, text)
+        gen.run([DOC])
+    return gen.path
+
+
+def test_features_and_target_from_stored_rows(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    out = tmp_path / "features.jsonl.gz"
+    emb = FakeEmbedder()
+    fp = FeaturePass(rows_path, out, UtilityAssessor(slm=FakeSLM(), embedder=emb),
+                     FakeDetector(), kinds=_kinds(), seed=1)
+    fp.run()
+    feats = {r["setting"]["kind"]: r for r in read_rows(out)}
+    assert set(feats) == {"placeholder", "redact_fixed"}        # originals are not rows
+    stored = {r["setting"]["kind"]: r for r in read_rows(rows_path)}
+    for kind, row in feats.items():
+        assert row["reproduced"] is True                         # same seed, same text
+        assert row["target"] == emb.similarity(DOC.text, stored[kind]["answer"])
+        f = row["features"]
+        assert {"sim_sanitized", "sim_slm_original", "sim_slm_sanitized"} <= set(f)
+        assert f[f"method_{stored[kind]['setting']['method']}"] == 1.0
+    assert feats["redact_fixed"]["repair_matches_payload"] is True
+    assert "zzq" not in feats["redact_fixed"]["slm_answer"]
+    again = FeaturePass(rows_path, out, UtilityAssessor(slm=FakeSLM(), embedder=emb),
+                        FakeDetector(), kinds=_kinds(), seed=1)
+    again.run()
+    assert again.n_new == 0 and len(read_rows(out)) == 2
+
+
+def test_a_different_slm_repair_is_flagged(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    out = tmp_path / "features-other.jsonl.gz"
+    FeaturePass(rows_path, out, UtilityAssessor(slm=LiteralSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    fixed = [r for r in read_rows(out) if r["setting"]["corrected"]]
+    assert fixed and fixed[0]["repair_matches_payload"] is False

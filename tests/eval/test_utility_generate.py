@@ -1,0 +1,118 @@
+"""The data-set generator sends through the product's own send path (same request bytes
+as ``ProviderClient.build_request``, answers restored like a real send) and resumes
+after a kill without duplicating rows."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "send"))
+
+from _fakes import FakeDetector  # noqa: E402
+from _loopback import CaptureServer, Reply  # noqa: E402
+
+from preflight.core.send.providers import create_client  # noqa: E402
+from preflight.core.tasks import SUMMARIZE  # noqa: E402
+from preflight_eval.utility_data.corpus import Document  # noqa: E402
+from preflight_eval.utility_data.generate import (  # noqa: E402
+    Generator, ProductSender, standin_provider,
+)
+from preflight_eval.utility_data.settings import OperatorKind, Setting  # noqa: E402
+from preflight_eval.utility_data.shards import read_rows  # noqa: E402
+
+DOCS = [
+    Document("memo:0000", "business", "memo",
+             "Alice Martin wrote to bob@example.com about the budget. Call +44 20 7946 0958 "
+             "before Friday; the plan for Lyon is late."),
+    Document("aclsum:X1", "aclsum", "paper",
+             "We study summarization of scientific papers. Carol Diaz built the corpus and "
+             "the results improve on earlier work by two points."),
+]
+
+
+class CorrectedRedact(OperatorKind):
+    """A test kind whose setting asks for the correction step."""
+
+    def sample(self, ctx):  # noqa: ANN001, ANN201
+        return [Setting(self.name, "redact", None, 5, corrected=True)]
+
+
+def _generator(out: Path, url: str, kinds: dict) -> Generator:
+    args = argparse.Namespace(out=str(out), time_limit=60.0, max_docs=0, seed=1,
+                              cloud_role="cloud_test", corrector_name="upper-case test repair")
+    detector = FakeDetector()
+    sender = ProductSender(standin_provider(url, "standin-model"), detector,
+                           out / "audit.sqlite3")
+    return Generator(args, sender, detector, kinds, str.upper, {"role": "cloud_test"})
+
+
+def _kinds() -> dict:
+    return {"placeholder": OperatorKind("placeholder", 1.0),
+            "redact": OperatorKind("redact", 1.0),
+            "redact_fixed": CorrectedRedact("redact_fixed", 1.0)}
+
+
+def test_request_is_the_products_and_answers_are_restored(tmp_path: Path) -> None:
+    with CaptureServer() as srv:
+        srv.default = Reply(deltas=["About ", "<PERSON_1>", "."])
+        gen = _generator(tmp_path, srv.url, _kinds())
+        gen.run(DOCS)
+        rows = read_rows(gen.path)
+        assert len(rows) == len(DOCS) * 4 == len(srv.requests)   # original + 3 settings
+        client = create_client(standin_provider(srv.url, "standin-model"))
+        for row, req in zip(rows, srv.requests):
+            expected = client.build_request(SUMMARIZE, row["payload"])
+            assert req.body == expected.body            # byte for byte the product's request
+            assert req.path == "/v1/chat/completions"
+            assert row["request_sha256"] == hashlib.sha256(req.body).hexdigest()
+            body = json.loads(req.body)
+            assert body["max_tokens"] == SUMMARIZE.max_tokens and body["stream"] is True
+    by_kind = {(r["doc_id"], r["setting"]["kind"]): r for r in rows}
+    original = by_kind[("memo:0000", "original")]
+    assert original["payload"] == original["text"] == DOCS[0].text
+    ph = by_kind[("memo:0000", "placeholder")]
+    assert "Alice Martin" not in ph["payload"] and "<PERSON_1>" in ph["payload"]
+    assert ph["answer_raw"] == "About <PERSON_1>." and ph["answer"] == "About Alice Martin."
+    assert by_kind[("memo:0000", "redact")]["answer"] == "About <PERSON_1>."   # no vault
+    fixed = by_kind[("memo:0000", "redact_fixed")]
+    assert fixed["payload"] == fixed["sanitized"].upper() != fixed["sanitized"]
+
+
+def test_resume_after_a_kill_adds_only_the_missing_rows(tmp_path: Path) -> None:
+    with CaptureServer() as srv:
+        gen = _generator(tmp_path, srv.url, _kinds())
+        gen.run(DOCS)
+        first = read_rows(gen.path)
+        again = _generator(tmp_path, srv.url, _kinds())
+        again.run(DOCS)
+        assert again.n_new == 0 and len(srv.requests) == len(first)
+        # a kill while the last row was being written leaves half a gzip member
+        data = gen.path.read_bytes()
+        members = _member_offsets(data)
+        gen.path.write_bytes(data[: members[-1] + (len(data) - members[-1]) // 2])
+        assert len(read_rows(gen.path)) == len(first) - 1
+        resumed = _generator(tmp_path, srv.url, _kinds())
+        assert resumed.writer.repaired_bytes > 0
+        resumed.run(DOCS)
+        assert resumed.n_new == 1
+        rows = read_rows(gen.path)
+        keys = [(r["doc_id"], r["key"]) for r in rows]
+        assert len(keys) == len(set(keys)) == len(first)
+        assert set(keys) == {(r["doc_id"], r["key"]) for r in first}
+
+
+def _member_offsets(data: bytes) -> list[int]:
+    """Start offset of every gzip member (each row is one)."""
+    import zlib
+
+    starts, pos = [], 0
+    while pos < len(data):
+        starts.append(pos)
+        d = zlib.decompressobj(wbits=31)
+        d.decompress(data[pos:])
+        pos = len(data) - len(d.unused_data)
+    return starts
