@@ -70,7 +70,8 @@ def installed(tmp_path):
 
 def test_real_manifest_lists_the_pinned_roles():
     manifest = M.load_manifest()
-    assert manifest.roles() == ["slm", "similarity", "ner", "cloud_standin"]
+    assert manifest.roles() == ["slm", "similarity", "ner", "cloud_standin", "cloud_qwen15",
+                              "slm_qwen05"]
     defaults = [m.role for m in manifest.models if not m.optional]
     assert defaults == ["slm", "similarity", "ner"]
     mpnet = manifest.get("similarity")

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from preflight.core.utility.features import as_mapping
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
 from preflight_eval.utility_data.settings import DocumentContext, Setting, setting_kinds
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
@@ -33,7 +34,7 @@ log = logging.getLogger("preflight_eval.utility_data.features")
 
 
 def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
-    return {k: (None if v != v else round(float(v), 6)) for k, v in feats.items()}
+    return {k: (None if v != v else round(float(v), 6)) for k, v in as_mapping(feats).items()}
 
 
 class FeaturePass:
@@ -107,17 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
-    from preflight.core.pii.detector import PiiDetector
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
     from preflight.core.utility.assess import UtilityAssessor
-    from preflight.runtime.models import ModelManager
     from preflight.runtime.slm import LocalSLM
 
     data = Path(args.data)
-    slm = LocalSLM(ModelManager().path(args.slm_role), n_threads=args.n_threads)
+    services = build_services(Settings())       # the defaults, not this user's settings
+    slm = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
     feature_pass = FeaturePass(
         data / f"{args.cloud_role}.jsonl.gz",
         data / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz",
-        UtilityAssessor(slm=slm), PiiDetector(), time_limit_min=args.time_limit)
+        UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor()),
+        services.detector(), time_limit_min=args.time_limit)
     try:
         feature_pass.run()
     except KeyboardInterrupt:

@@ -232,19 +232,24 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
-    from preflight.core.pii.detector import PiiDetector
-    from preflight.runtime.models import ModelManager
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
 
     from preflight_eval.utility_common import local_cloud_server
 
-    manager = ModelManager()
+    services = build_services(Settings())      # the defaults, not this user's settings
+    manager = services.models
     spec = manager.spec(args.cloud_role)
     standin = {"role": args.cloud_role, "name": spec.name, "sha256": spec.sha256,
                "sampling": "server defaults (the product sends no sampling parameters)"}
     corrector_spec = manager.spec(args.corrector_role)
     args.corrector_name = corrector_spec.name
     corrector = _corrector(manager.path(args.corrector_role), args.n_threads)
-    detector = PiiDetector()
+    detector = services.detector()
+    detector.load()
+    if detector.warnings:   # a degraded detector would make rows no real send produces
+        log.error("the detector is degraded: %s", " ".join(detector.warnings))
+        return 1
     docs = corpus_documents(Path(args.out), args.seed)
     with tempfile.TemporaryDirectory(prefix="pf-utility-gen-") as tmp:
         try:
