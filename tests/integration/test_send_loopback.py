@@ -80,9 +80,10 @@ def test_cli_send_to_llama_server_restores_and_audits(llama_server, cli_env, tmp
 
 
 @pytest.mark.parametrize("style", ["chat", "completions"])
-def test_session_streams_from_llama_server(llama_server, tmp_path, style):
+def test_session_streams_from_llama_server(llama_server, detector, tmp_path, style):
     provider = ProviderSettings("local", llama_server, "smollm2", api_style=style)
-    session = SendSession(Settings(providers=[provider]), audit=AuditLog(tmp_path / "a.db"))
+    session = SendSession(Settings(providers=[provider]), detector=detector,
+                          audit=AuditLog(tmp_path / "a.db"))
     plan = session.prepare_send(DOC, "local", "placeholder", SanitizeParams(seed=3),
                                 Task("question", question="Which office will close?",
                                      max_tokens=32))

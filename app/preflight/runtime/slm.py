@@ -189,6 +189,10 @@ class LocalSLM:
     ) -> str:
         llm = self._ensure_llm()
         document = self._fit_document(llm, text, task.max_tokens)
+        # Evaluate the whole prompt afresh: llama.cpp would otherwise reuse the KV cache of
+        # a shared prefix and evaluate the rest in other batches, whose float rounding can
+        # change a greedy answer — the same text must always give the same features.
+        llm.reset()
         stream = llm.create_chat_completion(
             messages=task.messages(document),
             max_tokens=task.max_tokens,
