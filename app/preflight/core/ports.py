@@ -1,6 +1,6 @@
 """The protocols the core needs from the outside world (its *ports*).
 
-The core owns these; :mod:`preflight.runtime` implements them with real models and the
+The core owns these; the runtime layer implements them with real models and the
 composition root (:mod:`preflight.app`) plugs the implementations in. Nothing in the core
 imports the runtime, so every core object takes its collaborators through its constructor
 and tests pass fakes (each fake is checked against the protocol it stands in for).

@@ -1,7 +1,7 @@
 """Token counts and the cost estimate shown before a send.
 
 Tokens are counted with a :class:`~preflight.core.ports.Tokenizer` when the composition
-root plugs one in (the local SLM's tokenizer, :mod:`preflight.runtime.tokenizer`);
+root plugs one in (the local SLM's tokenizer, from the runtime layer);
 otherwise, or when it fails, with the documented estimate of one token per four
 characters. Either way the result says which was used, because a cloud provider's own
 tokenizer differs from both — the count is an estimate of the bill, not the bill.
