@@ -98,13 +98,17 @@ def _wait(app, pred, timeout: float) -> bool:
     return False
 
 
-def bench_slider(steps: int) -> dict:
+def bench_slider(steps: int, refine: bool = True) -> dict:
+    """Slider → preview latency. ``refine``: the window as users run it, the refined
+    (SLM) prediction re-running in the background after each move and competing for the
+    two cores; off: the preview path alone (its lower bound)."""
     from preflight.app.window_doorway import WindowDoorway
     from preflight.qt.qt_app import build_window, create_app
 
     app = create_app()
     win = build_window(WindowDoorway(), theme="light")
-    win.doc._refine_timer.setInterval(10**8)      # measure the preview path alone
+    if not refine:
+        win.doc._refine_timer.setInterval(10**8)  # measure the preview path alone
     win.show()
     win.start()
     d = win.doc
@@ -142,10 +146,11 @@ def bench_slider(steps: int) -> dict:
     win.doc.cancel_all()
     win.close()
     win.backend.shutdown()
-    return {"bench": "slider_to_preview_ms", "document_tokens": tokens,
+    return {"bench": "slider_to_preview_ms", "refinement": "on" if refine else "off",
+            "document_tokens": tokens,
             "steps": len(lat), "median": round(statistics.median(lat), 1),
             "p95": round(pct(lat, 0.95), 1), "max": round(max(lat), 1),
-            "first_preparation_s_incl_model_load": round(prep_s, 2)}
+            "first_preparation_s_cold_incl_model_load": round(prep_s, 2)}
 
 
 def bench_typing(keys: int) -> dict:
@@ -214,6 +219,8 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=40, help="slider positions")
     ap.add_argument("--keys", type=int, default=200, help="keystrokes")
     ap.add_argument("--only", choices=("startup", "slider", "typing"))
+    ap.add_argument("--refine", choices=("on", "off", "both"), default="both",
+                    help="slider: with the background refined prediction, without, or both")
     args = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("PREFLIGHT_HOME", tempfile.mkdtemp(prefix="preflight-bench-"))
@@ -221,7 +228,8 @@ def main() -> int:
     if args.only in (None, "startup"):
         print(json.dumps(bench_startup(args.runs)), flush=True)
     if args.only in (None, "slider"):
-        print(json.dumps(bench_slider(args.steps)), flush=True)
+        for mode in (("on", "off") if args.refine == "both" else (args.refine,)):
+            print(json.dumps(bench_slider(args.steps, refine=mode == "on")), flush=True)
     if args.only in (None, "typing"):
         print(json.dumps(bench_typing(args.keys)), flush=True)
     os._exit(0)        # background model threads (llama.cpp, torch) need no orderly exit
