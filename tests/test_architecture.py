@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _models import unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "app" / "preflight"
@@ -71,7 +72,7 @@ def test_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
 def test_import_linter_contracts_hold() -> None:
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if exe is None:
-        pytest.skip("import-linter is not installed in this environment")
+        unavailable("import-linter (a dev dependency) is not installed: run ./setup.sh test")
     proc = subprocess.run(
         [exe, "--config", str(ROOT / "pyproject.toml")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,

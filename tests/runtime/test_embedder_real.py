@@ -1,23 +1,19 @@
-"""The real all-mpnet-base-v2 (skipped until `preflight models install` has run)."""
+"""The real all-mpnet-base-v2 (installed by `preflight models install`; missing → fails in CI)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _models import require_model
 
-from preflight.core.errors import ModelUnavailableError
-from preflight.runtime.embedder import SentenceEmbedder, default_similarity_path
+from preflight.runtime.embedder import SentenceEmbedder
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def emb():
-    try:
-        path = default_similarity_path()
-    except ModelUnavailableError:
-        pytest.skip("run `preflight models install` first")
-    e = SentenceEmbedder(path)
+    e = SentenceEmbedder(require_model("similarity"))
     e.load()
     return e
 

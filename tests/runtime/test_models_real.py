@@ -1,8 +1,9 @@
-"""The real pinned models in the checkout's models/ folder (skipped until installed)."""
+"""The real pinned models in the checkout's models/ folder (missing → fails in CI)."""
 
 from __future__ import annotations
 
 import pytest
+from _models import unavailable
 
 from preflight.core import paths
 from preflight.runtime.models import ModelManager, load_manifest
@@ -19,7 +20,8 @@ def test_installed_models_verify_and_a_second_install_is_a_no_op():
     roles = _installed_roles()
     defaults = [m.role for m in load_manifest().models if not m.optional]
     if not set(defaults) <= set(roles):
-        pytest.skip("run `preflight models install` first")
+        unavailable(f"default models missing ({sorted(set(defaults) - set(roles))}): run "
+                    "`preflight models install`")
     manager = ModelManager()           # real manifest, real models/, empty hash cache
     results = manager.install(roles=roles)
     assert [(r.role, r.action) for r in results] == [(r, "already ok") for r in roles]

@@ -1,14 +1,15 @@
-"""The real SmolLM2 GGUF (skipped until `preflight models install` has run)."""
+"""The real SmolLM2 GGUF (installed by `preflight models install`; missing → fails in CI)."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
+from _models import require_model
 
-from preflight.core.errors import Cancelled, ModelUnavailableError
+from preflight.core.errors import Cancelled
 from preflight.core.tasks import SUMMARIZE, Task
-from preflight.runtime.slm import LocalSLM, default_slm_path
+from preflight.runtime.slm import LocalSLM
 
 pytestmark = pytest.mark.slow
 
@@ -23,11 +24,7 @@ DOC = (
 
 @pytest.fixture(scope="module")
 def slm():
-    try:
-        path = default_slm_path()
-    except ModelUnavailableError:
-        pytest.skip("run `preflight models install` first")
-    model = LocalSLM(path)
+    model = LocalSLM(require_model("slm"))
     yield model
     model.close()
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _models import unavailable
 
 from preflight.core.errors import ModelUnavailableError
 
@@ -17,10 +17,7 @@ pytestmark = pytest.mark.slow
 def model_missing(what: str, exc: Exception) -> None:
     """A model that is not installed fails the run on CI and skips (with the reason)
     on a developer's machine."""
-    reason = f"{what} is not installed under the models folder ({exc})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
+    unavailable(f"{what} is not installed under the models folder ({exc})")
 
 
 def slm_path() -> Path:

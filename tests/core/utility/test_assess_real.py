@@ -1,8 +1,9 @@
-"""Real SLM + embedder + d_X + shipped regressor (skipped until the models are installed)."""
+"""Real SLM + embedder + d_X + shipped regressor (missing models → fails in CI)."""
 
 from __future__ import annotations
 
 import pytest
+from _models import unavailable
 
 from preflight.core.errors import ModelUnavailableError
 
@@ -34,7 +35,7 @@ def parts():
         predictor = UtilityPredictor.load(prefer_user=False)
         prepared = services.dx().prepare(DOC, [], SanitizeParams(seed=3, scope="all"))
     except ModelUnavailableError as err:
-        pytest.skip(str(err))
+        unavailable(str(err))
     yield UtilityAssessor(slm, emb, predictor), prepared
     slm.close()
 

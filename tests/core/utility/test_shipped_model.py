@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import csv
 
-import pytest
 
 from preflight.core import paths
 from preflight.core.utility.features import ALL_FEATURES, FAST_FEATURES
 from preflight.core.utility.flow import read_training_rows, shipped_rows_path
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
 
-pytestmark = pytest.mark.skipif(not shipped_bundle_path().is_file(),
-                                reason="resources/utility/regressor.joblib not built yet")
+
+def test_the_regressor_is_shipped():
+    assert shipped_bundle_path().is_file(), "resources/utility/regressor.joblib is missing"
 
 
 def _dx(frac_changed: float, eps: float) -> dict:
