@@ -51,11 +51,13 @@ class DetectorProcess:
 
     def _call(self, fn: Any, *args: Any) -> Any:
         try:
-            status, payload = self._executor().submit(fn, self.settings, *args).result()
-        except RuntimeError:            # submitted while close() shut the pool down
-            if not self._closed:
+            try:
+                future = self._executor().submit(fn, self.settings, *args)
+            except BrokenProcessPool:
                 raise
-            raise _closed_error() from None
+            except RuntimeError:        # submitted just as close() shut the pool down
+                raise _closed_error() from None
+            status, payload = future.result()
         except BrokenProcessPool:
             with self._lock:
                 self._pool = None           # a fresh child next time
@@ -77,11 +79,18 @@ class DetectorProcess:
     def detect(self, text: str) -> list[Span]:
         return list(self._call(_child_detect, text))
 
-    def close(self, timeout: float = 1.0) -> None:
-        """End the child at once (a detection in flight is not worth waiting for): a
-        caller waiting on it gets :class:`PreflightError` straight away."""
+    def shutdown(self) -> None:
+        """:meth:`close` for good (at exit): later calls fail instead of starting a child
+        — also a call already on its way, which would otherwise start one just after."""
         with self._lock:
             self._closed = True
+        self.close()
+
+    def close(self, timeout: float = 1.0) -> None:
+        """End the child at once (a detection in flight is not worth waiting for): a
+        caller waiting on it gets :class:`PreflightError` straight away; the next call
+        starts a fresh child (unless :meth:`shutdown` ran)."""
+        with self._lock:
             pool, self._pool = self._pool, None
         if pool is None:
             return

@@ -282,7 +282,7 @@ class WindowDoorway:
             self._shut = True
             det = self._detector
         if det is not None:
-            det.close()
+            det.shutdown()
         self.services.close()
 
 
