@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -32,3 +34,44 @@ def test_gui_starts_and_closes_itself(tmp_path):
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
+
+
+def _close_to_exit(tmp_path, doc, smoke: str) -> tuple[int, float, str]:
+    """Run the real `preflight gui` until it closes itself after ``smoke`` seconds; the
+    time from the "window closed" log line (written when the event loop returned) to
+    the process's end, measured here, outside the process."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PREFLIGHT_GUI_SMOKE=smoke,
+               PREFLIGHT_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen([sys.executable, "-m", "preflight", "-v", "gui", str(doc)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    closed_at: list[float] = []
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in proc.stderr:
+            if "window closed" in line and not closed_at:
+                closed_at.append(time.monotonic())
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    code = proc.wait(timeout=180)
+    ended = time.monotonic()
+    reader.join(5)
+    assert closed_at, "".join(lines)[-2000:]
+    return code, ended - closed_at[0], "".join(lines)
+
+
+@pytest.mark.slow
+def test_closing_while_models_load_exits_within_two_seconds(tmp_path):
+    """Issue 15: closed at different moments of the background loading (the detector's
+    child starting, d_X's token space, the predictor, the SLM), the process ends with
+    code 0 within 2 s of the close — no crash, no lingering."""
+    doc = tmp_path / "d.txt"
+    doc.write_text("Jane Doe wrote to jane@example.com from Berlin.", encoding="utf-8")
+    for smoke in ("0", "0.5", "1", "2", "3"):
+        code, seconds, err = _close_to_exit(tmp_path, doc, smoke)
+        assert code == 0, f"closed after {smoke} s: exit code {code}\n{err[-2000:]}"
+        assert seconds <= 2.0, f"closed after {smoke} s: ended {seconds:.2f} s later"
+        assert "Traceback" not in err, err[-2000:]

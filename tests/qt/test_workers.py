@@ -104,3 +104,34 @@ def test_progress_and_emit_are_delivered(qtbot):
          on_emit=chunks.append).run()
     qtbot.waitUntil(lambda: bool(done), timeout=3000)
     assert prog == [(0.5, "half")] and chunks == ["a", "b"]
+
+
+def test_closed_lanes_cancel_running_ops_and_start_nothing(qtbot):
+    """At exit: a running op is cancelled and reports nothing, a queued or new one never
+    runs (the window they would call back into is being torn down)."""
+    from preflight.qt.qt_workers import close_lanes, reopen_lanes
+
+    started, calls, ran_later = threading.Event(), [], []
+    seen_cancel = []
+
+    def running(ctx):
+        started.set()
+        seen_cancel.append(ctx.cancel.wait(3))
+        return "late"
+
+    QtOp(None, running, calls.append, calls.append, lane="t-close").run()
+    queued = QtOp(None, lambda ctx: ran_later.append("queued"), calls.append, lane="t-close")
+    queued.run()
+    assert started.wait(3)
+    try:
+        assert close_lanes() == 2
+        fresh = QtOp(None, lambda ctx: ran_later.append("new"), calls.append).run()
+        assert wait_all(3000)
+        qtbot.wait(100)
+        assert seen_cancel == [True]
+        assert calls == [] and ran_later == []
+        assert fresh.done and fresh.ctx.cancel.is_set()
+    finally:
+        reopen_lanes()
+    QtOp(None, lambda ctx: "again", calls.append).run()
+    qtbot.waitUntil(lambda: calls == ["again"], timeout=3000)

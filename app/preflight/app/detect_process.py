@@ -37,9 +37,12 @@ class DetectorProcess:
         self.warnings: list[str] = []
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
+            if self._closed:
+                raise _closed_error()
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
                     max_workers=1, mp_context=multiprocessing.get_context("spawn"),
@@ -48,7 +51,13 @@ class DetectorProcess:
 
     def _call(self, fn: Any, *args: Any) -> Any:
         try:
-            status, payload = self._executor().submit(fn, self.settings, *args).result()
+            try:
+                future = self._executor().submit(fn, self.settings, *args)
+            except BrokenProcessPool:
+                raise
+            except RuntimeError:        # submitted just as close() shut the pool down
+                raise _closed_error() from None
+            status, payload = future.result()
         except BrokenProcessPool:
             with self._lock:
                 self._pool = None           # a fresh child next time
@@ -70,13 +79,34 @@ class DetectorProcess:
     def detect(self, text: str) -> list[Span]:
         return list(self._call(_child_detect, text))
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
+        """:meth:`close` for good (at exit): later calls fail instead of starting a child
+        — also a call already on its way, which would otherwise start one just after."""
+        with self._lock:
+            self._closed = True
+        self.close()
+
+    def close(self, timeout: float = 1.0) -> None:
+        """End the child at once (a detection in flight is not worth waiting for): a
+        caller waiting on it gets :class:`PreflightError` straight away; the next call
+        starts a fresh child (unless :meth:`shutdown` ran)."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.terminate()          # a detection in flight is not worth waiting for
-            pool.shutdown(wait=False, cancel_futures=True)
+        if pool is None:
+            return
+        # The dict the pool adds its children to; after shutdown() no submit can add one
+        # (a submit racing with close() may have spawned the child a moment ago).
+        children = getattr(pool, "_processes", None)
+        children = {} if children is None else children    # not `or`: empty is the case
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(children.values()):
+            proc.terminate()
+        for proc in list(children.values()):
+            proc.join(timeout)
+
+
+def _closed_error() -> PreflightError:
+    return PreflightError("The PII detector was closed.", "Restart Preflight.")
 
 
 def _error_class(name: str) -> type[PreflightError]:

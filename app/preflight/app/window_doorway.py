@@ -22,7 +22,7 @@ from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rm
 from preflight.app.protect import ProtectedPrepared
 from preflight.app.services import Services, build_services
 from preflight.core.config import Settings, load_settings, save_settings
-from preflight.core.errors import ConfigError
+from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
@@ -62,6 +62,7 @@ class WindowDoorway:
         self._detector: Any = None
         self._session: Any = None
         self._raw_sink: Callable[[str], None] | None = None
+        self._shut = False
 
     @property
     def settings(self) -> Settings:
@@ -78,6 +79,8 @@ class WindowDoorway:
     # -- detection (lane "detect") -------------------------------------------------------
     def _detector_process(self) -> Any:
         with self._lock:
+            if self._shut:
+                raise PreflightError("Preflight is closing.", "Restart it to continue.")
             if self._detector is None:
                 from preflight.app.detect_process import DetectorProcess
 
@@ -273,9 +276,13 @@ class WindowDoorway:
             self._session = None
 
     def shutdown(self) -> None:
-        det = self._detector
+        """End the detector's child process (an op waiting on it fails at once), then
+        free the models; nothing starts a new child afterwards."""
+        with self._lock:
+            self._shut = True
+            det = self._detector
         if det is not None:
-            det.close()
+            det.shutdown()
         self.services.close()
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
+from typing import NoReturn
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
@@ -16,6 +18,9 @@ from preflight.core.errors import PreflightError
 from preflight.qt import qt_theme
 
 log = logging.getLogger(__name__)
+
+# Closing the window ends the process within this many seconds, whatever is loading.
+CLOSE_DEADLINE_S = 1.5
 
 
 def create_app(argv: list[str] | None = None) -> QApplication:
@@ -50,7 +55,9 @@ def build_window(backend: Doorway | None = None, theme: str | None = None):
 
 
 def run(file: str | None = None, theme: str | None = None) -> int:
-    """Show the window, then start background loading; returns the exit code."""
+    """Show the window, then start background loading. Returns an exit code only when the
+    window cannot open; once it was shown, closing it ends the process (see
+    :func:`_end_now`) within :data:`CLOSE_DEADLINE_S` plus a moment."""
     t0 = time.perf_counter()
     app = create_app()
     try:
@@ -69,9 +76,64 @@ def run(file: str | None = None, theme: str | None = None) -> int:
         # `PREFLIGHT_GUI_SMOKE=seconds`: close by itself (CI smoke test of the real start).
         QTimer.singleShot(int(float(os.environ["PREFLIGHT_GUI_SMOKE"]) * 1000), window.close)
     code = app.exec()
-    from preflight.qt.qt_workers import wait_all
+    closed_at = time.monotonic()
+    shut_down(window, CLOSE_DEADLINE_S)
+    _end_now(int(code), closed_at)
 
+
+def shut_down(window, deadline_s: float) -> bool:
+    """Stop the window's background work and release its models within ``deadline_s``.
+
+    Returns ``True`` when every op returned and the backend let go of its models,
+    ``False`` when something is still running after the deadline — typically a model load
+    in native code (llama.cpp, torch), which no cancel flag reaches."""
+    from preflight.qt.qt_workers import close_lanes, wait_all
+
+    end = time.monotonic() + deadline_s
+    log.info("window closed; stopping the background work")
     window.doc.cancel_all()
-    wait_all(3000)
-    window.backend.shutdown()
-    return int(code)
+    window.answers.stop()
+    running = close_lanes()
+    # Released concurrently with the lanes draining: closing the detector's child
+    # process is what lets an op waiting on it return at once.
+    release = threading.Thread(target=_release, args=(window.backend,), daemon=True,
+                               name="preflight-release")
+    release.start()
+    drained = wait_all(max(0, int((end - time.monotonic()) * 1000)))
+    release.join(max(0.0, end - time.monotonic()))
+    if not (drained and not release.is_alive()):
+        log.info("background work still running %.1f s after the close (%d op(s) were "
+                 "active); not waiting for it", deadline_s, running)
+        return False
+    return True
+
+
+def _release(backend: Doorway) -> None:
+    try:
+        backend.shutdown()
+    except Exception:  # noqa: BLE001 - best effort at exit; nothing left to tell the user
+        log.warning("releasing the models failed", exc_info=True)
+
+
+def _end_now(code: int, closed_at: float) -> NoReturn:
+    """End the process without the interpreter's teardown, once :func:`shut_down` ran.
+
+    Why: a worker still inside native code (a llama.cpp or torch model load) cannot be
+    interrupted. A normal exit would wait for it (concurrent.futures joins its threads at
+    exit: seconds to minutes, the process lingering after its window is gone) or tear
+    Python and Qt down around it (objects freed under a running thread: the SIGSEGV the
+    frozen app hit). Even with every worker stopped, the teardown of the loaded libraries
+    (torch, spaCy, Qt) takes about a second, against the two the close may take.
+    Nothing is lost by skipping it: :func:`shut_down` already released the models, the
+    audit log is SQLite (committed records are on disk; a send cut short is marked
+    "interrupted" at the next start), settings are written atomically when saved, and the
+    detector's child process was ended (or exits when it sees its parent gone). Only the
+    log handlers and the standard streams need flushing."""
+    log.info("process ends %.2f s after the window closed", time.monotonic() - closed_at)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -14,6 +14,10 @@ Lanes: ``"pool"`` is Qt's global thread pool (any number of parallel ops). Named
 after another, which is what a non-thread-safe object (a ``llama_cpp.Llama``, a spaCy
 pipeline) needs. :class:`Latest` implements "the latest request wins": starting a new
 op in a group cancels the previous one and drops its result if it still arrives.
+
+At exit, :func:`close_lanes` stops the machinery: no op starts any more, queued ones are
+dropped, running ones are cancelled and report nothing (the window they would report to
+is being torn down); :func:`wait_all` then tells whether they returned in time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 log = logging.getLogger(__name__)
 
 _LANES: dict[str, QThreadPool] = {}
+_CLOSED = threading.Event()   # set by close_lanes(): the process is shutting down
 
 
 def lane_pool(lane: str) -> QThreadPool:
@@ -44,14 +49,38 @@ def lane_pool(lane: str) -> QThreadPool:
     return pool
 
 
+def _pools() -> list[QThreadPool]:
+    return [QThreadPool.globalInstance(), *_LANES.values()]
+
+
 def wait_all(timeout_ms: int = 5000) -> bool:
     """Wait for every lane to drain (used at shutdown and by tests)."""
     deadline = time.monotonic() + timeout_ms / 1000
     ok = True
-    for pool in [QThreadPool.globalInstance(), *_LANES.values()]:
+    for pool in _pools():
         left = max(0, int((deadline - time.monotonic()) * 1000))
         ok = pool.waitForDone(left) and ok
     return ok
+
+
+def close_lanes() -> int:
+    """Shut the lanes for good (at exit): from now on no op starts and none reports back;
+    queued ops are dropped and running ones cancelled. Returns how many were running or
+    queued. A running op still returns only when its code next looks at ``ctx.cancel`` —
+    a model load in native code does not; :func:`wait_all` tells whether they did."""
+    _CLOSED.set()
+    for pool in _pools():
+        pool.clear()                # queued runnables never start
+    live = list(_LIVE)
+    for op in live:
+        op.cancel()
+    _LIVE.clear()
+    return len(live)
+
+
+def reopen_lanes() -> None:
+    """Undo :func:`close_lanes` (a test that closed the lanes restores them)."""
+    _CLOSED.clear()
 
 
 @dataclass
@@ -118,16 +147,22 @@ class QtOp:
         self._relay.sig_failed.connect(self._on_failed)
         if progress is not None:
             self._relay.sig_progress.connect(progress)
-            self.ctx.progress = lambda f, m: self._relay.sig_progress.emit(float(f), str(m))
+            self.ctx.progress = lambda f, m: self._send(self._relay.sig_progress,
+                                                        float(f), str(m))
         if on_emit is not None:
             self._relay.sig_chunk.connect(on_emit)
-            self.ctx.emit = self._relay.sig_chunk.emit
+            self.ctx.emit = lambda item: self._send(self._relay.sig_chunk, item)
         self.dropped = False
         self.done = False
 
     # -- control -------------------------------------------------------------------------
     def run(self) -> "QtOp":
-        """Queue the op on its lane; callbacks run later on the GUI thread."""
+        """Queue the op on its lane; callbacks run later on the GUI thread. After
+        :func:`close_lanes` nothing runs and nothing is called back."""
+        if _CLOSED.is_set():
+            self.ctx.cancel.set()
+            self.dropped = self.done = True
+            return self
         _LIVE.add(self)
         lane_pool(self.lane).start(_Runnable(self._work))
         return self
@@ -139,22 +174,29 @@ class QtOp:
             self.dropped = True
 
     # -- worker side ---------------------------------------------------------------------
+    @staticmethod
+    def _send(signal: Any, *args: Any) -> None:
+        """Emit towards the GUI thread, unless the lanes are closed: then the window and
+        the relay may already be gone, and touching them from a worker can crash."""
+        if not _CLOSED.is_set():
+            signal.emit(*args)
+
     def _work(self) -> None:
-        if self.ctx.cancel.is_set():
+        if self.ctx.cancel.is_set() or _CLOSED.is_set():
             from preflight.core.errors import Cancelled
 
-            self._relay.sig_failed.emit(Cancelled())
+            self._send(self._relay.sig_failed, Cancelled())
             return
         try:
             result = self._op(self.ctx)
         except BaseException as exc:  # noqa: BLE001 - reported to the GUI thread
             if not isinstance(exc, Exception):
                 raise
-            self._relay.sig_failed.emit(exc)
+            self._send(self._relay.sig_failed, exc)
         else:
             # Boxed: some PySide6 builds mishandle the refcount of a bare None sent
             # through a Signal(object) across threads.
-            self._relay.sig_done.emit((result,))
+            self._send(self._relay.sig_done, (result,))
 
     # -- GUI side ------------------------------------------------------------------------
     @Slot(object)

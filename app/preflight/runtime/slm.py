@@ -17,7 +17,7 @@ import logging
 import math
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -109,21 +109,20 @@ class LocalSLM:
         return self._submit(lambda: len(self._ensure_llm().tokenize(text.encode(), add_bos=False)))
 
     def close(self) -> None:
-        """Free the model and stop the owner thread."""
+        """Free the model and stop the owner thread.
+
+        Calls still queued are cancelled (their callers get :class:`ModelUnavailableError`);
+        a call already running finishes first — a generation whose ``cancel`` is set stops
+        at its next token, a model load in llama.cpp cannot be interrupted. The models are
+        freed once the owner thread has ended, so they still have a single user."""
         if self._closed:
             return
         self._closed = True
-
-        def _free() -> None:
-            for llm in (self._llm, self._scorer):
-                if llm is not None:
-                    llm.close()
-            self._llm = self._scorer = None
-
-        try:
-            self._executor.submit(_free).result()
-        finally:
-            self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        for llm in (self._llm, self._scorer):
+            if llm is not None:
+                llm.close()
+        self._llm = self._scorer = None
 
     def __enter__(self) -> "LocalSLM":
         return self
@@ -135,7 +134,13 @@ class LocalSLM:
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         if self._closed:
             raise ModelUnavailableError("The local model was closed.", "Restart Preflight.")
-        return self._executor.submit(fn, *args).result()
+        try:
+            return self._executor.submit(fn, *args).result()
+        except (CancelledError, RuntimeError) as exc:
+            if not self._closed:
+                raise
+            raise ModelUnavailableError("The local model was closed.",
+                                        "Restart Preflight.") from exc
 
     def _open(self, **kwargs: Any) -> Any:
         path = self.model_path
