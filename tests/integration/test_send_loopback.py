@@ -29,7 +29,7 @@ from preflight.core.config import ProviderSettings, Settings
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.audit import AuditLog
 from preflight.core.send.session import Confirmation, SendSession
-from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.tasks import Task
 
 pytestmark = pytest.mark.slow
 
