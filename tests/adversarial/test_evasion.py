@@ -215,3 +215,43 @@ def test_invoice_number_is_not_a_date(real_detector):
     text = "Please pay invoice 4471 by Friday."
     spans = real_detector.detect(text)
     assert not [s for s in spans if s.type == "DATE_TIME" and "4471" in text[s.start:s.end]]
+
+
+# -- the pre-send re-scan sees the same disguises ---------------------------------------------
+
+_RESCAN_CASES = [
+    ("Please charge card 4111\u200b1111\u200b1111\u200b1111 for the order.", "CREDIT_CARD"),
+    ("Write to jаne.rоe@acme.com today.", "EMAIL_ADDRESS"),             # Cyrillic а, о
+    ("Reach me: jane [at] acme [dot] com anytime.", "EMAIL_ADDRESS"),
+    ("Reach me: jane&#64;acme.com anytime.", "EMAIL_ADDRESS"),
+    ("My card number is 4O12 8888 8888 1881 okay.", "CREDIT_CARD"),
+    ("My card number is four one one one one one one one one one one one one one one one.",
+     "CREDIT_CARD"),
+    ("SSN: \uff15\uff13\uff16-\uff12\uff12-\uff18\uff18\uff14\uff11", "US_SSN"),
+    ("token: ghp_a1B2c3D4e5F6g7H8i9J0\nk1L2m3N4o5P6q7R8s9T0\n", None),
+]
+
+
+@pytest.mark.parametrize("text, kind", _RESCAN_CASES + [
+    ("See you at the plant on Monday; bring the Q3 numbers.", "nothing")])
+def test_rescan_blocks_a_disguised_value_left_in_the_payload(real_detector, tmp_path, text,
+                                                            kind):
+    """A payload that still carries the disguised value (as if the user had kept it) is
+    blocked by the re-scan before anything is sent."""
+    from preflight.core.config import ProviderSettings, Settings
+    from preflight.core.send.audit import AuditLog
+    from preflight.core.send.session import SendSession
+    from preflight.core.types import SanitizedText
+
+    session = SendSession(Settings(providers=[ProviderSettings("p", "http://127.0.0.1:9/v1",
+                                                               "m")]),
+                          detector=real_detector, audit=AuditLog(tmp_path / "a.db"))
+    kept = SanitizedText(text, "keep", (), {})
+    plan = session.prepare_send(text, "p", "keep", sanitized=kept, spans=[])
+    blocking = plan.blocking
+    if kind == "nothing":                      # the control: plain prose is not blocked
+        assert not blocking, [(f.type, f.value) for f in blocking]
+        return
+    assert blocking, f"nothing blocked in {text!r}"
+    if kind is not None:
+        assert kind in {f.type for f in blocking}, [(f.type, f.value) for f in blocking]
