@@ -1,6 +1,7 @@
 """Cleaning Presidio results into :class:`Span` values: the NER model's junk dropped,
 its spans trimmed to the value (punctuation, "et al", a leading field label such as
-"Contact"), and id numbers the model calls dates removed."""
+"Contact"), id numbers the model calls dates removed, and phone numbers it calls dates
+retyped as phone numbers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from preflight.core.pii.entities import (
     STATISTICAL_RECOGNIZERS, WHY_KEY, category_of, why_for,
 )
+from preflight.core.pii.recognizers.phones import nanp_shaped
 from preflight.core.types import Category, Span
 
 # Acronyms the small model likes to call organizations next to the numbers they label.
@@ -39,6 +41,8 @@ _ID_LABEL = re.compile(
     r"flight|seat|gate|ext|extension|code|pin)\.?[ \t]*(?:#|no\.?|number|nr\.?)?[ \t]*:?"
     r"[ \t]*$")
 _BARE_NUMBER = re.compile(r"#?\d+")
+_WHY_PHONE_NOT_DATE = ("Tagged as a date, but it has the shape of a North American phone "
+                       "number, so it is treated as one")
 
 
 class DocTerms:
@@ -76,6 +80,10 @@ def to_span(text: str, result: Any, deny_category: Category,
     why = meta.get(WHY_KEY) or why_for(
         recognizer, typ, bool(meta.get("is_score_enhanced_by_context"))
     )
+    if typ == "DATE_TIME" and nanp_shaped(text[start:end]):
+        # the small model calls bare phone numbers dates; a policy that keeps dates
+        # would then send the number
+        typ, why = "PHONE_NUMBER", _WHY_PHONE_NOT_DATE
     category = deny_category if typ == "DENY_LIST" else category_of(typ)
     return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why)
 
