@@ -142,3 +142,8 @@ def test_weak_suffix_with_evidence(text, expected):
 ])
 def test_weak_suffix_without_evidence_is_not_an_address(text):
     assert best(text) is None
+
+
+def test_letter_address_line_with_a_strong_suffix_keeps_the_city():
+    text = "Regards,\nJoseph Mccall\n31860 Joseph Parkway Apt. 580, Johnsonport"
+    assert best(text) == "31860 Joseph Parkway Apt. 580, Johnsonport"

@@ -104,16 +104,17 @@ _HEADLINE_WORDS = ("Key|Main|Top|Best|Great|Simple|Easy|Important|Major|Basic|Qu
                    "Essential|Critical|Practical|Useful|Bonus|Other|More|Few|Different")
 _WEAK_STREET = _street(_WEAK_END, max_words=2)
 # the address alone on its line, then a comma and a city ending the line or followed by a
-# comma ("320 Wise Pines, Lake Michelle"); not a heading ("3 Main Points, Explained")
+# comma ("320 Wise Pines, Lake Michelle"); not a heading ("3 Main Points, Explained").
+# Strong suffixes too, so the city is part of the same address span.
 _LINE_WITH_CITY = (rf"(?m:^)[ \t]*(?!{_NUMBER}{_SP}(?:{_HEADLINE_WORDS}){_SP})"
-                   rf"({_WEAK_STREET}[ \t]*,[ \t]*{_CITY})(?=[ \t]*(?:,|\r?$))")
+                   rf"((?:{_street(_STRONG_END)}|{_WEAK_STREET})[ \t]*,[ \t]*{_CITY})"
+                   rf"(?=[ \t]*(?:,|\r?$))")
 
 _WHY_FULL = "A street number, street name and suffix followed by a city, state/postcode"
 _WHY_STREET = "A street number followed by a name and a street suffix (Street, Avenue, Road…)"
 _WHY_UNIT = ("A street number, a name and a street-type word (Pines, Loop…) with an "
              "apartment, suite or flat number")
-_WHY_LINE = ("A line holding only a street number, a name, a street-type word (Pines, "
-             "Loop…) and a city")
+_WHY_LINE = "A line holding only a street number, a name, a street suffix and a city"
 
 
 class StreetAddressRecognizer(RuleRecognizer):
