@@ -11,7 +11,6 @@ from typing import Any
 from preflight.core.pii.entities import (
     STATISTICAL_RECOGNIZERS, WHY_KEY, category_of, why_for,
 )
-from preflight.core.pii.recognizers.phones import nanp_shaped
 from preflight.core.types import Category, Span
 
 # Acronyms the small model likes to call organizations next to the numbers they label.
@@ -41,6 +40,19 @@ _ID_LABEL = re.compile(
     r"flight|seat|gate|ext|extension|code|pin)\.?[ \t]*(?:#|no\.?|number|nr\.?)?[ \t]*:?"
     r"[ \t]*$")
 _BARE_NUMBER = re.compile(r"#?\d+")
+# A whole value in North American (NANP) shape: optional +1, area code and exchange
+# starting 2-9, four line digits; spaces, dots, dashes or brackets between the groups.
+_NANP = re.compile(r"(?:\+?1[ \t.-]?)?(?:\([2-9]\d{2}\)[ \t]?|[2-9]\d{2}[ \t.-]?)"
+                   r"[2-9]\d{2}[ \t.-]?\d{4}")
+
+
+def nanp_shaped(value: str) -> bool:
+    """Whether ``value`` is, as a whole, a North American phone number ("4053979721",
+    "(405) 397-9721", "+1 405.397.9721"). No date or Unix time has this shape: an
+    8-digit 20240131 is too short and a 10-digit 1706659200 starts with 1."""
+    return _NANP.fullmatch(value.strip()) is not None
+
+
 _WHY_PHONE_NOT_DATE = ("Tagged as a date, but it has the shape of a North American phone "
                        "number, so it is treated as one")
 

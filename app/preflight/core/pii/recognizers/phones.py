@@ -17,19 +17,6 @@ _PHONE_CONTEXT = context_regex(["phone", "tel", "telephone", "mobile", "cell", "
                                 "fax", "contact", "reach", "number", "text", "whatsapp", "ph"])
 
 
-# A whole value in North American (NANP) shape: optional +1, area code and exchange
-# starting 2-9, four line digits; spaces, dots, dashes or brackets between the groups.
-_NANP = re.compile(r"(?:\+?1[ \t.-]?)?(?:\([2-9]\d{2}\)[ \t]?|[2-9]\d{2}[ \t.-]?)"
-                   r"[2-9]\d{2}[ \t.-]?\d{4}")
-
-
-def nanp_shaped(value: str) -> bool:
-    """Whether ``value`` is, as a whole, a North American phone number ("4053979721",
-    "(405) 397-9721", "+1 405.397.9721"). No date or Unix time has this shape: an
-    8-digit 20240131 is too short and a 10-digit 1706659200 starts with 1."""
-    return _NANP.fullmatch(value.strip()) is not None
-
-
 def _digit_count_ok(value: str) -> bool:
     return 8 <= len(digits(value.split("x")[0].split("ext")[0])) <= 15
 
