@@ -1,6 +1,6 @@
 """Benchmarks and the leak check of the send path. Prints medians and counts.
 
-    python -m preflight_eval.bench_send [--runs 7] [--docs 24] [--llama]
+    python -m preflight_eval.bench_send [--runs 7] [--docs 24] [--seed 1234] [--llama]
 
 - ``prepare_send``: real detector (Presidio + spaCy), placeholder operator, SmolLM2
   tokenizer, re-scan, ledger — on a ~1,000-word document (median of ``--runs``; the first
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--docs", type=int, default=24)
+    ap.add_argument("--seed", type=int, default=1234, help="Faker seed of the leak letters")
     ap.add_argument("--llama", action="store_true", help="also time a real llama.cpp server")
     args = ap.parse_args(argv)
 
@@ -145,12 +146,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{_ms(execs)}")
     server.close()
 
-    print(f"\nleak check: {args.docs} Faker letters (seed 1234), each carrying "
+    print(f"\nleak check: {args.docs} Faker letters (seed {args.seed}), each carrying "
           f"{', '.join(KINDS)} (two names); per method, the inserted values (ground truth) "
           "searched in every byte the capture server received (see "
           "preflight_eval/leak_check.py); detector with the installed ner model, default "
           "settings, SUMMARIZE task:")
-    corpus = letters(args.docs)
+    corpus = letters(args.docs, seed=args.seed)
     leaked_total = 0
     for method in ("placeholder", "pseudonym", "redact", "mask", "generalize"):
         cap = _Capture(["ok"])

@@ -139,20 +139,14 @@ def test_killed_mid_stream_keeps_record_of_what_was_sent(capture, cli_env, tmp_p
 
 LEAK_DOCS = 24
 
-# KNOWN LEAK, measured (see the report of issue 11): the detector misses these US street
-# addresses (Faker street_address(), no "Street/Avenue" keyword the address recognizer
-# knows), the re-scan misses them too, and they leave the machine verbatim with every
-# method. Every other inserted direct identifier and secret (48 names, 24 each of e-mails,
-# phones, cards, SSNs, IBANs, API keys) stays home. Listed exactly, so the test fails both
-# when anything else leaks and when the detector improves (then shrink the list).
-KNOWN_ADDRESS_LEAKS = {
-    "254 Massey Groves Apt. 720", "3150 Heather Roads Suite 858", "320 Wise Pines",
-    "333 Smith Loop Apt. 704", "592 Parrish Tunnel Suite 745",
-    "82993 Jackson Meadows Suite 268", "97546 Kimberly Spring",
-}
-# Sends the re-scan blocked (nothing left): pseudonym blocks 3 letters where a generated
-# pseudonym is re-detected as a person ("Dear John Brown", "Lake Brown", "Parks Parks").
-MIN_SENT = {"placeholder": LEAK_DOCS, "redact": LEAK_DOCS, "pseudonym": LEAK_DOCS - 3}
+# Zero leaks: every inserted direct identifier and secret (48 names, 24 each of e-mails,
+# phones, cards, SSNs, IBANs, API keys and street addresses) stays home. Issue 11 measured
+# 7 Faker street addresses with USPS suffixes the recognizer did not know (Pines, Groves,
+# Tunnel, Loop...) leaving the machine; tests/core/pii/test_recognizers_addresses.py now
+# covers the full USPS suffix list.
+# Sends the re-scan blocked (nothing left): pseudonym blocks 1 letter where a generated
+# pseudonym is re-detected as a person ("Parks Parks").
+MIN_SENT = {"placeholder": LEAK_DOCS, "redact": LEAK_DOCS, "pseudonym": LEAK_DOCS - 1}
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +181,5 @@ def test_no_inserted_identifier_leaves_the_machine(capture, detector, letters, t
     # catches it), and as leaks once the re-scan misses it too.
     assert report.sent >= MIN_SENT[method], report.line()
     assert sum(report.checked.values()) == 9 * report.sent
-    leaked = {(kind, value) for kind, value in report.leaks}
-    assert {kind for kind, _ in leaked} <= {"ADDRESS"}, f"{report.line()}: {sorted(leaked)}"
-    assert {value for _, value in leaked} == KNOWN_ADDRESS_LEAKS, report.line()
+    leaked = sorted({(kind, value) for kind, value in report.leaks})
+    assert leaked == [], f"{report.line()}: {leaked}"

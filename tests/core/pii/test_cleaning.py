@@ -61,3 +61,32 @@ def test_surname_given_widens(text, tagged, whole):
 def test_surname_given_leaves_prose_alone(text, tagged):
     spans = [_person(text, tagged)]
     assert covering_surname_given(text, spans, DocTerms(text)) == spans
+
+
+def _ner_date(text: str, value: str):
+    from presidio_analyzer import RecognizerResult
+
+    start = text.index(value)
+    return RecognizerResult("DATE_TIME", start, start + len(value), 0.85,
+                            {RecognizerResult.RECOGNIZER_NAME_KEY: "SpacyRecognizer"})
+
+
+@pytest.mark.parametrize("text, value, typ", [
+    # a number in North American phone shape is a phone, whatever the model says
+    ("or on 4053979721. Your card", "4053979721", "PHONE_NUMBER"),
+    ("or on (405) 397-9721 today", "(405) 397-9721", "PHONE_NUMBER"),
+    ("ring +1 405.397.9721 today", "+1 405.397.9721", "PHONE_NUMBER"),
+    # real dates and times stay dates
+    ("The build of 20240131 shipped", "20240131", "DATE_TIME"),
+    ("logged at 1706659200 (Unix time)", "1706659200", "DATE_TIME"),   # starts with 1
+    ("due 2024-01-31 at noon", "2024-01-31", "DATE_TIME"),
+    ("due 01/31/2024 at noon", "01/31/2024", "DATE_TIME"),
+    ("area code 105 is not valid: 1053979721", "1053979721", "DATE_TIME"),
+])
+def test_phone_shaped_dates_become_phones(text, value, typ):
+    from preflight.core.pii.cleaning import to_span
+
+    span = to_span(text, _ner_date(text, value), Category.CONFIDENTIAL_ATTRIBUTE)
+    assert (text[span.start:span.end], span.type) == (value, typ)
+    expected = Category.DIRECT_IDENTIFIER if typ == "PHONE_NUMBER" else Category.QUASI_IDENTIFIER
+    assert span.category is expected

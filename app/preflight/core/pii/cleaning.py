@@ -1,6 +1,7 @@
 """Cleaning Presidio results into :class:`Span` values: the NER model's junk dropped,
 its spans trimmed to the value (punctuation, "et al", a leading field label such as
-"Contact"), and id numbers the model calls dates removed."""
+"Contact"), id numbers the model calls dates removed, and phone numbers it calls dates
+retyped as phone numbers."""
 
 from __future__ import annotations
 
@@ -39,6 +40,21 @@ _ID_LABEL = re.compile(
     r"flight|seat|gate|ext|extension|code|pin)\.?[ \t]*(?:#|no\.?|number|nr\.?)?[ \t]*:?"
     r"[ \t]*$")
 _BARE_NUMBER = re.compile(r"#?\d+")
+# A whole value in North American (NANP) shape: optional +1, area code and exchange
+# starting 2-9, four line digits; spaces, dots, dashes or brackets between the groups.
+_NANP = re.compile(r"(?:\+?1[ \t.-]?)?(?:\([2-9]\d{2}\)[ \t]?|[2-9]\d{2}[ \t.-]?)"
+                   r"[2-9]\d{2}[ \t.-]?\d{4}")
+
+
+def nanp_shaped(value: str) -> bool:
+    """Whether ``value`` is, as a whole, a North American phone number ("4053979721",
+    "(405) 397-9721", "+1 405.397.9721"). No date or Unix time has this shape: an
+    8-digit 20240131 is too short and a 10-digit 1706659200 starts with 1."""
+    return _NANP.fullmatch(value.strip()) is not None
+
+
+_WHY_PHONE_NOT_DATE = ("Tagged as a date, but it has the shape of a North American phone "
+                       "number, so it is treated as one")
 
 
 class DocTerms:
@@ -76,6 +92,10 @@ def to_span(text: str, result: Any, deny_category: Category,
     why = meta.get(WHY_KEY) or why_for(
         recognizer, typ, bool(meta.get("is_score_enhanced_by_context"))
     )
+    if typ == "DATE_TIME" and nanp_shaped(text[start:end]):
+        # the small model calls bare phone numbers dates; a policy that keeps dates
+        # would then send the number
+        typ, why = "PHONE_NUMBER", _WHY_PHONE_NOT_DATE
     category = deny_category if typ == "DENY_LIST" else category_of(typ)
     return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why)
 

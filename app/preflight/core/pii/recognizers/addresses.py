@@ -1,10 +1,14 @@
 """Street addresses (US and UK style), PO boxes and US military mail addresses.
 
-Presidio has no street-address recognizer (a known miss). Street suffixes come from the
-USPS street suffix list (Publication 28, appendix C1). "Strong" suffixes (Street,
-Avenue, Road...) count on their own; "weak" ones (Park, Point, View...) are ordinary
-words too, so they need a locality (city + state + ZIP, or a UK postcode) or an address
-word nearby.
+Presidio has no street-address recognizer (a known miss). Street suffixes are the full
+USPS street suffix list (Publication 28, appendix C1) with its abbreviations, plus UK/Irish
+types (:mod:`.street_suffixes`). "Strong" suffixes (Street, Avenue, Road...) count on
+their own after a house number and a capitalized name. "Weak" ones (Pines, Loop, Points,
+Spring...) are ordinary words too ("12 Key Points"), so a weak suffix must be written
+capitalized and needs one more piece of evidence: a locality (city + state + ZIP, or a UK
+postcode), a unit (Apt. 720, Suite 858, #4) after it or a UK flat before it, a city after
+a comma with the address alone on its line (a letter's address block), or an address word
+nearby.
 """
 
 from __future__ import annotations
@@ -12,31 +16,11 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_regex
+from preflight.core.pii.recognizers.street_suffixes import (
+    CAPITALS_ONLY, is_abbreviation, split_by_strength,
+)
 
-STRONG_SUFFIXES = (
-    "Street St Str Avenue Ave Av Road Rd Boulevard Blvd Lane Ln Drive Dr Drv Court Ct "
-    "Terrace Ter Terr Parkway Pkwy Highway Hwy Crescent Cres Close Mews Alley Aly "
-    "Expressway Expy Freeway Fwy Turnpike Tpke Stravenue Stra Place Pl Square Sq Circle "
-    "Cir Way Wy Plaza Plz Causeway Cswy Bypass Byp Motorway Throughway Trafficway "
-    "Skyway Boulevard Row Gardens Gdns Grove Walk Wynd"
-).split()
-
-WEAK_SUFFIXES = (
-    "Alley Annex Arcade Bayou Beach Bend Bluff Bluffs Bottom Branch Bridge Brook Brooks "
-    "Burg Burgs Camp Canyon Cape Center Centers Circles Cliff Cliffs Club Common Commons "
-    "Corner Corners Course Courts Cove Coves Creek Crest Crossing Crossroad Crossroads "
-    "Curve Dale Dam Divide Drives Estate Estates Extension Extensions Fall Falls Ferry "
-    "Field Fields Flat Flats Ford Fords Forest Forge Forges Fork Forks Fort Garden "
-    "Gateway Glen Glens Green Greens Groves Harbor Harbors Haven Heights Hill Hills "
-    "Hollow Inlet Island Islands Isle Junction Junctions Key Keys Knoll Knolls Lake "
-    "Lakes Land Landing Light Lights Loaf Lock Locks Lodge Loop Mall Manor Manors Meadow "
-    "Meadows Mill Mills Mission Mount Mountain Mountains Neck Orchard Oval Overpass Park "
-    "Parks Parkways Pass Passage Path Pike Pine Pines Plain Plains Point Points Port "
-    "Ports Prairie Radial Ramp Ranch Rapid Rapids Rest Ridge Ridges River Roads Route "
-    "Rue Run Shoal Shoals Shore Shores Spring Springs Spur Spurs Squares Station Streets "
-    "Stream Summit Trace Track Trail Trails Trak Tunnel Underpass Union Unions Valley "
-    "Valleys Via Viaduct View Views Village Villages Ville Vista Walks Wall Ways Well Wells"
-).split()
+STRONG_SUFFIXES, WEAK_SUFFIXES = split_by_strength()
 
 US_STATES = (
     "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV "
@@ -63,8 +47,6 @@ _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?"
 _DIRECTION = r"(?:[NSEW]|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
 _FIRST_NAME_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th))"
 _NAME_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th)|(?:de|la|del|van|von|of|the))"
-_STRONG = rf"(?:{_alt(STRONG_SUFFIXES)})"
-_WEAK = rf"(?:{_alt(WEAK_SUFFIXES)})"
 _UNIT = (r"(?:,?[ \t]*(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Room|Rm|Bldg|Building|Flat|#)"
          r"\.?[ \t]*#?[ \t]*[A-Za-z0-9-]{1,6}\b)")
 _CITY = r"[A-Z][A-Za-z'’.-]+(?:[ \t]+[A-Z][A-Za-z'’.-]+){0,3}"
@@ -75,16 +57,32 @@ _US_LOCALITY = rf"(?:{_SEP}{_CITY},?{_SP}{_STATE}\.?(?:{_SP}|[ \t]*,[ \t]*){_ZIP
 _UK_LOCALITY = rf"(?:(?:{_SEP}{_CITY}){{0,2}}{_SEP}{_UK_POSTCODE})"
 
 
-ABBREVIATIONS = ("St Str Ave Av Rd Blvd Ln Dr Drv Ct Ter Terr Pkwy Hwy Cres Aly Expy Fwy Tpke "
-                 "Stra Pl Sq Cir Wy Plz Cswy Byp Gdns").split()
-_ABBREV = rf"(?:{_alt(ABBREVIATIONS)})"
+def _suffix_end(forms: list[str], any_case: bool) -> str:
+    """The suffix at the end of a street name; abbreviations may take a period."""
+    abbrev = [f for f in forms if is_abbreviation(f)]
+    words = [f for f in forms if not is_abbreviation(f)]
+    if any_case:
+        return rf"(?:(?i:{_alt(abbrev)})\b\.?|(?i:{_alt(words)})\b)"
+
+    def cased(group: list[str]) -> str:
+        return _alt([f.upper() for f in group]
+                     + [f for f in group if f not in CAPITALS_ONLY])
+    return rf"(?:(?:{cased(abbrev)})\b\.?|(?:{cased(words)})\b)"
 
 
-def _street(suffix: str, number_required: bool = True) -> str:
+#: strong suffixes in any case ("12 Oak street"), weak ones capitalized only
+_STRONG_END = _suffix_end(STRONG_SUFFIXES, any_case=True)
+_WEAK_END = _suffix_end(WEAK_SUFFIXES, any_case=False)
+
+
+# a time of day is not a street: "10 PM PT", "12 PM CT" (PT = Point, CT = Court)
+_NOT_A_NAME = r"(?!(?:AM|PM|A\.M\.|P\.M\.)(?![A-Za-z]))"
+
+
+def _street(end: str, number_required: bool = True, max_words: int = 4) -> str:
     number = rf"{_NUMBER}{_SP}" if number_required else rf"(?:{_NUMBER}{_SP})?"
-    # only abbreviations take a period ("St." but not the full stop after "Street.")
-    end = rf"(?:(?i:{_ABBREV})\b\.?|(?i:{suffix})\b)"
-    return (rf"{number}(?:{_DIRECTION}{_SP})?{_FIRST_NAME_WORD}{_SP}(?:{_NAME_WORD}{_SP}){{0,3}}?"
+    return (rf"{number}(?:{_DIRECTION}{_SP})?{_NOT_A_NAME}{_FIRST_NAME_WORD}{_SP}"
+            rf"(?:{_NAME_WORD}{_SP}){{0,{max_words - 1}}}?"
             rf"{end}(?:{_SP}{_DIRECTION}(?![A-Za-z]))?{_UNIT}?")
 
 
@@ -97,8 +95,26 @@ _ADDRESS_CONTEXT = context_regex([
     "visit", "office", "moved", "send to", "headquarters", "hq",
 ])
 
+# Evidence that a weak suffix ends a street name: a unit number after it ("Apt. 720",
+# "Suite 858", "#4"); a number or single letter must follow the unit word.
+_UNIT_EVIDENCE = (r"(?:,?[ \t]*(?i:Apt|Apartment|Suite|Ste|Unit|Floor|Fl|Room|Rm|Bldg|"
+                  r"Building|#)\.?[ \t]*#?[ \t]*(?:\d[A-Za-z0-9-]{0,5}|[A-Z])(?![\w-]))")
+# Headline words: "3 Main Points" or "10 Key Points" on a line of its own is a heading
+_HEADLINE_WORDS = ("Key|Main|Top|Best|Great|Simple|Easy|Important|Major|Basic|Quick|Common|"
+                   "Essential|Critical|Practical|Useful|Bonus|Other|More|Few|Different")
+_WEAK_STREET = _street(_WEAK_END, max_words=2)
+# the address alone on its line, then a comma and a city ending the line or followed by a
+# comma ("320 Wise Pines, Lake Michelle"); not a heading ("3 Main Points, Explained").
+# Strong suffixes too, so the city is part of the same address span.
+_LINE_WITH_CITY = (rf"(?m:^)[ \t]*(?!{_NUMBER}{_SP}(?:{_HEADLINE_WORDS}){_SP})"
+                   rf"((?:{_street(_STRONG_END)}|{_WEAK_STREET})[ \t]*,[ \t]*{_CITY})"
+                   rf"(?=[ \t]*(?:,|\r?$))")
+
 _WHY_FULL = "A street number, street name and suffix followed by a city, state/postcode"
 _WHY_STREET = "A street number followed by a name and a street suffix (Street, Avenue, Road…)"
+_WHY_UNIT = ("A street number, a name and a street-type word (Pines, Loop…) with an "
+             "apartment, suite or flat number")
+_WHY_LINE = "A line holding only a street number, a name, a street suffix and a city"
 
 
 class StreetAddressRecognizer(RuleRecognizer):
@@ -106,13 +122,18 @@ class StreetAddressRecognizer(RuleRecognizer):
 
     RULES = (
         Rule("STREET_ADDRESS", re.compile(
-            _B + rf"(?:{_street(_STRONG)}|{_street(_WEAK)}){_US_LOCALITY}(?!\d)"), 0.95, _WHY_FULL),
+            _B + rf"(?:{_street(_STRONG_END)}|{_street(_WEAK_END)}){_US_LOCALITY}(?!\d)"),
+            0.95, _WHY_FULL),
         Rule("STREET_ADDRESS", re.compile(
-            _B + rf"{_UK_FLAT}?(?:{_street(_STRONG, False)}|{_street(_WEAK, False)})"
+            _B + rf"{_UK_FLAT}?(?:{_street(_STRONG_END, False)}|{_street(_WEAK_END, False)})"
             rf"{_UK_LOCALITY}\b"), 0.95, _WHY_FULL),
-        Rule("STREET_ADDRESS", re.compile(_B + rf"{_UK_FLAT}?{_street(_STRONG)}"), 0.75,
+        Rule("STREET_ADDRESS", re.compile(_B + rf"{_UK_FLAT}?{_street(_STRONG_END)}"), 0.75,
              _WHY_STREET, context=_ADDRESS_CONTEXT, context_score=0.9, window=40),
-        Rule("STREET_ADDRESS", re.compile(_B + rf"{_UK_FLAT}?{_street(_WEAK)}"), 0.3,
+        Rule("STREET_ADDRESS", re.compile(
+            _B + rf"(?:{_WEAK_STREET}{_UNIT_EVIDENCE}|{_UK_FLAT}{_street(_WEAK_END, False, 2)})"),
+            0.8, _WHY_UNIT),
+        Rule("STREET_ADDRESS", re.compile(_LINE_WITH_CITY), 0.7, _WHY_LINE, group=1),
+        Rule("STREET_ADDRESS", re.compile(_B + rf"{_UK_FLAT}?{_street(_WEAK_END)}"), 0.3,
              "A street number followed by a name and a street-type word",
              context=_ADDRESS_CONTEXT, context_score=0.8, window=40),
         Rule("STREET_ADDRESS", re.compile(
