@@ -23,7 +23,26 @@ NOT_NAMES = {"tel", "fax", "card", "email", "e-mail", "phone", "mobile", "host",
              "hi", "hello", "thanks", "regards", "cheers", "mr", "mrs", "ms", "dr",
              "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
              "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-             "sunday"}
+             "sunday", "sir", "madam"}
+# Words that address a role or a group, not a person ("Dear Customer", "Hi Team").
+ADDRESSEE_WORDS = {
+    "sir", "madam", "madame", "or", "and", "customer", "customers", "client", "clients",
+    "team", "teams", "all", "everyone", "everybody", "folks", "friends", "colleagues",
+    "hiring", "manager", "managers", "recruiter", "recruiting", "committee", "board",
+    "members", "member", "partner", "partners", "valued", "user", "users", "reader",
+    "readers", "reviewer", "reviewers", "editor", "editors", "applicant", "candidate",
+    "support", "admissions", "officer", "department", "staff", "there", "guys", "whom",
+    "it", "may", "concern", "to", "parent", "parents", "guardian", "student", "students",
+    "neighbor", "neighbour", "neighbors", "patient", "patients", "employee", "employees",
+    "supplier", "vendor", "landlord", "tenant", "owner", "sales", "hr", "service", "desk",
+    "director", "chair", "organizer", "organizers", "coordinator", "host",
+}
+# Honorifics written before a name and qualifications / generations written after it
+# ("Dr.", "MD", "Jr.", "III"): part of how a name is written, never a name on their own.
+NAME_AFFIXES = {
+    "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "rev", "jr", "sr", "esq", "md", "phd",
+    "dds", "dmd", "dvm", "rn", "cpa", "mba", "jd", "ii", "iii", "iv",
+}
 # Words the model glues to the front or back of a name ("Contact John Smith").
 LABEL_WORDS = NOT_NAMES | {
     "call", "ask", "ping", "from", "to", "cc", "bcc", "attn", "attention", "name",
@@ -154,11 +173,20 @@ def labelled_number(text: str, start: int, end: int) -> bool:
 _DIGIT = re.compile(r"\d")
 
 
+def generic_addressee(value: str) -> bool:
+    """A role or group addressed like a person ("Customer", "Sir or Madam", "Hiring
+    Manager")."""
+    words = [w.strip(".,").lower() for w in value.split()]
+    return bool(words) and all(w in ADDRESSEE_WORDS for w in words)
+
+
 def plausible_ner(typ: str, value: str, terms: DocTerms | None = None) -> bool:
     """Drop the small NER model's typical junk: numbers called names, field labels and
     common words called persons, acronyms the text defines as terms called organizations."""
     if typ in ("PERSON", "LOCATION", "NRP"):
         if _DIGIT.search(value) or not any(c.isalpha() for c in value):
+            return False
+        if typ == "PERSON" and generic_addressee(value):
             return False
         if typ == "PERSON" and " " not in value:
             if value.lower() in NOT_NAMES:

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from preflight.core.pii.cleaning import NOT_NAMES
+from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES
 from preflight.core.types import Category, Span
 
 #: Types whose value, once detected, is searched for everywhere else in the document.
@@ -70,7 +70,7 @@ def name_parts(value: str) -> list[str]:
     parts = []
     for m in _NAME_PART.finditer(value):
         part = m.group()
-        if part.lower() in NOT_NAMES:
+        if part.lower() in NOT_NAMES or part.lower() in NAME_AFFIXES:
             continue
         if _boundless(part):
             if len(part) >= 2 and part != value.strip():

@@ -7,6 +7,7 @@ import re
 
 from presidio_analyzer import EntityRecognizer
 
+from preflight.core.pii.cleaning import generic_addressee
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
@@ -88,24 +89,38 @@ _FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
 _FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{{2,4}})"
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt|Judge|Attorney)"
+_TITLE = rf"(?:{_TITLES}\.?[ \t]+)"
+# A qualification or generation written after a name ("Jane Roe MD", "John Roe, Jr.");
+# a one-letter numeral (I, V) only where the name ends.
+_SUFFIX = (r"(?:,?[ \t]+(?:(?:Jr|Sr|Esq|MD|M\.D|PhD|Ph\.D|DDS|D\.D\.S|DMD|DVM|RN|CPA|MBA|JD|"
+           r"II|III|IV)\.?(?![\w])|[IV](?=[ \t]*(?:[,:!\n]|$))))")
+# A name as written in a greeting or a signature, with its qualification if any.
+_SIGNED = rf"{_FULL}{_SUFFIX}?"
+
+
+def _not_generic(value: str) -> bool:
+    return not generic_addressee(value)
 
 
 class NameCueRecognizer(RuleRecognizer):
-    """Capitalized words after a title (Mr., Dr.) or a salutation / name field."""
+    """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
+    name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
 
     RULES = (
-        Rule("PERSON", re.compile(rf"\b{_TITLES}\.?[ \t]+({_FULL})"), 0.8,
+        Rule("PERSON", re.compile(rf"\b{_TITLE}({_SIGNED})"), 0.8,
              "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1),
-        Rule("PERSON", re.compile(rf"\b(?:Dear|Hi|Hello|Attn\.?|Attention:?)[ \t]+({_FULL})(?=[ \t]*[,:\n!])"),
-             0.7, "Capitalized words after a salutation", group=1),
+        Rule("PERSON", re.compile(
+            rf"\b(?:Dear|Hi|Hello|Attn\.?|Attention:?)[ \t]+{_TITLE}?({_SIGNED})(?=[ \t]*[,:\n!])"),
+            0.7, "Capitalized words after a salutation", group=1, validate=_not_generic),
         Rule("PERSON", re.compile(
             rf"(?im:^[ \t]*(?:(?:full[ \t]+)?name|patient|employee|customer|client|"
             rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FIELD_NAME})[ \t]*(?=\r?\n|$)"),
             0.75, "A value in a name field", group=1),
         Rule("PERSON", re.compile(
             rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"
-            rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*({_NAME}(?:[ \t]+{_NAME}){{0,2}})[ \t]*(?=\r?\n|$)"),
-            0.7, "A name signing off a message", group=1),
+            rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
+            rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
+            0.7, "A name signing off a message", group=1, validate=_not_generic),
     )
 
 
