@@ -131,15 +131,17 @@ def test_killed_mid_stream_keeps_record_of_what_was_sent(capture, cli_env, tmp_p
 
 # --- leak test ---------------------------------------------------------------------------
 #
-# Conditions: 24 seeded Faker letters (preflight_eval.leak_check.letters, seed 1234), each
+# Conditions: 24 seeded Faker letters (preflight_eval.leak_check.letters, seed 1234) and
+# the first 10 of seed 99 (names with a qualification: "Dear Desiree Jacobson MD," leaked
+# with every method before names.py knew suffixes; "Justin Bennett MD"), each
 # carrying two names, an e-mail, a phone, a Visa card, an SSN, an IBAN, an API key and a
 # street address; the installed ner model; default detection settings; SUMMARIZE task.
 # What is counted is described in preflight_eval/leak_check.py; the same numbers come from
-# `python -m preflight_eval.bench_send --docs 24` (docs/BENCHMARKS.md).
+# `python -m preflight_eval.bench_send --docs 24` and `--docs 10 --seed 99` (docs/BENCHMARKS.md).
 
-LEAK_DOCS = 24
+LEAK_DOCS = 24 + 10
 
-# Zero leaks: every inserted direct identifier and secret (48 names, 24 each of e-mails,
+# Zero leaks: every inserted direct identifier and secret (68 names, 34 each of e-mails,
 # phones, cards, SSNs, IBANs, API keys and street addresses) stays home. Issue 11 measured
 # 7 Faker street addresses with USPS suffixes the recognizer did not know (Pines, Groves,
 # Tunnel, Loop...) leaving the machine; tests/core/pii/test_recognizers_addresses.py now
@@ -160,7 +162,7 @@ def detector():
 def letters():
     from preflight_eval.leak_check import letters
 
-    return letters(LEAK_DOCS)
+    return letters(24) + letters(10, seed=99)
 
 
 @pytest.mark.parametrize("method", ["placeholder", "redact", "pseudonym"])
