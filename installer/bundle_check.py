@@ -17,7 +17,6 @@ import json
 import os
 import sys
 import time
-import tomllib
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -26,17 +25,10 @@ _SAMPLE = "Contact Jane Miller at jane.miller@example.com or +1 212 555 0100 in 
 
 
 def _model_path(role: str) -> Path:
-    """The installed model for ``role``, through the app's model manager when it exists."""
-    try:
-        from preflight.runtime.models import ModelManager
-    except ImportError:
-        ModelManager = None  # noqa: N806 - the manager is not built yet in this tree
-    if ModelManager is not None:
-        return Path(ModelManager().path(role))
-    from preflight.core import paths
+    """The installed model for ``role``, through the app's model manager."""
+    from preflight.runtime.models import ModelManager
 
-    manifest = tomllib.loads(paths.manifest_path().read_text(encoding="utf-8"))
-    return paths.models_dir() / manifest["models"][role]["file"]
+    return Path(ModelManager().path(role))
 
 
 def _check_paths() -> str:
@@ -76,20 +68,18 @@ def _check_spacy() -> str:
 
 
 def _check_presidio() -> str:
-    try:
-        from preflight.core.pii.detector import PiiDetector
-    except ImportError:
-        PiiDetector = None  # noqa: N806 - the detector is not built yet in this tree
-    if PiiDetector is not None:
-        # The app's detector: Presidio + spaCy + its offline email recognizer.
-        detector = PiiDetector()
-        spans = detector.detect(_SAMPLE)
-        types = sorted({s.type for s in spans})
-        if not detector.ner_available:
-            raise RuntimeError(f"NER unavailable in the detector: {detector.warnings}")
-        if "EMAIL_ADDRESS" not in types or "PERSON" not in types:
-            raise RuntimeError(f"expected EMAIL_ADDRESS and PERSON among {types}")
-        return f"PiiDetector types={types}"
+    """The app's detector as the app builds it (Presidio + spaCy + its offline e-mail
+    recognizer), then Presidio's own engine over the bundled spaCy model."""
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+
+    detector = build_services(Settings()).detector()
+    spans = detector.detect(_SAMPLE)
+    types = sorted({s.type for s in spans})
+    if not detector.ner_available:
+        raise RuntimeError(f"NER unavailable in the detector: {detector.warnings}")
+    if "EMAIL_ADDRESS" not in types or "PERSON" not in types:
+        raise RuntimeError(f"expected EMAIL_ADDRESS and PERSON among {types}")
 
     import tldextract
     from presidio_analyzer import AnalyzerEngine
