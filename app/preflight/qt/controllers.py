@@ -1,5 +1,9 @@
 """Controllers: the window's logic, kept out of the views.
 
+Size (~420 lines): :class:`DocumentController` is one state machine (text → detections →
+preview → prediction) whose transitions share its generation counters; its assessment
+ops and the answer controller already live in ``assessment_ops.py`` and ``answers.py``.
+
 :class:`DocumentController` owns the document being prepared (text, detections, user
 exclusions, method, scope, ε, seed) and turns every change into background ops through
 :mod:`preflight.qt.qt_workers`: debounced re-detection on the "detect" lane, d_X
