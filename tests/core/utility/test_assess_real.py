@@ -46,6 +46,6 @@ def test_refined_prediction_rises_with_epsilon(parts):
     lo, hi = prepared_range(prepared)
     noisy = assessor.refine(DOC, prepared.at(lo))
     clean = assessor.refine(DOC, prepared.at(hi))
-    assert noisy.features["sim_sanitized"] < clean.features["sim_sanitized"]
+    assert noisy.features.sim_sanitized < clean.features.sim_sanitized
     assert noisy.predicted < clean.predicted
     assert clean.slm_answer and -1.0 <= noisy.predicted <= 1.0

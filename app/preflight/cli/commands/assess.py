@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.fast:
         result = assessor.fast(text, sanitized, spans, correct=args.correct)
     else:
-        result = assessor.refine(text, sanitized, spans, correct=args.correct)
+        # The refine step runs every SLM call before the first embedding: closing the SLM
+        # in between means the two models are never in memory together (one-shot run).
+        result = assessor.refine(text, sanitized, spans, correct=args.correct,
+                                 slm_done=lambda: services.release("slm"))
     out = result.to_json()
     out.update(method=sanitized.method, epsilon=args.epsilon, sanitized_text=result.text)
     if args.json:
