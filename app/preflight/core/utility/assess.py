@@ -153,9 +153,13 @@ class UtilityAssessor:
         the same bounded sample of passages.
         """
         hit = self._original_slm(original, cancel)
+        return hit.answer, self._original_similarity(hit, original), hit.ppl
+
+    def _original_similarity(self, hit: _DocCache, original: str) -> float:
+        """C for a cached original answer (embedded once, kept with the answer)."""
         if hit.sim_answer is None:
             hit.sim_answer = self.embedder.similarity(original_excerpt(original), hit.answer)
-        return hit.answer, hit.sim_answer, hit.ppl
+        return hit.sim_answer
 
     def _original_slm(self, original: str, cancel: threading.Event | None) -> _DocCache:
         """The SLM's part of :meth:`original_answer` (answer and perplexity), cached."""
@@ -206,7 +210,7 @@ class UtilityAssessor:
         notes = notes if notes is not None else {}
         feats = fast_features(original, sanitized, spans)
         report(0.05, "local model reads the original")
-        ppl_o = self._original_slm(original, cancel).ppl
+        doc = self._original_slm(original, cancel)
         text = sanitized.text
         if correct and word_count(text) > MAX_CORRECTION_WORDS:
             notes["correction_skipped"] = (f"grammar repair runs on documents up to "
@@ -226,13 +230,13 @@ class UtilityAssessor:
         if slm_done is not None:
             slm_done()
         report(0.9, "comparing")
-        _, sim_c, _ = self.original_answer(original, cancel)
+        sim_c = self._original_similarity(doc, original)
         vecs = self.embedder.embed([sample.original, sample.sanitized, answer])
         sim_b = float(np.dot(vecs[0], vecs[1]))
         sim_d = float(np.dot(vecs[0], vecs[2])) if answer else 0.0
         feats = feats.with_refined(
             sim_sanitized=sim_b, sim_slm_original=sim_c, sim_slm_sanitized=sim_d,
-            ppl_sanitized=ppl_s, ppl_original=ppl_o,
+            ppl_sanitized=ppl_s, ppl_original=doc.ppl,
         )
         return feats, text, answer
 
