@@ -1,7 +1,7 @@
 """Wall time and peak memory of `preflight assess` on a 5,000-word document (cold start).
 
     python -m preflight_eval.bench_assess_limits [--words 5000] [--method dx --epsilon 30]
-                                                [--via cli|direct] [--json out.json]
+                                                [--via cli|direct] [--seed 0] [--json out.json]
 
 Builds a deterministic document of ``--words`` words (business prose with names, e-mail
 addresses and phone numbers, so detection has work), then runs the assessment in a fresh
@@ -62,7 +62,7 @@ def build_document(words: int, seed: int = 7) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def _child_direct(path: str, method: str, epsilon: float | None) -> int:
+def _child_direct(path: str, method: str, epsilon: float | None, seed: int) -> int:
     """The steps of `preflight assess`, with the real models composed here."""
     from preflight.core.pii.detector import PiiDetector
     from preflight.core.sanitize.base import SanitizeParams, create_mechanism
@@ -85,7 +85,7 @@ def _child_direct(path: str, method: str, epsilon: float | None) -> int:
     spans = PiiDetector().detect(text)
     lap("detect (incl. loading spaCy)")
     sanitized = create_mechanism(method).sanitize(
-        text, spans, SanitizeParams(seed=0, epsilon=epsilon))
+        text, spans, SanitizeParams(seed=seed, epsilon=epsilon))
     lap(f"sanitize ({method})")
     with LocalSLM() as slm:
         result = UtilityAssessor(slm, SentenceEmbedder()).refine(text, sanitized, spans)
@@ -119,12 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--method", default="dx")
     p.add_argument("--epsilon", type=float, default=30.0)
     p.add_argument("--via", choices=("cli", "direct"), default="cli")
+    p.add_argument("--seed", type=int, default=0,
+                   help="d_X noise seed (fixed, so runs before/after a change predict alike)")
     p.add_argument("--json", metavar="FILE", help="also write the numbers here")
     p.add_argument("--child", metavar="FILE", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         return _child_direct(args.child, args.method,
-                             args.epsilon if args.method == "dx" else None)
+                             args.epsilon if args.method == "dx" else None, args.seed)
 
     doc = build_document(args.words)
     with tempfile.TemporaryDirectory(prefix="pf-bench-") as tmp:
@@ -135,14 +137,15 @@ def main(argv: list[str] | None = None) -> int:
         eps = ["--epsilon", str(args.epsilon)] if args.method == "dx" else []
         if args.via == "cli":
             cmd = [sys.executable, "-m", "preflight", "assess", str(path),
-                   "--method", args.method, *eps, "--json"]
+                   "--method", args.method, *eps, "--seed", str(args.seed), "--json"]
         else:
             cmd = [sys.executable, "-m", "preflight_eval.bench_assess_limits", "--child",
-                   str(path), "--method", args.method, *eps]
+                   str(path), "--method", args.method, *eps, "--seed", str(args.seed)]
         res = run_child(cmd, env)
     report = {
         "words": len(doc.split()), "method": args.method,
-        "epsilon": args.epsilon if args.method == "dx" else None, "via": args.via,
+        "epsilon": args.epsilon if args.method == "dx" else None, "seed": args.seed,
+        "via": args.via,
         "cpus": os.cpu_count(), "models_dir": os.environ.get("PREFLIGHT_MODELS_DIR", "(default)"),
         "cold_start": True, "exit_code": res["exit_code"], "wall_s": res["wall_s"],
         "cpu_s": res["cpu_s"], "peak_rss_mb": res["peak_rss_mb"],

@@ -78,6 +78,17 @@ class Services:
                 if key == "slm" and hasattr(obj, "close"):
                     obj.close()
 
+    def release(self, *names: str) -> None:
+        """Drop built objects (e.g. "detector", "dx", "token_space") so their memory can
+        be freed; a later request builds them again. One-shot commands use this to keep
+        the peak down (`preflight assess` needs no detector or d_X geometry once the
+        document is sanitized)."""
+        with self._lock:
+            for key in names:
+                obj = self._built.pop(key, None)
+                if key == "slm" and hasattr(obj, "close"):
+                    obj.close()
+
     def _once(self, key: str, build: Callable[[], Any]) -> Any:
         with self._lock:
             if key not in self._built:

@@ -226,9 +226,23 @@ class LocalSLM:
             return float("nan")
         scorer.reset()
         scorer.eval(tokens)
-        logits = np.asarray(scorer.scores[: len(tokens) - 1], dtype=np.float64)
+        return float(math.exp(float(token_nll(scorer.scores, tokens).mean())))
+
+
+def token_nll(scores: np.ndarray, tokens: list[int], rows: int = 16) -> np.ndarray:
+    """Negative log-likelihood of ``tokens[1:]`` under the float32 logits ``scores[:-1]``,
+    in float64, a few rows at a time: a whole-window float64 softmax costs ~300 MB of
+    temporaries (vocabulary 49,152 x 256 rows x 8 bytes x 3). Every step is row-wise,
+    so the values are the same as computing all rows at once."""
+    n = len(tokens) - 1
+    nll = np.empty(n, dtype=np.float64)
+    for lo in range(0, n, rows):
+        hi = min(lo + rows, n)
+        logits = np.asarray(scores[lo:hi], dtype=np.float64)
         peak = logits.max(axis=1, keepdims=True)
-        log_z = np.log(np.exp(logits - peak).sum(axis=1)) + peak[:, 0]
-        target = np.asarray(tokens[1:])
-        nll = log_z - logits[np.arange(len(target)), target]
-        return float(math.exp(float(nll.mean())))
+        shifted = logits - peak
+        np.exp(shifted, out=shifted)
+        log_z = np.log(shifted.sum(axis=1)) + peak[:, 0]
+        target = np.asarray(tokens[lo + 1:hi + 1])
+        nll[lo:hi] = log_z - logits[np.arange(hi - lo), target]
+    return nll

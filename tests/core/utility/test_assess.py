@@ -129,3 +129,36 @@ def test_correction_of_a_long_document_is_skipped_not_truncated(fake_slm, fake_e
     assert not res.corrected and "correction_skipped" in res.meta
     assert "correct" not in [k for k, _ in fake_slm.calls]
     assert res.text == dx_like(LONG, 50.0).text
+
+
+def test_every_slm_call_comes_before_the_first_embedding(fake_slm, fake_embedder):
+    """`preflight assess` frees the SLM at ``slm_done`` so the two models are never
+    loaded together: no SLM call may come after it, no embedding before it."""
+    events: list[str] = []
+
+    class LoggedSLM:
+        def run(self, task, text, on_token=None, cancel=None):
+            events.append("slm")
+            return fake_slm.run(task, text, on_token, cancel)
+
+        def perplexity(self, text):
+            events.append("slm")
+            return fake_slm.perplexity(text)
+
+    class LoggedEmbedder:
+        def embed(self, texts):
+            events.append("embed")
+            return fake_embedder.embed(texts)
+
+        def similarity(self, a, b):
+            events.append("embed")
+            return fake_embedder.similarity(a, b)
+
+    plain = make(fake_slm, fake_embedder).refine(DOC, dx_like(DOC, 50.0), correct=True)
+    logged = UtilityAssessor(LoggedSLM(), LoggedEmbedder(), LinearPredictor()).refine(
+        DOC, dx_like(DOC, 50.0), correct=True, slm_done=lambda: events.append("done"))
+    assert events.count("done") == 1
+    cut = events.index("done")
+    assert set(events[:cut]) == {"slm"} and len(events[:cut]) == 5   # 3 answers, 2 ppl
+    assert set(events[cut + 1:]) == {"embed"}
+    assert logged.features.as_dict() == plain.features.as_dict()

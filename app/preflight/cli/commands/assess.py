@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Any
 
@@ -54,11 +55,19 @@ def run(args: argparse.Namespace) -> int:
     services = build_services()
     sanitized, spans = sanitize_document(services, text, args.method, args.epsilon, args.seed,
                                          args.scope)
+    # One document per run: the detector (spaCy) and the d_X geometry (two vocabulary x
+    # dimension matrices) are not needed again; freeing them before the SLM and the
+    # embedder load lowers the peak by ~250 MB (bench_assess_limits).
+    services.release("detector", "dx", "token_space")
+    gc.collect()
     assessor = services.assessor()
     if args.fast:
         result = assessor.fast(text, sanitized, spans, correct=args.correct)
     else:
-        result = assessor.refine(text, sanitized, spans, correct=args.correct)
+        # The refine step runs every SLM call before the first embedding: closing the SLM
+        # in between means the two models are never in memory together (one-shot run).
+        result = assessor.refine(text, sanitized, spans, correct=args.correct,
+                                 slm_done=lambda: services.release("slm"))
     out = result.to_json()
     out.update(method=sanitized.method, epsilon=args.epsilon, sanitized_text=result.text)
     if args.json:

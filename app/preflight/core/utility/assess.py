@@ -76,11 +76,11 @@ def correction_task(text: str) -> Task:
     return dataclasses.replace(CORRECT, max_tokens=min(1024, int(word_count(text) * 1.7) + 32))
 
 
-@dataclass(frozen=True)
+@dataclass
 class _DocCache:
     answer: str
-    sim_answer: float
     ppl: float
+    sim_answer: float | None = None     # computed when the embedder first runs on it
 
 
 class UtilityAssessor:
@@ -152,6 +152,17 @@ class UtilityAssessor:
         :mod:`preflight.core.utility.excerpt`): the SLM summarizes, and C compares with,
         the same bounded sample of passages.
         """
+        hit = self._original_slm(original, cancel)
+        return hit.answer, self._original_similarity(hit, original), hit.ppl
+
+    def _original_similarity(self, hit: _DocCache, original: str) -> float:
+        """C for a cached original answer (embedded once, kept with the answer)."""
+        if hit.sim_answer is None:
+            hit.sim_answer = self.embedder.similarity(original_excerpt(original), hit.answer)
+        return hit.sim_answer
+
+    def _original_slm(self, original: str, cancel: threading.Event | None) -> _DocCache:
+        """The SLM's part of :meth:`original_answer` (answer and perplexity), cached."""
         key = hashlib.blake2b(
             (self.task.kind + "\0" + self.task.question + "\0" + original).encode(
                 "utf-8", "surrogatepass"),
@@ -162,13 +173,12 @@ class UtilityAssessor:
         if hit is None:
             sample = original_excerpt(original)
             answer = self._generate(self.task, sample, cancel)
-            sim = self.embedder.similarity(sample, answer)
-            hit = _DocCache(answer, sim, self._perplexity(sample))
+            hit = _DocCache(answer, self._perplexity(sample))
             with self._lock:
                 self._docs[key] = hit
                 while len(self._docs) > self._cache_documents:
                     self._docs.popitem(last=False)
-        return hit.answer, hit.sim_answer, hit.ppl
+        return hit
 
     def _perplexity(self, text: str) -> float:
         """SLM perplexity on the excerpt (the runtime scores a bounded prefix of it: a
@@ -185,19 +195,22 @@ class UtilityAssessor:
         cancel: threading.Event | None = None,
         progress: Progress | None = None,
         notes: dict[str, Any] | None = None,
+        slm_done: Callable[[], None] | None = None,
     ) -> tuple[Features, str, str]:
         """All features (no prediction), the text that would be sent, and the SLM's answer.
 
         Used by :meth:`refine` and by the training-set builder, so training and use
         compute features the same way. B, C, D and the perplexities are computed on the
         aligned excerpts of a long document (the whole text when it is short); ``notes``,
-        if given, receives what was sampled or skipped.
+        if given, receives what was sampled or skipped. Every SLM call comes before the
+        first embedding, and ``slm_done`` (if given) is called in between: a one-shot
+        caller can free the SLM there so the two models are never in memory together.
         """
         report = progress or (lambda _f, _m: None)
         notes = notes if notes is not None else {}
         feats = fast_features(original, sanitized, spans)
         report(0.05, "local model reads the original")
-        _, sim_c, ppl_o = self.original_answer(original, cancel)
+        doc = self._original_slm(original, cancel)
         text = sanitized.text
         if correct and word_count(text) > MAX_CORRECTION_WORDS:
             notes["correction_skipped"] = (f"grammar repair runs on documents up to "
@@ -213,14 +226,17 @@ class UtilityAssessor:
         report(0.6, "local model works on the sanitized text")
         answer = self._generate(self.task, sample.sanitized, cancel) \
             if sample.sanitized.strip() else ""
+        ppl_s = self._perplexity(sample.sanitized) if sample.sanitized.strip() else float("nan")
+        if slm_done is not None:
+            slm_done()
         report(0.9, "comparing")
+        sim_c = self._original_similarity(doc, original)
         vecs = self.embedder.embed([sample.original, sample.sanitized, answer])
         sim_b = float(np.dot(vecs[0], vecs[1]))
         sim_d = float(np.dot(vecs[0], vecs[2])) if answer else 0.0
-        ppl_s = self._perplexity(sample.sanitized) if sample.sanitized.strip() else float("nan")
         feats = feats.with_refined(
             sim_sanitized=sim_b, sim_slm_original=sim_c, sim_slm_sanitized=sim_d,
-            ppl_sanitized=ppl_s, ppl_original=ppl_o,
+            ppl_sanitized=ppl_s, ppl_original=doc.ppl,
         )
         return feats, text, answer
 
@@ -233,16 +249,18 @@ class UtilityAssessor:
         correct: bool = False,
         cancel: threading.Event | None = None,
         progress: Progress | None = None,
+        slm_done: Callable[[], None] | None = None,
     ) -> Assessment:
         """Both stages; runs the SLM (once or twice if the original is not cached).
 
         Grammar repair applies to d_X output only; operator output is already fluent.
+        ``slm_done``: see :meth:`measure`.
         """
         correct = correct and sanitized.method == "dx"
         notes: dict[str, Any] = {}
         feats, text, answer = self.measure(
             original, sanitized, spans, correct=correct, cancel=cancel, progress=progress,
-            notes=notes,
+            notes=notes, slm_done=slm_done,
         )
         correct = correct and "correction_skipped" not in notes
         pred_fast = self.predictor.predict_fast(feats, corrected=correct)
