@@ -86,7 +86,7 @@ _B62 = string.ascii_letters + string.digits
 def api_key(rng: random.Random) -> str:
     """A fictional credential in one of the common vendor formats (or a generic token)."""
     kind = rng.randrange(9)
-    up, low = string.ascii_uppercase, string.ascii_lowercase
+    up = string.ascii_uppercase
     if kind == 0:
         return "sk-proj-" + _rand(rng, _B62 + "_-", 48)
     if kind == 1:

@@ -47,7 +47,6 @@ def model_card(raw: list[dict[str, Any]], report: dict[str, Any], bundle: dict[s
 
     build_cmd = build.get("command", DEFAULT_BUILD)
     eps_count = build.get("args", {}).get("eps_count", "?")
-    corpora = collections.Counter(r["corpus"] for r in raw)
     docs = {r["doc_id"]: r["corpus"] for r in raw}
     doc_counts = collections.Counter(docs.values())
     methods = collections.Counter((r["method"], r.get("variant", "plain")) for r in raw)

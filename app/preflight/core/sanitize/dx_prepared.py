@@ -280,7 +280,6 @@ def _reuse_work(new: DxPrepared, old: DxPrepared, geom: Geometry) -> tuple[Noise
     u = np.empty((T, n))
     g = np.empty(T)
     U = np.empty(T)
-    pieces: list[Envelope | None] = [None] * T
     reuse_rows = [r for r in range(T) if rows_old[r] >= 0]
     if reuse_rows:
         src = np.asarray([rows_old[r] for r in reuse_rows])
