@@ -27,7 +27,9 @@ from typing import Any
 
 from preflight.core.utility.features import as_mapping
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
-from preflight_eval.utility_data.settings import DocumentContext, Setting, setting_kinds
+from preflight_eval.utility_data.settings import (
+    DocumentContext, Setting, setting_kinds, use_mechanisms,
+)
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.utility_data.features")
@@ -115,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     services = build_services(Settings())       # the defaults, not this user's settings
+    use_mechanisms(services.mechanism)
     slm = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
     feature_pass = FeaturePass(
         data / f"{args.cloud_role}.jsonl.gz",

@@ -236,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.core.config import Settings
 
     from preflight_eval.utility_common import local_cloud_server
+    from preflight_eval.utility_data.settings import use_mechanisms
 
     services = build_services(Settings())      # the defaults, not this user's settings
+    use_mechanisms(services.mechanism)
     manager = services.models
     spec = manager.spec(args.cloud_role)
     standin = {"role": args.cloud_role, "name": spec.name, "sha256": spec.sha256,

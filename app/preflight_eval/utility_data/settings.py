@@ -23,7 +23,7 @@ import hashlib
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.types import SanitizedText, Span
@@ -87,6 +87,17 @@ def log_uniform_bins(lo: float, hi: float, count: int, rng: random.Random) -> li
     return [round(math.exp(a + (i + rng.random()) * (b - a) / count), 4) for i in range(count)]
 
 
+# How mechanisms are built: the composition root's factory (``Services.mechanism``, which
+# gives d_X its token space), installed by the entry points with :func:`use_mechanisms`.
+_mechanism_factory: Callable[..., Any] = create_mechanism
+
+
+def use_mechanisms(factory: Callable[..., Any]) -> None:
+    """Build every setting's mechanism with ``factory(name, **collaborators)``."""
+    global _mechanism_factory
+    _mechanism_factory = factory
+
+
 class DxKind:
     """Whole-text d_X (scope "all", the paper's setting) at several ε, same noise draw."""
 
@@ -99,7 +110,7 @@ class DxKind:
     @property
     def mechanism(self) -> Any:
         if self._mech is None:
-            self._mech = create_mechanism("dx")
+            self._mech = _mechanism_factory("dx")
         return self._mech
 
     def sample(self, ctx: DocumentContext) -> list[Setting]:
@@ -135,7 +146,7 @@ class OperatorKind:
         return [Setting(self.name, self.name, None, ctx.doc_seed(self.name))]
 
     def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
-        mech = create_mechanism(setting.method)
+        mech = _mechanism_factory(setting.method)
         out = mech.sanitize(ctx.text, ctx.spans, SanitizeParams(seed=setting.seed))
         vault = out.info.get("vault") if isinstance(out.info, dict) else None
         return out, vault if vault is not None else getattr(mech, "vault", None)
