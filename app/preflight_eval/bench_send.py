@@ -99,25 +99,25 @@ def main(argv: list[str] | None = None) -> int:
     home = tempfile.mkdtemp(prefix="preflight-bench-send-")
     os.environ["PREFLIGHT_HOME"] = home   # never the user's audit log or settings
 
+    from preflight.app.services import build_services
     from preflight.core.config import ProviderSettings, Settings
-    from preflight.core.pii.detector import PiiDetector
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.audit import AuditLog
     from preflight.core.send.session import Confirmation, SendSession
     from preflight.core.tasks import SUMMARIZE
     from preflight_eval.leak_check import KINDS, check_method, letters
 
-    from preflight.runtime.models import ModelManager
-
-    models = ModelManager()
+    services = build_services(Settings())   # the defaults: as the app builds everything
+    models = services.models
     print(f"models: ner {models.spec('ner').name} ({models.path('ner')}), token counts by "
           f"{models.spec('slm').name}")
-    detector = PiiDetector(nlp_model_path=models.path("ner"))
+    detector = services.detector()
     server = _Capture([f"<PERSON_1> w{i} " for i in range(200)])
     provider = ProviderSettings("cap", server.url, "m", price_input_per_mtok=0.15,
                                 price_output_per_mtok=0.6)
     session = SendSession(Settings(providers=[provider]), detector=detector,
-                          audit=AuditLog(Path(home) / "audit.sqlite3"))
+                          audit=AuditLog(Path(home) / "audit.sqlite3"),
+                          token_counter=services.token_counter())
     doc = _long_document()
     print(f"document: {len(doc.split())} words, {len(doc)} characters")
 
