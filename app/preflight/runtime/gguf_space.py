@@ -14,6 +14,7 @@ import numpy as np
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.ports import Tokenization
 from preflight.runtime.hashing import VerifiedHashCache
+from preflight.runtime.llama_open import open_llama
 from preflight.runtime.space_base import ArrayCache, BaseSpace, units_from_byte_pieces
 
 _CONTROL_LIKE_ATTRS = (1 << 0) | (1 << 1) | (1 << 3)   # UNKNOWN | UNUSED | CONTROL
@@ -68,23 +69,15 @@ class GGUFTokenSpace(BaseSpace):
 
     def _load_vocab(self):
         try:
-            import llama_cpp
+            import llama_cpp  # noqa: F401 - a clear message when the backend is missing
         except ImportError as exc:  # pragma: no cover - a core dependency
             raise ModelUnavailableError(
                 "llama-cpp-python is not installed.", "Reinstall Preflight (./setup.sh)."
             ) from exc
         try:
-            from llama_cpp._utils import suppress_stdout_stderr
-        except ImportError:  # pragma: no cover - private helper moved
-            from contextlib import nullcontext
-
-            def suppress_stdout_stderr(disable: bool = True):  # type: ignore[misc]
-                return nullcontext()
-        try:
             # a vocab-only load still creates a context, and llama.cpp prints a
             # meaningless "n_ctx_train (0)" warning for it on stderr: keep the CLI clean
-            with suppress_stdout_stderr(disable=False):
-                vocab = llama_cpp.Llama(model_path=str(self.path), vocab_only=True, verbose=False)
+            vocab = open_llama(self.path, quiet_stderr=True, vocab_only=True)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailableError(
                 f"Cannot read the tokenizer of {self.path.name}: {exc}.",

@@ -25,6 +25,7 @@ import numpy as np
 
 from preflight.core.errors import Cancelled, InputError, ModelUnavailableError
 from preflight.core.tasks import Task
+from preflight.runtime.llama_open import open_llama
 
 log = logging.getLogger(__name__)
 
@@ -150,11 +151,7 @@ class LocalSLM:
                 "Run `preflight models install`.",
             )
         try:
-            from llama_cpp import Llama
-
-            return Llama(
-                model_path=str(path), n_threads=self._n_threads, verbose=False, **kwargs
-            )
+            return open_llama(path, n_threads=self._n_threads, **kwargs)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailableError(
                 f"The local language model could not be loaded ({type(exc).__name__}).",

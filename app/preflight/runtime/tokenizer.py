@@ -14,6 +14,7 @@ from typing import Any
 
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.ports import ModelLocator
+from preflight.runtime.llama_open import open_llama
 
 
 class LlamaTokenizer:
@@ -27,10 +28,7 @@ class LlamaTokenizer:
 
     def _load(self) -> Any:
         if self._vocab is None:
-            from llama_cpp import Llama
-
-            self._vocab = Llama(model_path=str(self.model_path), vocab_only=True,
-                                verbose=False)
+            self._vocab = open_llama(self.model_path, quiet_stderr=True, vocab_only=True)
         return self._vocab
 
     def count_tokens(self, text: str) -> int:

@@ -1,0 +1,38 @@
+"""One way to construct a ``llama_cpp.Llama``, serialized across threads.
+
+llama-cpp-python silences llama.cpp while it loads a model (``verbose=False``) by
+redirecting the *process-wide* file descriptors 1 and 2 to ``/dev/null`` and restoring
+them afterwards. Two loads overlapping in two threads (the window loads the SLM, the
+d_X token space and the tokenizer on different worker lanes) restore each other's saved
+descriptors in the wrong order and leave stdout and stderr pointing at ``/dev/null`` for
+the rest of the process: every later log line and printed result silently vanishes.
+Every construction therefore goes through this one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+_LOAD_LOCK = threading.Lock()
+
+
+def open_llama(model_path: Path | str, *, quiet_stderr: bool = False, **kwargs: Any) -> Any:
+    """``llama_cpp.Llama(model_path, verbose=False, **kwargs)``, one at a time.
+
+    ``quiet_stderr`` also hides what llama.cpp itself prints while loading (e.g. the
+    meaningless context-size warning of a vocabulary-only load)."""
+    import llama_cpp
+
+    quiet: Any = nullcontext()
+    if quiet_stderr:
+        try:
+            from llama_cpp._utils import suppress_stdout_stderr
+
+            quiet = suppress_stdout_stderr(disable=False)
+        except ImportError:  # pragma: no cover - private helper moved
+            pass
+    with _LOAD_LOCK, quiet:
+        return llama_cpp.Llama(model_path=str(model_path), verbose=False, **kwargs)
