@@ -41,11 +41,11 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print("The audit log is empty: nothing was sent yet.")
         return 0
-    print(f"{'id':>4}  {'time (UTC)':19}  {'status':9}  {'provider':12}  {'method':11}  "
+    print(f"{'id':>4}  {'time (UTC)':19}  {'status':11}  {'provider':12}  {'method':11}  "
           f"{'ε':>6}  {'tokens':>11}  {'cost':>8}  {'pred':>4}  {'real':>4}")
     for r in rows:
         tokens = f"{_fmt(r['input_tokens'])}+{_fmt(r['output_tokens'])}"
-        print(f"{r['id']:>4}  {r['created_at'][:19]:19}  {r['status']:9}  "
+        print(f"{r['id']:>4}  {r['created_at'][:19]:19}  {r['status']:11}  "
               f"{(r['provider'] or '-')[:12]:12}  {(r['method'] or '-')[:11]:11}  "
               f"{_fmt(r['epsilon'], '.3g'):>6}  {tokens:>11}  {_fmt(r['cost'], '.4f'):>8}  "
               f"{_fmt(r['predicted_utility'], '.2f'):>4}  {_fmt(r['realized_utility'], '.2f'):>4}")
