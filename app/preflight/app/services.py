@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any, Callable, Sequence
 
 from preflight.core.config import DetectionSettings, Settings
@@ -151,30 +151,57 @@ class Services:
         """The process-wide detector for this settings snapshot."""
         return self._once("detector", self.make_detector)
 
-    # -- mechanisms --------------------------------------------------------------------
+    # -- policies and mechanisms ---------------------------------------------------------
     def method_names(self) -> list[str]:
         return mechanism_names()
 
-    def mechanism(self, name: str, **collaborators: Any) -> Any:
-        """A fresh mechanism from the registry with the collaborators it needs."""
-        if name in _SPACE_MECHANISMS:
+    def saved_policies(self) -> list[Any]:
+        """The user's named policies from the settings (a broken one names itself)."""
+        from preflight.core.sanitize.policy import policy_from_mapping
+
+        out = []
+        for i, saved in enumerate(self.settings.policy.saved):
+            data = {k: v for k, v in asdict(saved).items() if v is not None}
+            out.append(policy_from_mapping(
+                data, f"settings: policy.saved[{i}] ('{saved.name}')"))
+        return out
+
+    def policy_names(self) -> list[str]:
+        from preflight.core.sanitize.policy import policy_names
+
+        return policy_names(self.saved_policies())
+
+    def policy(self, name: str | None = None) -> Any:
+        """The policy ``name`` (a preset, a saved policy or a TOML file; default: the
+        active one in the settings) as it applies on this machine."""
+        from preflight.core.sanitize.policy import DEFAULT_POLICY, find_policy
+
+        chosen = name or self.settings.policy.active or DEFAULT_POLICY
+        return find_policy(chosen, self.saved_policies())
+
+    def mechanism(self, name: Any, **collaborators: Any) -> Any:
+        """A fresh mechanism: the raw d_X mechanism for "dx", else a policy's (``name``
+        is a policy name, a policy file or a :class:`Policy`) with what it needs."""
+        if isinstance(name, str) and name in _SPACE_MECHANISMS:
             collaborators.setdefault("space", Deferred(self.token_space, "token space"))
-        return create_mechanism(name, **collaborators)
+            return create_mechanism(name, **collaborators)
+        from preflight.core.sanitize.policy import Policy
+        from preflight.core.sanitize.policy_apply import PolicyMechanism
+
+        policy = name if isinstance(name, Policy) else self.policy(name)
+        return PolicyMechanism(policy, dx=Deferred(self.dx, "d_X mechanism"), **collaborators)
 
     def dx(self) -> Any:
         """The shared d_X mechanism (it memoizes per-space geometry across documents)."""
         return self._once("dx", lambda: self.mechanism("dx"))
 
-    def sanitize(self, method: str, text: str, spans: Sequence[Span],
+    def sanitize(self, policy: Any, text: str, spans: Sequence[Span],
                  params: SanitizeParams = SanitizeParams()) -> tuple[SanitizedText, Any]:
-        """Sanitize with a fresh mechanism (one vault per document), then enforce the
-        policy's always-protected types; returns ``(sanitized, vault or None)``."""
-        from preflight.app.protect import enforce_always_protect
-
-        mech = self.dx() if method == "dx" else self.mechanism(method)
+        """Sanitize under ``policy`` with a fresh mechanism (one vault per document);
+        returns ``(sanitized, vault or None)``."""
+        mech = self.mechanism(policy)
         out = mech.sanitize(text, list(spans), params)
-        out = enforce_always_protect(text, spans, out, self.settings.policy.always_protect)
-        return out, getattr(mech, "vault", None) if getattr(mech, "reversible", False) else None
+        return out, mech.vault if mech.reversible else None
 
     # -- utility -----------------------------------------------------------------------
     def predictor(self) -> Any:

@@ -34,14 +34,26 @@ class DetectionSettings:
 
 
 @dataclass
+class SavedPolicy:
+    """A named policy the user saved (the keys of a policy file; see docs/POLICIES.md)."""
+
+    name: str
+    title: str = ""
+    description: str = ""
+    dx: str = "none"
+    epsilon: float | None = None
+    fallback: str = "placeholder"
+    categories: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class PolicySettings:
     epsilon_min: float | None = None        # None: the calibrated range of the embedding
     epsilon_max: float | None = None
     min_utility: float = 0.5
-    always_protect: list[str] = field(
-        default_factory=lambda: ["EMAIL_ADDRESS", "PHONE_NUMBER", "US_SSN", "CREDIT_CARD",
-                                 "IBAN_CODE", "API_KEY", "SECRET"]
-    )
+    active: str = "identifiers"             # the policy new documents start with
+    saved: list[SavedPolicy] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +99,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "policy.epsilon_min": (lambda v: v is None or v > 0, "must be positive (or null)"),
     "policy.epsilon_max": (lambda v: v is None or v > 0, "must be positive (or null)"),
     "policy.min_utility": (lambda v: -1.0 <= v <= 1.0, "must be between -1 and 1"),
+    "policy.active": (lambda v: bool(v.strip()), "must name a policy"),
     "providers.api_style": (lambda v: v in _API_STYLES, f"must be one of {', '.join(_API_STYLES)}"),
     "providers.price_input_per_mtok": (lambda v: v >= 0, "must not be negative"),
     "providers.price_output_per_mtok": (lambda v: v >= 0, "must not be negative"),

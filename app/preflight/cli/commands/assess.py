@@ -9,21 +9,20 @@ from typing import Any
 
 from preflight.app.documents import read_document
 from preflight.app.services import Services, build_services
+from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "assess", help="predict how useful a cloud answer on the sanitized text will be",
-        description="Sanitize FILE with one method and predict the cloud model's utility "
+        description="Sanitize FILE under a policy and predict the cloud model's utility "
                     "(similarity of its summary to the original, -1..1) with the local SLM.",
     )
     p.add_argument("file", help="document to assess, or - for standard input")
-    p.add_argument("--method", default="dx", help="sanitization method (default: dx)")
+    add_policy_arguments(p)
     p.add_argument("--epsilon", type=float, default=None, help="d_X privacy parameter ε")
     p.add_argument("--seed", type=int, default=None, help="random seed (d_X noise)")
-    p.add_argument("--scope", choices=("all", "pii"), default="all",
-                   help="d_X: perturb every token (all) or detected PII only")
     p.add_argument("--correct", action="store_true",
                    help="let the SLM repair the grammar of d_X output first")
     p.add_argument("--fast", action="store_true", help="instant prediction only (no SLM)")
@@ -31,20 +30,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def sanitize_document(services: Services, text: str, method: str, epsilon: float | None,
-                      seed: int | None, scope: str) -> tuple[Any, list]:
-    """Detect PII (with the user's detection settings) and sanitize ``text``; returns
-    (SanitizedText, spans)."""
+def sanitize_document(services: Services, text: str, policy: Any, epsilon: float | None,
+                      seed: int | None) -> tuple[Any, list]:
+    """Detect PII (with the user's detection settings) and sanitize ``text`` under
+    ``policy``; returns (SanitizedText, spans)."""
     from preflight.core.sanitize.base import SanitizeParams
 
-    if method == "dx" and epsilon is None:
-        raise ConfigError("d_X needs a privacy level.",
+    if policy.uses_dx and epsilon is None and policy.epsilon is None:
+        raise ConfigError(f"The policy '{policy.name}' adds d_X noise, which needs a "
+                          "privacy level.",
                           "Pass --epsilon, or let `preflight recommend` choose one.")
     if epsilon is not None and epsilon <= 0:
         raise ConfigError(f"ε must be positive (got {epsilon:g}).", "Pass --epsilon > 0.")
     spans = services.detector().detect(text)
-    params = SanitizeParams(seed=seed, epsilon=epsilon, scope=scope)
-    sanitized, _vault = services.sanitize(method, text, spans, params)
+    params = SanitizeParams(seed=seed, epsilon=epsilon)
+    sanitized, _vault = services.sanitize(policy, text, spans, params)
     return sanitized, spans
 
 
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
     text = read_document(args.file)
     services = build_services()
-    sanitized, spans = sanitize_document(services, text, args.method, args.epsilon, args.seed,
-                                         args.scope)
+    policy = chosen_policy(args, services)
+    sanitized, spans = sanitize_document(services, text, policy, args.epsilon, args.seed)
     # One document per run: the detector (spaCy) and the d_X geometry (two vocabulary x
     # dimension matrices) are not needed again; freeing them before the SLM and the
     # embedder load lowers the peak by ~250 MB (bench_assess_limits).
@@ -69,12 +69,14 @@ def run(args: argparse.Namespace) -> int:
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
     out = result.to_json()
-    out.update(method=sanitized.method, epsilon=args.epsilon, sanitized_text=result.text)
+    out.update(method=sanitized.method, policy=policy.describe(),
+               epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
     if args.json:
         print_json(out)
         return 0
     w = sys.stdout.write
-    w(f"method {sanitized.method}" + (f", ε = {args.epsilon:g}" if args.epsilon else "") + "\n")
+    eps = sanitized.info.get("epsilon")
+    w(f"policy {policy.title} ({policy.name})" + (f", ε = {eps:g}" if eps else "") + "\n")
     w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")

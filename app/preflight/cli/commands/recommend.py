@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from preflight.cli.policy_args import add_policy_arguments, chosen_policy
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "recommend", help="choose the most private d_X ε that is still useful enough",
-        description="Search the ε range for the most private d_X sanitization whose "
-                    "predicted cloud utility reaches --min-utility; if none does, keep the "
+        "recommend", help="send or keep local: the most private setting still useful enough",
+        description="Under a policy with d_X noise, search the ε range for the most private "
+                    "sanitization whose predicted cloud utility reaches --min-utility; under "
+                    "a policy without, check its one output. If nothing reaches it, keep the "
                     "document local and print the local model's answer.",
     )
     p.add_argument("file", help="document, or - for standard input")
@@ -19,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon-min", type=float, default=None, help="policy lower bound on ε")
     p.add_argument("--epsilon-max", type=float, default=None, help="policy upper bound on ε")
     p.add_argument("--seed", type=int, default=None, help="random seed (d_X noise)")
-    p.add_argument("--scope", choices=("all", "pii"), default="all")
+    add_policy_arguments(p)
     p.add_argument("--correct", action="store_true", help="SLM repairs d_X output first")
     p.add_argument("--max-refinements", type=int, default=3,
                    help="SLM checks of candidate ε values (default 3)")
@@ -30,11 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from preflight.app.documents import read_document
     from preflight.app.services import build_services
-    from preflight.app.protect import ProtectedPrepared
     from preflight.cli.main import print_json
     from preflight.core.errors import ConfigError
     from preflight.core.sanitize.base import SanitizeParams
-    from preflight.core.utility.recommend import recommend
+    from preflight.core.utility.recommend import judge, recommend
 
     services = build_services()
     policy = services.settings.policy
@@ -46,24 +48,34 @@ def run(args: argparse.Namespace) -> int:
     eps_max = args.epsilon_max if args.epsilon_max is not None else policy.epsilon_max
     text = read_document(args.file)
     spans = services.detector().detect(text)
-    prepared = ProtectedPrepared(
-        services.dx().prepare(text, spans, SanitizeParams(seed=args.seed, scope=args.scope)),
-        spans, policy.always_protect)
-    rec = recommend(
-        text, prepared, services.assessor(), min_u, spans=spans, epsilon_min=eps_min,
-        epsilon_max=eps_max, max_refinements=args.max_refinements, correct=args.correct,
-    )
+    chosen = chosen_policy(args, services)
+    mech = services.mechanism(chosen)
+    params = SanitizeParams(seed=args.seed)
+    if chosen.uses_dx:
+        rec = recommend(
+            text, mech.prepare(text, spans, params), services.assessor(), min_u, spans=spans,
+            epsilon_min=eps_min, epsilon_max=eps_max, max_refinements=args.max_refinements,
+            correct=args.correct,
+        )
+    else:
+        rec = judge(text, mech.sanitize(text, spans, params), services.assessor(), min_u,
+                    spans=spans, correct=args.correct)
     out = rec.to_json()
+    out["policy"] = chosen.describe()
     out["sanitized_text"] = rec.assessment.text if rec.decision == "send" else None
     if args.json:
         print_json(out)
         return 0
     w = sys.stdout.write
-    if rec.decision == "send":
+    if rec.decision == "send" and rec.epsilon is None:
+        w(f"send under '{chosen.title}' (predicted utility {rec.predicted_utility:.3f} "
+          f"≥ {min_u:g})\n\n{out['sanitized_text']}\n")
+    elif rec.decision == "send":
         w(f"send with ε = {rec.epsilon:.4g} (predicted utility {rec.predicted_utility:.3f} "
           f"≥ {min_u:g})\n\n{out['sanitized_text']}\n")
     else:
-        w(f"keep local: no ε in range reaches utility {min_u:g} "
+        what = "no ε in range reaches" if chosen.uses_dx else f"'{chosen.title}' misses"
+        w(f"keep local: {what} utility {min_u:g} "
           f"(best predicted {rec.predicted_utility:.3f}). The local model's answer:\n\n"
           f"{rec.local_answer}\n")
     return 0

@@ -1,8 +1,8 @@
-"""`preflight sanitize FILE|-`: detect PII and apply one sanitization method.
+"""`preflight sanitize FILE|-`: detect PII and apply a policy.
 
-Generic over the mechanism registry: every registered method (the classic operators,
-d_X "dx", ...) is a ``--method`` choice. Reversible methods (placeholder, pseudonym)
-write their vault — the only place the originals are kept — to ``--vault`` or to
+``--policy NAME|FILE`` (default: the active policy) or ``--method`` (a classic preset)
+chooses what happens to each kind of value. Policies with reversible actions (placeholder,
+pseudonym) write their vault — the only place the originals are kept — to ``--vault`` or to
 ``<data dir>/vaults/<sha256 of the text>.json``, and say where on stderr.
 """
 
@@ -15,24 +15,25 @@ from pathlib import Path
 from preflight.app.documents import read_document
 from preflight.app.services import build_services
 from preflight.core import paths
-from preflight.core.sanitize.base import SanitizeParams, mechanism_names
+from preflight.cli.policy_args import add_policy_arguments, chosen_policy
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.sanitize.policy import DxScope
 from preflight.core.sanitize.operators import document_sha256
 from preflight.core.sanitize.vault import Vault
 from preflight.core.sanitize.vault_file import check_vault_target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    names = mechanism_names()
     parser = subparsers.add_parser(
         "sanitize", help="replace the PII of a document (prints the sanitized text)",
-        description="Detect PII in a document and sanitize it with one method. "
-                    "placeholder and pseudonym are reversible: their vault is written to a "
-                    "file only you can read; `preflight restore` uses it.",
+        description="Detect PII in a document and sanitize it under a policy (one action "
+                    "per kind of value). Placeholders and pseudonyms are reversible: their "
+                    "vault is written to a file only you can read; `preflight restore` "
+                    "uses it.",
     )
     parser.add_argument("file", metavar="FILE",
                         help="document to sanitize (.txt .md .eml .docx .pdf), or - for stdin")
-    parser.add_argument("--method", "-m", required=True, choices=names, metavar="METHOD",
-                        help=f"one of: {', '.join(names)}")
+    add_policy_arguments(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="make random choices reproducible (pseudonym, dx); keep it "
                              "secret for pseudonym")
@@ -43,8 +44,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="print text, change list and method facts as JSON")
     dx = parser.add_argument_group("d_X options")
     dx.add_argument("--epsilon", type=float, default=None, help="privacy parameter ε")
-    dx.add_argument("--scope", choices=("all", "pii"), default="all",
-                    help="perturb every token (all) or only detected PII (pii)")
     dx.add_argument("--no-rank-step", action="store_true",
                     help="research: skip the rank step after the exact pivot")
     dx.add_argument("--approximate", action="store_true",
@@ -68,20 +67,19 @@ def run(args: argparse.Namespace) -> int:
     if args.vault:   # a bad --vault fails now, not after detection
         check_vault_target(Path(args.vault), document_sha256(text), _document_name(args.file))
     services = build_services()
+    policy = chosen_policy(args, services)
     params = SanitizeParams(
-        seed=args.seed, epsilon=args.epsilon, scope=args.scope,
+        seed=args.seed, epsilon=args.epsilon,
         rank_step=not args.no_rank_step, approximate=args.approximate,
     )
     warnings: list[str] = []
     spans = []
-    # d_X over the whole text needs detection only for the always-protected types.
-    needs_spans = not (args.method == "dx" and args.scope == "all") \
-        or bool(services.settings.policy.always_protect)
-    if needs_spans and text:
+    # d_X over the whole text is the one policy that does not use the detection.
+    if policy.dx is not DxScope.ALL and text:
         detector = services.detector()
         spans = detector.detect(text)
         warnings.extend(detector.warnings)
-    result, vault = services.sanitize(args.method, text, spans, params)
+    result, vault = services.sanitize(policy, text, spans, params)
 
     vault_path: Path | None = None
     if isinstance(vault, Vault):
@@ -90,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"preflight: vault written to {vault_path} (it holds the originals; keep it "
               f"private, `preflight restore --vault` needs it)", file=sys.stderr)
     elif args.vault:
-        warnings.append(f"--vault ignored: method '{args.method}' is not reversible.")
+        warnings.append(f"--vault ignored: policy '{policy.name}' replaced nothing "
+                        "reversibly.")
 
     if args.json:
         out = result.to_json()

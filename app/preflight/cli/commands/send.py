@@ -17,6 +17,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError, InputError, PreflightError
 from preflight.core.tasks import SUMMARY_MAX_TOKENS, Task
 
@@ -30,12 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "written before anything leaves.",
     )
     parser.add_argument("file", metavar="FILE|-", help="document to send ('-' reads stdin)")
-    parser.add_argument("--method", required=True,
-                        help="sanitization method (see `preflight sanitize --help`)")
-    parser.add_argument("--epsilon", type=float, help="privacy parameter ε (method dx)")
+    add_policy_arguments(parser)
+    parser.add_argument("--epsilon", type=float, help="privacy parameter ε (d_X policies)")
     parser.add_argument("--seed", type=int, help="random seed (reproducible sanitization)")
-    parser.add_argument("--scope", choices=("all", "pii"), default="all",
-                        help="dx: perturb all tokens or only detected PII (default all)")
     parser.add_argument("--task", choices=("summarize", "question"), default="summarize")
     parser.add_argument("--question", default="", help="the question (with --task question)")
     parser.add_argument("--provider", help="provider name (default: the default provider)")
@@ -105,6 +103,9 @@ def _print_plan(plan: Any, out: Any) -> None:
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
 
     w = out.write
+    policy = plan.sanitized.info.get("policy") or {}
+    if policy:
+        w(f"Policy: {policy.get('title', plan.method)} ({plan.method})\n")
     w(f"Provider: {plan.provider.name} ({plan.provider.model}, {plan.provider.api_style})\n")
     w(f"POST {plan.request.url}\n")
     for k, v in plan.request.display_headers():
@@ -159,14 +160,15 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         return 0
 
-    params = SanitizeParams(seed=args.seed, epsilon=args.epsilon, scope=args.scope)
+    policy = chosen_policy(args, services)
+    params = SanitizeParams(seed=args.seed, epsilon=args.epsilon)
     session.provider(args.provider)          # an unknown provider fails before detection
     detector = services.detector()
     spans = detector.detect(text) if text.strip() else []
     for warning in detector.warnings:
         print(f"preflight: warning: {warning}", file=sys.stderr)
-    sanitized, vault = services.sanitize(args.method, text, spans, params)
-    plan = session.prepare_send(text, args.provider, args.method, params, task, spans=spans,
+    sanitized, vault = services.sanitize(policy, text, spans, params)
+    plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
                                 sanitized=sanitized, vault=vault)
     overrides = set(args.allow)
     unknown = overrides - {f.id for f in plan.findings}
@@ -184,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
             plan_out.flush()
             if not terminal.available:
                 if args.json:
-                    print_json({"plan": plan.to_json(), "sent": False})
+                    print_json({"plan": plan.to_json(), "policy": policy.describe(),
+                                "sent": False})
                 raise SendBlocked(
                     "Not sent: there is no terminal to confirm on.",
                     "Review the plan above and run again with --yes (and --allow ID for each "
@@ -238,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         raise
     if args.json:
-        print_json({"plan": plan.to_json(), "result": result.to_json(), "sent": True})
+        print_json({"plan": plan.to_json(), "policy": policy.describe(),
+                    "result": result.to_json(), "sent": True})
         return 0
     sys.stdout.write("\n")
     moved = [h["url"] for h in result.requests if h["url"] != plan.request.url]

@@ -1,7 +1,9 @@
 """`preflight sweep FILE|- --seed N`: the d_X text at evenly spaced ε (same noise).
 
-Prepares the document once and evaluates the calibrated ε range at ``--steps`` points
-spaced evenly in log ε — what the window's slider shows, as JSON.
+Prepares the document once under a policy with d_X noise and evaluates the calibrated ε
+range at ``--steps`` points spaced evenly in log ε — what the window's slider shows, as
+JSON. Without ``--policy``/``--method`` the active policy applies if it adds d_X noise,
+else d_X on the whole text ("dx-all", the research sweep).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from preflight.cli.policy_args import add_policy_arguments, policy_name
 from preflight.core.errors import ConfigError
 from preflight.core.textio import read_document
 
@@ -23,8 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="noise seed (reproducible output; a known seed voids the guarantee)")
     parser.add_argument("--steps", type=int, default=20, help="number of ε values (default 20)")
-    parser.add_argument("--scope", choices=("all", "pii"), default="all",
-                        help="perturb every token (all) or only detected PII (pii)")
+    add_policy_arguments(parser)
     parser.add_argument("--no-rank-step", action="store_true",
                         help="research: skip the rank step after the exact pivot")
     parser.add_argument("--min-epsilon", type=float, default=None,
@@ -52,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
                           "Use e.g. --steps 20.")
     text = read_document(args.file)
     services = build_services()
+    name = policy_name(args)
+    policy = services.policy(name)
+    if name is None and not policy.uses_dx:
+        policy = services.policy("dx-all")
+    if not policy.uses_dx:
+        raise ConfigError(f"The policy '{policy.name}' adds no d_X noise: there is no ε to "
+                          "sweep.", "Use --policy identifiers-dx or --policy dx-all.")
     mech = services.dx()
     lo, hi = mech.epsilon_range
     lo = args.min_epsilon if args.min_epsilon is not None else lo
@@ -63,11 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if lo > hi:
         raise ConfigError("--min-epsilon is above --max-epsilon.", "Swap them.")
     spans = []
-    if args.scope == "pii" and text:
+    if policy.dx.value != "all" and text:
         spans = services.detector().detect(text)
-    params = SanitizeParams(seed=args.seed, epsilon=None, scope=args.scope,
-                            rank_step=not args.no_rank_step)
-    prepared = mech.prepare(text, spans, params)
+    params = SanitizeParams(seed=args.seed, epsilon=None, rank_step=not args.no_rank_step)
+    prepared = services.mechanism(policy).prepare(text, spans, params)
     steps = []
     for eps in epsilon_steps(lo, hi, args.steps):
         r = prepared.at(eps)
@@ -76,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                       "tokens_total": r.info["tokens_total"]})
     print_json({
         "epsilon_range": [lo, hi],
-        "scope": args.scope,
+        "policy": policy.describe(),
+        "scope": {"all": "all", "spans": "pii", "rest": "rest"}[policy.dx.value],
         "rank_constant": mech.rank_constant,
         "embedding": mech.space.name,
         "steps": steps,

@@ -35,7 +35,7 @@ from preflight.core.sanitize.dx_prepared import DxPrepared, guarantee_sentence
 from preflight.core.sanitize.dx_store import ANNOY_TREES, TABLE_K, installed_table_path
 from preflight.core.types import SanitizedText, Span
 
-SCOPES = ("all", "pii")
+SCOPES = ("all", "pii", "rest")   # "rest": tokens outside the spans (a policy's hybrid)
 
 __all__ = [
     "ANNOY_TREES", "SCOPES", "TABLE_K", "DxMechanism", "DxPrepared", "build_neighbour_table",

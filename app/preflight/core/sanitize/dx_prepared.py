@@ -44,6 +44,9 @@ def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
     if scope == "all":
         s = (f"ε-d_X-privacy with ε = {eps:.4g} holds for every token of the text, "
              f"whatever the PII detection found.")
+    elif scope == "rest":
+        # the second half of a hybrid policy's guarantee (the first names the spans)
+        s = f"Every other token is ε-d_X private with ε = {eps:.4g}."
     elif n_spans:
         s = (f"ε-d_X-privacy with ε = {eps:.4g} holds only for the tokens of the "
              f"{n_spans} detected PII span(s); all other text is sent unchanged and is "
@@ -225,7 +228,7 @@ class DxPrepared:
                 new = "".join(strings[j] for j in out[s:e].tolist())
                 reps.append((int(w.unit_start[u]), int(w.unit_end[u]), new, "TOKEN"))
         text, changes = apply_replacements(self.text, reps)
-        n_spans = len(self.spans) if self.params.scope == "pii" else 0
+        n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
         info = {
             "epsilon": eps,
             "scope": self.params.scope,
@@ -247,7 +250,7 @@ class DxPrepared:
 
 def _active_tokens(tok: Tokenization, spans: Sequence[Span], scope: str) -> np.ndarray:
     T = len(tok.ids)
-    if scope == "all":
+    if scope == "all" or (scope == "rest" and not spans):
         return np.arange(T, dtype=np.int64)
     if not spans or T == 0:
         return np.zeros(0, dtype=np.int64)
@@ -256,6 +259,8 @@ def _active_tokens(tok: Tokenization, spans: Sequence[Span], scope: str) -> np.n
     for sp in spans:
         # a unit is in scope if it overlaps the span at all
         hit |= (us < sp.end) & (ue > sp.start)
+    if scope == "rest":        # the hybrid: every unit outside the (protected) spans
+        hit = ~hit
     return np.flatnonzero(hit[tok.unit_of]).astype(np.int64)
 
 

@@ -145,6 +145,18 @@ class Features:
         return out
 
 
+def method_indicator(sanitized: SanitizedText) -> str:
+    """The mechanism a policy's output amounts to, in the regressor's terms: "dx" when
+    d_X noise is in it, else the action that replaced the most spans."""
+    info = sanitized.info or {}
+    if "policy" not in info:
+        return sanitized.method
+    if info.get("epsilon") is not None:
+        return "dx"
+    counts = {a: n for a, n in (info.get("actions") or {}).items() if a != "keep"}
+    return max(counts, key=lambda a: counts[a]) if counts else "placeholder"
+
+
 def fast_features(
     original: str, sanitized: SanitizedText, spans: Sequence[Span] = ()
 ) -> Features:
@@ -160,13 +172,15 @@ def fast_features(
         frac_tokens = float(info.get("tokens_changed", 0)) / float(total_tokens)
     else:
         frac_tokens = _frac_words_changed(original, sanitized)
+    kept = {tuple(r) for r in info.get("kept_spans", ())}   # left on purpose by the policy
+    judged = [s for s in spans if (s.start, s.end) not in kept]
     return Features(
         epsilon=epsilon,
-        method=sanitized.method,
+        method=method_indicator(sanitized),
         frac_tokens_changed=frac_tokens,
         frac_chars_changed=min(changed_chars / n_chars, 1.0),
-        pii_total=len(spans),
-        pii_left=sum(1 for s in spans if original[s.start : s.end] in sanitized.text),
+        pii_total=len(judged),
+        pii_left=sum(1 for s in judged if original[s.start : s.end] in sanitized.text),
         words=word_count(original),
         length_ratio=len(sanitized.text) / n_chars,
     )

@@ -179,3 +179,27 @@ def recommend(
         "send", eps, res.predicted, res.predicted_fast, min_utility, None,
         prepared.at(eps), res, calls, tuple(probes),
     )
+
+
+def judge(
+    original: str,
+    sanitized: SanitizedText,
+    assessor: UtilityAssessor,
+    min_utility: float,
+    *,
+    spans: Sequence[Span] = (),
+    correct: bool = False,
+    cancel: threading.Event | None = None,
+) -> Recommendation:
+    """The decision for a policy without d_X (nothing to search): send its one output if
+    the refined prediction reaches ``min_utility``, else keep the document local."""
+    calls_before = assessor.slm_calls
+    local_answer, _, _ = assessor.original_answer(original, cancel)
+    res = assessor.refine(original, sanitized, spans, correct=correct, cancel=cancel)
+    probes = ({"epsilon": None, "stage": "refined", "predicted": round(float(res.predicted), 4)},)
+    calls = assessor.slm_calls - calls_before
+    if res.predicted >= min_utility:
+        return Recommendation("send", None, res.predicted, res.predicted_fast, min_utility,
+                              None, sanitized, res, calls, probes)
+    return Recommendation("keep_local", None, res.predicted, res.predicted_fast, min_utility,
+                          local_answer, None, res, calls, probes)
