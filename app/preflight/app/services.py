@@ -201,7 +201,7 @@ class Services:
         returns ``(sanitized, vault or None)``."""
         mech = self.mechanism(policy)
         out = mech.sanitize(text, list(spans), params)
-        return out, mech.vault if mech.reversible else None
+        return out, mech.vault if getattr(mech, "reversible", False) else None
 
     # -- utility -----------------------------------------------------------------------
     def predictor(self) -> Any:

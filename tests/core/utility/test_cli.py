@@ -77,15 +77,31 @@ def test_assess_dx_without_epsilon_is_a_clear_error(fakes, capsys):
 
 def test_recommend_send_and_keep_local(fakes, capsys):
     doc, state = fakes
-    assert main(["recommend", str(doc), "--min-utility", "0.6", "--json"]) == 0
+    assert main(["recommend", str(doc), "--method", "dx", "--min-utility", "0.6",
+                 "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["decision"] == "send" and out["epsilon"] >= 55
     assert out["predicted_utility"] >= 0.6 and out["local_answer"] is None
     state["offset"] = -0.5
-    assert main(["recommend", str(doc), "--min-utility", "0.9", "--json"]) == 0
+    assert main(["recommend", str(doc), "--method", "dx", "--min-utility", "0.9",
+                 "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["decision"] == "keep_local" and out["epsilon"] is None
     assert out["local_answer"]
+
+
+def test_recommend_judges_a_policy_without_d_x(fakes, capsys):
+    doc, state = fakes
+    assert main(["recommend", str(doc), "--policy", "everything", "--min-utility", "-1",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"] == "send" and out["epsilon"] is None
+    assert out["policy"]["name"] == "everything" and out["sanitized_text"]
+    state["offset"] = -0.5
+    assert main(["recommend", str(doc), "--policy", "everything", "--min-utility", "0.9",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"] == "keep_local" and out["local_answer"]
 
 
 def test_recommend_rejects_impossible_threshold(fakes, capsys):

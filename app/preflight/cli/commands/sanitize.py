@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"preflight: vault written to {vault_path} (it holds the originals; keep it "
               f"private, `preflight restore --vault` needs it)", file=sys.stderr)
     elif args.vault:
-        warnings.append(f"--vault ignored: policy '{policy.name}' replaced nothing "
-                        "reversibly.")
+        warnings.append(f"--vault ignored: policy '{policy.name}' is not reversible "
+                        "here (it made no placeholder or pseudonym).")
 
     if args.json:
         out = result.to_json()

@@ -84,7 +84,11 @@ class PolicyMechanism:
         self._dx = dx
         self.vault = vault if vault is not None else Vault()
         self._collaborators = collaborators
-        self.reversible = False
+        # Whether outputs can hold placeholders or pseudonyms to restore (then the vault
+        # is written even when this document had nothing to replace).
+        self.reversible = policy.dx not in (DxScope.ALL, DxScope.SPANS) and any(
+            a in _REVERSIBLE for a in (policy.fallback, *policy.by_type.values(),
+                                       *policy.by_category.values()))
 
     def _need_dx(self) -> Any:
         if self._dx is None:
@@ -96,9 +100,7 @@ class PolicyMechanism:
         return self._dx
 
     def _parts(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> _Parts:
-        parts = _Parts(self.policy, text, spans, params, self.vault, self._collaborators)
-        self.reversible = parts.reversible
-        return parts
+        return _Parts(self.policy, text, spans, params, self.vault, self._collaborators)
 
     def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams
                  ) -> SanitizedText:

@@ -154,7 +154,10 @@ def method_indicator(sanitized: SanitizedText) -> str:
     if info.get("epsilon") is not None:
         return "dx"
     counts = {a: n for a, n in (info.get("actions") or {}).items() if a != "keep"}
-    return max(counts, key=lambda a: counts[a]) if counts else "placeholder"
+    if counts:
+        return max(counts, key=lambda a: counts[a])
+    fallback = (info["policy"] or {}).get("fallback", "keep")
+    return fallback if fallback != "keep" else "placeholder"
 
 
 def fast_features(
