@@ -67,6 +67,9 @@ def parse_org_policy(text: str, where: str) -> OrgRules:
         line = getattr(exc, "lineno", None) or (int(m.group(1)) if m else None)
         if m:
             msg = f"{msg[:m.start()]} at column {m.group(2)}{msg[m.end():]}"
+        elif "(at end of document)" in msg:
+            line = line or max(1, len(text.splitlines()))
+            msg = msg.replace(" (at end of document)", " at the end of the file")
         raise invalid(where, line, f"not valid TOML: {msg}") from None
     try:
         return _rules(data)
