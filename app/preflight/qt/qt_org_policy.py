@@ -53,17 +53,18 @@ def lock_epsilon_spins(org: OrgPolicy, eps_min: QDoubleSpinBox,
                        eps_max: QDoubleSpinBox) -> str | None:
     """Confine the ε bound spin boxes to the company's range; the note to show, or None.
 
-    With a company minimum, "calibrated" (0) is no longer offered for the smallest ε: the
-    calibrated bound could fall below the company's."""
+    With a company minimum, "calibrated" is no longer offered for the smallest ε (the
+    calibrated bound could fall below it); the largest keeps "calibrated", which the
+    doorway's ε range clamps to the company's bounds anyway."""
     lo, hi = org.epsilon_bounds
     if lo is None and hi is None:
         return None
+    if lo is not None:
+        eps_min.setSpecialValueText("")
+        eps_min.setMinimum(lo)
     for sb in (eps_min, eps_max):
         if hi is not None:
             sb.setMaximum(hi)
-        if lo is not None:
-            sb.setMinimum(lo)
-            sb.setSpecialValueText("")
         sb.setToolTip(f"ε bounds are {LOCKED_TEXT}.")
     return (f"ε stays within [{'calibrated' if lo is None else f'{lo:g}'}, "
             f"{'calibrated' if hi is None else f'{hi:g}'}]")
