@@ -25,4 +25,7 @@ if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
 def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("preflight-home")
     monkeypatch.setenv("PREFLIGHT_HOME", str(home))
+    # Never the machine's company policy (/etc/preflight/policy.toml): none unless a test
+    # writes this file.
+    monkeypatch.setenv("PREFLIGHT_ORG_POLICY", str(home / "org-policy.toml"))
     yield home

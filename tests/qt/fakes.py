@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.errors import Cancelled, ProviderError
+from preflight.core.org_policy import OrgPolicy
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.app.doorway import AnswerChunk, Prediction
 from preflight.core.send.cost import CostEstimate
@@ -170,6 +171,7 @@ class FakeBackend:
                  answer: str = "Summary about <PERSON_1> and the plan.",
                  findings: tuple = (), prior_sends: tuple = ()) -> None:
         self.settings = settings or Settings()
+        self.org_policy = OrgPolicy.none()    # tests put a loaded company policy here
         self.delay = delay
         self.answer_text = answer
         self.findings = findings
@@ -184,6 +186,7 @@ class FakeBackend:
 
     # settings
     def save_settings(self, settings: Settings) -> None:
+        self.org_policy.check_min_utility(settings.policy.min_utility)  # as config does
         self.settings = settings
         self.saved += 1
 
@@ -202,7 +205,7 @@ class FakeBackend:
         return ["dx", "placeholder", "redact"]
 
     def epsilon_range(self) -> tuple[float, float]:
-        return (1.0, 100.0)
+        return self.org_policy.clamp_epsilon_range(1.0, 100.0)
 
     def dx_prepare(self, text, spans, seed, scope) -> FakePrepared:
         p = FakePrepared(text, list(spans), seed, scope)
@@ -265,6 +268,7 @@ class FakeBackend:
     def prepare_send(self, original, sanitized, spans, task, provider, prediction,
                      vault=None) -> FakePlan:
         prov = next(p for p in self.settings.providers if p.name == provider)
+        self.org_policy.check_provider(prov.base_url)      # as the send session does
         body = ('{"model": "%s", "messages": [{"role": "user", "content": %s}]}'
                 % (prov.model, __import__("json").dumps(sanitized.text))).encode()
         return FakePlan(prov, FakeRequest(prov.base_url + "/chat/completions", body),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from preflight.core.config import Settings
+from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText, Span
@@ -99,6 +100,7 @@ class Doorway(Protocol):
     """Everything the window asks of the application (see the module doc)."""
 
     settings: Settings
+    org_policy: OrgPolicy          # the company policy (locked settings, send banner)
 
     def save_settings(self, settings: Settings) -> None: ...
 

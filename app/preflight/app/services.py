@@ -258,7 +258,8 @@ class Services:
             audit=self.audit(), session_keys=self.session_keys(),
             token_counter=self.token_counter(),
             embedder=Deferred(self.embedder, "sentence embedder"),
-            slm=Deferred(self.slm, "local SLM"), mechanism_factory=self.mechanism, **extra)
+            slm=Deferred(self.slm, "local SLM"), mechanism_factory=self.mechanism,
+            org_policy=self.org_policy(), **extra)
 
     def close(self) -> None:
         """Free the models and files this holder opened (best effort, at exit)."""
@@ -271,6 +272,14 @@ class Services:
                     obj.close()
                 except Exception:  # noqa: BLE001 - best effort at exit
                     log.debug("closing %s failed", key, exc_info=True)
+
+    # -- company policy ----------------------------------------------------------------
+    def org_policy(self) -> Any:
+        """The company policy (:class:`~preflight.core.org_policy.OrgPolicy`), read once per
+        process; a broken file gives a policy that refuses every send, never an error."""
+        from preflight.core.org_policy import load_org_policy
+
+        return self._once("org_policy", load_org_policy)
 
 
 def build_services(settings: Settings | None = None, *,

@@ -23,6 +23,7 @@ from preflight.app.protect import ProtectedPrepared
 from preflight.app.services import Services, build_services
 from preflight.core.config import Settings, load_settings, save_settings
 from preflight.core.errors import ConfigError, PreflightError
+from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
@@ -68,6 +69,10 @@ class WindowDoorway:
     def settings(self) -> Settings:
         return self.services.settings
 
+    @property
+    def org_policy(self) -> OrgPolicy:
+        return self.services.org_policy()
+
     def save_settings(self, settings: Settings) -> None:
         save_settings(settings)
         with self._lock:
@@ -106,6 +111,7 @@ class WindowDoorway:
         pol = self.settings.policy
         lo = pol.epsilon_min if pol.epsilon_min else lo
         hi = pol.epsilon_max if pol.epsilon_max else hi
+        lo, hi = self.org_policy.clamp_epsilon_range(lo, hi)    # the company's bounds win
         if not (0 < lo < hi):
             raise ConfigError("The ε bounds in the policy are invalid.",
                               "Open Settings → Policy and set 0 < minimum < maximum.")

@@ -4,6 +4,11 @@ Settings are plain dataclasses serialized to ``settings.json``. Unknown keys are
 ignored and missing keys take defaults, so older and newer files both load; a
 ``schema_version`` lets a future release migrate. Secrets never live here: API keys are
 in the OS keyring (see ``preflight.core.send.keys``).
+
+The company policy (:mod:`preflight.core.org_policy`) may set a minimum utility: a lower
+``policy.min_utility`` in the file is raised to it when loaded (the file is not rewritten;
+Preflight keeps working) and refused when saved (the user asked for something the company
+does not allow, so they are told).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 from preflight.core import paths
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import atomic_write_text
+from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.textio import read_regular_file
 
 SCHEMA_VERSION = 1
@@ -176,12 +182,12 @@ MAX_SETTINGS_BYTES = 4_000_000
 _FIX = "Fix or delete the file; Preflight then starts with default settings."
 
 
-def load_settings(path: Path | None = None) -> Settings:
+def load_settings(path: Path | None = None, *, org: OrgPolicy | None = None) -> Settings:
     """The settings in ``path`` (default: the user's), checked value by value.
 
     A missing file gives the defaults; anything wrong (not JSON, a value of the wrong type
     or out of range, a folder or a FIFO where the file should be) is a ConfigError naming
-    the file and the key.
+    the file and the key. ``org`` is the company policy (None: read from its file).
     """
     path = path or settings_path()
     try:
@@ -218,11 +224,19 @@ def load_settings(path: Path | None = None) -> Settings:
                           f"policy.epsilon_max (found {pol.epsilon_min:g} > "
                           f"{pol.epsilon_max:g}).", _FIX)
     settings.schema_version = SCHEMA_VERSION
+    pol.min_utility = _org(org).clamp_min_utility(pol.min_utility)
     return settings
 
 
-def save_settings(settings: Settings, path: Path | None = None) -> None:
-    """Write atomically, so a crash never leaves a half-written file."""
+def _org(org: OrgPolicy | None) -> OrgPolicy:
+    return org if org is not None else load_org_policy()
+
+
+def save_settings(settings: Settings, path: Path | None = None, *,
+                  org: OrgPolicy | None = None) -> None:
+    """Write atomically, so a crash never leaves a half-written file. A minimum utility
+    below the company's (``org``; None: read from its file) is refused."""
+    _org(org).check_min_utility(settings.policy.min_utility)
     path = path or settings_path()
     payload = json.dumps(dataclasses.asdict(settings), indent=2, ensure_ascii=False)
     try:

@@ -6,6 +6,7 @@ Environment overrides (tests and portable installs):
 - ``PREFLIGHT_HOME``: put config, data and cache under this folder instead of the
   platform's user directories.
 - ``PREFLIGHT_MODELS_DIR``: where model files are installed and looked up.
+- ``PREFLIGHT_ORG_POLICY``: the company policy file (see :func:`org_policy_path`).
 """
 
 from __future__ import annotations
@@ -88,3 +89,18 @@ def cache_dir() -> Path:
     home = _home_override()
     path = home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME, False))
     return _ensure_dir(path, "cache")
+
+
+def org_policy_path() -> Path:
+    """The company policy file an administrator deploys (``PREFLIGHT_ORG_POLICY``
+    overrides): /etc/preflight on Linux, %ProgramData%\\Preflight on Windows,
+    /Library/Application Support/Preflight on macOS. Never created by Preflight."""
+    override = os.environ.get("PREFLIGHT_ORG_POLICY")
+    if override:
+        return Path(override)
+    if sys.platform == "win32":
+        base = os.environ.get("ProgramData") or r"C:\ProgramData"
+        return Path(base) / APP_NAME / "policy.toml"
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support") / APP_NAME / "policy.toml"
+    return Path("/etc/preflight/policy.toml")

@@ -37,6 +37,7 @@ from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
 from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
+from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
 from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
@@ -119,6 +120,8 @@ class QtMainWindow(QMainWindow):
         bl.addWidget(self.banner_text, 1)
         bl.addWidget(self.banner_add)
         outer.addWidget(self.banner)
+        self.org_banner = QtOrgBanner(self.backend.org_policy)
+        outer.addWidget(self.org_banner)
 
         vsplit = QSplitter(Qt.Orientation.Vertical)
         vsplit.setObjectName("vsplit")
@@ -384,7 +387,8 @@ class QtMainWindow(QMainWindow):
         has_payload = self.doc.result is not None
         self.send_button.setText(f"Send to {prov}  (Ctrl+Enter)" if prov
                                  else "Send (add a provider first)")
-        self.send_button.setEnabled(bool(prov) and has_payload and not busy)
+        self.send_button.setEnabled(bool(prov) and has_payload and not busy
+                                    and not self.org_banner.blocks_send)
         self.local_button.setEnabled(bool(self.doc.text.strip()) and not busy)
         self.copy_button.setEnabled(has_payload)
 

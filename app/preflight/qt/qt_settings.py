@@ -36,7 +36,9 @@ from PySide6.QtWidgets import (
 from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text
 from preflight.core.config import ProviderSettings, Settings
+from preflight.core.org_policy import OrgPolicy
 from preflight.qt.qt_dialogs import show_error
+from preflight.qt.qt_org_policy import lock_epsilon_spins, lock_min_utility, locked_note
 from preflight.qt.qt_models_tab import QtModelsTab
 
 DEFAULT_ALWAYS_PROTECT_CHOICES = (
@@ -179,8 +181,14 @@ class QtProvidersTab(QWidget):
         if p is None or self._loading:
             return
         old = p.name
+        url = self.base_url.text().strip()
+        if url != p.base_url and not self.backend.org_policy.provider_allowed(url):
+            self.base_url.setText(p.base_url)         # refused: the old address stays
+            show_error(self, f"The provider address {url} is not allowed by your "
+                       "organization's policy.", _allowed_hint(self.backend.org_policy))
+            return
         p.name = self.name.text().strip() or old
-        p.base_url = self.base_url.text().strip()
+        p.base_url = url
         p.model = self.model.text().strip()
         p.api_style = self.style.currentData()
         p.key_env = self.key_env.text().strip() or None
@@ -200,8 +208,10 @@ class QtProvidersTab(QWidget):
         while name in names:
             n += 1
             name = f"provider-{n}"
+        allowed = self.backend.org_policy.allowed_providers
+        url = allowed[0] if allowed else "https://api.openai.com/v1"
         self.settings.providers.append(
-            ProviderSettings(name=name, base_url="https://api.openai.com/v1", model="gpt-4o-mini"))
+            ProviderSettings(name=name, base_url=url, model="gpt-4o-mini"))
         self._refresh_list(len(self.settings.providers) - 1)
 
     def _remove(self) -> None:
@@ -239,9 +249,16 @@ class QtProvidersTab(QWidget):
                                else "kept in memory for this session")
 
 
+def _allowed_hint(org: OrgPolicy) -> str:
+    return (f"Allowed: {', '.join(org.allowed_providers or ())}; ask your IT administrator "
+            "to add it.")
+
+
 class QtPolicyTab(QWidget):
-    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, parent: QWidget | None = None,
+                 org: OrgPolicy | None = None) -> None:
         super().__init__(parent)
+        org = org if org is not None else OrgPolicy.none()
         self.settings = settings
         pol, det = settings.policy, settings.detection
         lay = QVBoxLayout(self)
@@ -260,9 +277,15 @@ class QtPolicyTab(QWidget):
         self.store_original = QCheckBox("Store the original text in the history (off: only "
                                         "a hash, the payload and the answer)")
         self.store_original.setChecked(settings.store_original_in_audit)
+        eps_note = lock_epsilon_spins(org, self.eps_min, self.eps_max)
+        util_note = lock_min_utility(org, self.min_util)
         form.addRow("Smallest ε", self.eps_min)
         form.addRow("Largest ε", self.eps_max)
+        if eps_note:
+            form.addRow("", locked_note(eps_note))
         form.addRow("Minimum utility", self.min_util)
+        if util_note:
+            form.addRow("", locked_note(util_note))
         form.addRow("", self.store_original)
         lay.addLayout(form)
         row = QHBoxLayout()
@@ -323,7 +346,7 @@ class QtSettingsDialog(QDialog):
         self.tabs = QTabWidget()
         self.providers = QtProvidersTab(self.settings, backend)
         self.models = QtModelsTab(backend)
-        self.policy = QtPolicyTab(self.settings)
+        self.policy = QtPolicyTab(self.settings, org=backend.org_policy)
         appearance = QWidget()
         af = QFormLayout(appearance)
         self.theme = QComboBox()
@@ -356,6 +379,14 @@ class QtSettingsDialog(QDialog):
         if pol.epsilon_min and pol.epsilon_max and pol.epsilon_min >= pol.epsilon_max:
             show_error(self, "The smallest ε must be below the largest.",
                        "Fix the ε bounds in the Policy tab, or set one to “calibrated”.")
+            return
+        org, saved = self.backend.org_policy, {(p.name, p.base_url)
+                                               for p in self.backend.settings.providers}
+        refused = [p for p in self.settings.providers if (p.name, p.base_url) not in saved
+                   and not org.provider_allowed(p.base_url)]
+        if refused:
+            show_error(self, f"The provider address {refused[0].base_url} is not allowed by "
+                       "your organization's policy.", _allowed_hint(org))
             return
         names = [p.name for p in self.settings.providers]
         if len(set(names)) != len(names):

@@ -46,8 +46,17 @@ def _settings() -> dict:
     return {"file": str(path), "status": "ok" if path.exists() else "defaults (no file)"}
 
 
+def _org_policy() -> dict:
+    """The company policy: where it is looked for, its sha256 and what it sets (a broken
+    file is reported with the reason sending is disabled)."""
+    from preflight.core.org_policy import load_org_policy
+
+    return load_org_policy().describe()
+
+
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
     ("settings", _settings),
+    ("org_policy", _org_policy),
     ("dx", _dx),
 ]
 
@@ -118,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     broken = info.get("settings")
     if isinstance(broken, dict) and "error" in broken:
         print(f"preflight: warning: settings: {broken['error']}", file=sys.stderr)
+    org = info.get("org_policy")
+    if isinstance(org, dict) and org.get("status") == "invalid":
+        print(f"preflight: warning: {org.get('error')}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0

@@ -1,4 +1,5 @@
-"""`preflight providers add|list|remove|set-key`: the cloud endpoints Preflight may send to.
+"""`preflight providers add|list|remove|set-default|set-key`: the cloud endpoints Preflight
+may send to (only those the company policy allows, when it sets an allow-list).
 
 Settings hold the endpoint, model, prices and the *name* of an environment variable;
 the key itself goes to the OS keyring (``set-key`` reads it with getpass, never from the
@@ -49,6 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rm.add_argument("name")
     rm.set_defaults(handler=_remove)
 
+    sd = sub.add_parser("set-default", help="make a provider the default")
+    sd.add_argument("name")
+    sd.set_defaults(handler=_set_default)
+
     sk = sub.add_parser("set-key", help="store the provider's API key in the OS keyring")
     sk.add_argument("name")
     sk.set_defaults(handler=_set_key)
@@ -70,6 +75,7 @@ def _add(args: argparse.Namespace) -> int:
         allow_insecure_http=args.allow_insecure_http,
     )
     create_client(provider).url()  # validates the URL and style before saving
+    _org_allows(provider.base_url)
     settings = load_settings()
     replaced = any(p.name == args.name for p in settings.providers)
     settings.providers = [p for p in settings.providers if p.name != args.name] + [provider]
@@ -80,6 +86,30 @@ def _add(args: argparse.Namespace) -> int:
           f"{' (default)' if settings.default_provider == args.name else ''}.")
     if not args.key_env:
         print(f"Store its API key with: preflight providers set-key {args.name}")
+    return 0
+
+
+def _org_allows(base_url: str) -> None:
+    """Refuse an address outside the company policy's allow-list."""
+    from preflight.core.org_policy import load_org_policy
+
+    org = load_org_policy()
+    if not org.broken:       # a broken policy blocks sending, not the local settings
+        org.check_provider(base_url)
+
+
+def _set_default(args: argparse.Namespace) -> int:
+    from preflight.core.config import load_settings, save_settings
+
+    settings = load_settings()
+    chosen = next((p for p in settings.providers if p.name == args.name), None)
+    if chosen is None:
+        raise ConfigError(f"No provider named '{args.name}'.",
+                          "See the names with: preflight providers list")
+    _org_allows(chosen.base_url)
+    settings.default_provider = args.name
+    save_settings(settings)
+    print(f"'{args.name}' is now the default provider.")
     return 0
 
 
@@ -97,7 +127,10 @@ def _list(args: argparse.Namespace) -> int:
     from preflight.core.config import load_settings
     from preflight.core.send.keys import KeyStore
 
+    from preflight.core.org_policy import load_org_policy
+
     settings = load_settings()
+    org = load_org_policy()
     keystore = KeyStore()
     status = keystore.status()
     rows = [{
@@ -107,6 +140,7 @@ def _list(args: argparse.Namespace) -> int:
         "price_output_per_mtok": p.price_output_per_mtok,
         "default": p.name == settings.default_provider,
         "allow_insecure_http": p.allow_insecure_http,
+        "allowed_by_organization": org.provider_allowed(p.base_url),
     } for p in settings.providers]
     if args.json:
         print_json({"providers": rows, "keyring": {"available": status.available,
@@ -119,7 +153,8 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{'*' if r['default'] else ' '} {r['name']}: {r['model']} at {r['base_url']} "
               f"({r['api_style']}); key: {r['key']}; price in/out per Mtok: "
               f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}"
-              f"{'; plain HTTP allowed' if r['allow_insecure_http'] else ''}")
+              f"{'; plain HTTP allowed' if r['allow_insecure_http'] else ''}"
+              f"{'' if r['allowed_by_organization'] else '; NOT ALLOWED by your organization'}")
     if not status.available:
         print(f"Note: no OS keyring here ({status.reason}); use --key-env or the window's "
               "session-only key.")

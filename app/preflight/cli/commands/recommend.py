@@ -46,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
                           "Utility is a cosine similarity; 0.5 is a sensible start.")
     eps_min = args.epsilon_min if args.epsilon_min is not None else policy.epsilon_min
     eps_max = args.epsilon_max if args.epsilon_max is not None else policy.epsilon_max
+    org = services.org_policy()          # the company's floor and ε bounds win
+    org.check_min_utility(min_u)
+    if eps_min is not None or eps_max is not None or any(org.epsilon_bounds):
+        lo, hi = services.dx().epsilon_range
+        eps_min, eps_max = org.clamp_epsilon_range(eps_min or lo, eps_max or hi)
     text = read_document(args.file)
     spans = services.detector().detect(text)
     chosen = chosen_policy(args, services)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 from preflight.core.config import ProviderSettings, Settings, load_settings
 from preflight.core.errors import ConfigError, ProviderError
+from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.ports import Detector, Embedder, LanguageModel, Tokenizer
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.send import logfilter, transport
@@ -69,6 +70,9 @@ class SendSession:
             composition root's, which adds the d_X token space); default
             :func:`create_mechanism`.
         environ: environment for ``key_env`` lookups (None: ``os.environ``).
+        org_policy: the company policy (None: read from its file); a broken one refuses
+            every send, and its provider allow-list, ε bounds and override/resend rules
+            are checked when a plan is made and again before it is sent.
     """
 
     def __init__(
@@ -88,6 +92,7 @@ class SendSession:
         restorer_factory: Callable[[Any], Any] = default_restorer,
         mechanism_factory: Callable[..., Any] = create_mechanism,
         environ: dict[str, str] | None = None,
+        org_policy: OrgPolicy | None = None,
     ) -> None:
         logfilter.install()
         self.settings = settings if settings is not None else load_settings()
@@ -105,6 +110,7 @@ class SendSession:
         self._restorer_factory = restorer_factory
         self._mechanism_factory = mechanism_factory
         self._environ = environ
+        self.org_policy = org_policy if org_policy is not None else load_org_policy()
         self._lock = threading.Lock()
 
     # -- collaborators built on first use --
@@ -174,6 +180,9 @@ class SendSession:
         this method detect and sanitize.
         """
         settings = self.provider(provider)
+        self.org_policy.check_provider(settings.base_url)   # fail closed when broken
+        if params.epsilon is not None:
+            self.org_policy.check_epsilon(params.epsilon)
         if not text.strip():
             raise ConfigError("The document is empty.", "Give a document with some text.")
         if task.kind == "question" and not task.question.strip():
@@ -196,6 +205,8 @@ class SendSession:
         fingerprint = Fingerprint.of(text)
         priors = tuple(self.audit.prior_sends(fingerprint))
         epsilon = params.epsilon if params.epsilon is not None else sanitized.info.get("epsilon")
+        if epsilon is not None:
+            self.org_policy.check_epsilon(epsilon)
         if features is None:
             features = fast_features(text, sanitized, spans or ())
         warning = transport.cleartext_warning(settings)
@@ -211,9 +222,14 @@ class SendSession:
 
     def check(self, plan: SendPlan, confirmation: Confirmation) -> tuple[PriorSend, ...]:
         """Raise :class:`SendBlocked` unless ``confirmation`` allows ``plan``."""
+        _check_org(self.org_policy, plan, confirmation)
         check_confirmation(plan, confirmation)
         # Re-check the ledger now: another send may have happened since the plan was made.
         priors = tuple(self.audit.prior_sends(plan.fingerprint))
+        if priors and not self.org_policy.allow_resend:
+            raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
+                              "your organization's policy does not allow sending it again.",
+                              "Keep it local, or ask your IT administrator.")
         if priors and not confirmation.resend_acknowledged:
             raise SendBlocked(
                 f"This document was already sent {len(priors)} time(s) "
@@ -264,6 +280,20 @@ class SendSession:
         return answer_locally(self._slm, self.audit, text, task,
                               store_original=self.settings.store_original_in_audit,
                               on_token=on_token, cancel=cancel)
+
+
+def _check_org(org: OrgPolicy, plan: SendPlan, confirmation: Confirmation) -> None:
+    """The company policy's say on this send: a broken file or a provider outside the
+    allow-list refuses it; so do per-item overrides when the company forbids them."""
+    org.check_provider(plan.provider.base_url)
+    if plan.epsilon is not None:
+        org.check_epsilon(plan.epsilon)
+    items = sorted(confirmation.overrides - {DEGRADED_DETECTOR_ID})
+    if items and not org.allow_overrides:
+        raise SendBlocked(f"Your organization's policy does not allow sending residual "
+                          f"personal data item by item ({', '.join(items)}).",
+                          "Protect those values (e.g. a stricter method or the deny-list), "
+                          "or keep the document local.")
 
 
 def _build_detector(cls: Any, settings: Settings) -> Any:

@@ -1,0 +1,136 @@
+"""The company policy in the window: the red banner and disabled Send while the file is
+broken, settings the company fixes cannot be loosened, the ε range is confined, and the
+real doorway reads the policy through the composition root."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "qt"))
+
+from fakes import SAMPLE, FakeBackend  # noqa: E402
+
+from preflight.core.config import ProviderSettings, Settings  # noqa: E402
+from preflight.core.org_policy import LOCKED_TEXT, load_org_policy  # noqa: E402
+
+
+def org_from(tmp_path: Path, monkeypatch, text: str):
+    path = tmp_path / "policy.toml"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("PREFLIGHT_ORG_POLICY", str(path))
+    return load_org_policy()
+
+
+def backend_with(org) -> FakeBackend:
+    s = Settings()
+    s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
+                                        model="test-model"))
+    b = FakeBackend(s)
+    b.org_policy = org
+    return b
+
+
+def open_window(qtbot, backend):
+    from preflight.qt.qt_app import build_window
+
+    win = build_window(backend, theme="light")
+    qtbot.addWidget(win)
+    win.show()
+    win.start()
+    return win
+
+
+def test_a_broken_policy_shows_a_red_banner_and_disables_send(qtbot, tmp_path, monkeypatch):
+    org = org_from(tmp_path, monkeypatch, '[minimum.types]\nPERSON = "hide"\n')
+    win = open_window(qtbot, backend_with(org))
+    win.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.result is not None and win.local_button.isEnabled()),
+                    timeout=5000)
+    assert win.org_banner.isVisible()
+    text = win.org_banner.text.text()
+    assert "Sending is disabled" in text and "policy.toml is invalid (line 2:" in text
+    assert not win.send_button.isEnabled()          # local work goes on, sending does not
+    assert win.doc.result.sanitized.text != SAMPLE      # the preview was sanitized
+
+
+def test_a_valid_policy_shows_no_banner_and_send_works(qtbot, tmp_path, monkeypatch):
+    org = org_from(tmp_path, monkeypatch, 'allowed_providers = ["http://127.0.0.1:9"]\n')
+    win = open_window(qtbot, backend_with(org))
+    win.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.send_button.isEnabled()), timeout=5000)
+    assert not win.org_banner.isVisible()
+
+
+def test_settings_lock_min_utility_and_epsilon(qtbot, tmp_path, monkeypatch):
+    from preflight.qt.qt_settings import QtSettingsDialog
+
+    org = org_from(tmp_path, monkeypatch, "min_utility = 0.6\n[epsilon]\nmin = 5\nmax = 50\n")
+    backend = backend_with(org)
+    dlg = QtSettingsDialog(backend, tab="policy")
+    qtbot.addWidget(dlg)
+    pol = dlg.policy
+    pol.min_util.setValue(0.2)
+    assert pol.min_util.value() == pytest.approx(0.6)      # cannot go below the floor
+    assert pol.eps_max.text() == "calibrated"       # then clamped to [5, 50] where used
+    pol.eps_min.setValue(1)
+    assert pol.eps_min.value() == 5
+    pol.eps_max.setValue(500)
+    assert pol.eps_max.value() == 50
+    assert LOCKED_TEXT in pol.min_util.toolTip() and LOCKED_TEXT in pol.eps_min.toolTip()
+    from PySide6.QtWidgets import QLabel
+
+    notes = [w.text() for w in pol.findChildren(QLabel) if w.objectName() == "orgLocked"]
+    assert notes == [f"ε stays within [5, 50] — {LOCKED_TEXT}", f"at least 0.6 — {LOCKED_TEXT}"]
+    dlg.accept()
+    assert backend.saved == 1 and backend.settings.policy.min_utility == pytest.approx(0.6)
+    # what the window's backend refuses when asked directly
+    low = Settings()
+    low.policy.min_utility = 0.1
+    with pytest.raises(Exception, match="requires at least 0.6"):
+        backend.save_settings(low)
+    assert backend.epsilon_range() == (5, 50)
+
+
+def test_adding_a_disallowed_provider_in_settings_is_refused(qtbot, tmp_path, monkeypatch):
+    from preflight.qt import qt_settings
+
+    org = org_from(tmp_path, monkeypatch, 'allowed_providers = ["https://ok.test/v1"]\n')
+    backend = backend_with(org)
+    shown: list[tuple] = []
+    monkeypatch.setattr(qt_settings, "show_error", lambda parent, *msg: shown.append(msg))
+    dlg = qt_settings.QtSettingsDialog(backend, tab="providers")
+    qtbot.addWidget(dlg)
+    tab = dlg.providers
+    tab._add()
+    assert tab.base_url.text() == "https://ok.test/v1"      # the allowed address is offered
+    tab.base_url.setText("https://evil.test/v1")
+    tab._store_row()
+    assert shown and "https://evil.test/v1 is not allowed" in shown[-1][0]
+    assert tab.base_url.text() == "https://ok.test/v1"      # refused: the old one stays
+    assert dlg.settings.providers[-1].base_url == "https://ok.test/v1"
+    # a disallowed address that reached the copy another way is refused at OK
+    dlg.settings.providers.append(ProviderSettings("sneaky", "https://evil.test/v1", "m"))
+    dlg.accept()
+    assert backend.saved == 0 and "https://evil.test/v1 is not allowed" in shown[-1][0]
+    # the provider set up before the policy arrived stays (it just cannot be sent to)
+    dlg.settings.providers.pop()
+    dlg.accept()
+    assert backend.saved == 1
+    assert [p.name for p in backend.settings.providers] == ["loopback", "provider"]
+
+
+def test_the_real_doorway_reads_the_policy_and_clamps_the_range(tmp_path, monkeypatch):
+    from preflight.app.window_doorway import WindowDoorway
+
+    org_from(tmp_path, monkeypatch, "[epsilon]\nmin = 20\nmax = 40\n")
+    doorway = WindowDoorway(Settings())
+
+    class Dx:
+        epsilon_range = (15.2, 253.0)
+
+    doorway.services._built["dx"] = Dx()        # the calibrated range, without the model
+    assert doorway.org_policy.epsilon_bounds == (20, 40)
+    assert doorway.epsilon_range() == (20, 40)
