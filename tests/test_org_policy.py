@@ -195,18 +195,22 @@ def test_an_explicit_policy_below_the_minimum_is_refused_in_one_line(tmp_path, m
 
 
 def test_cli_policy_file_below_the_minimum_exits_2(tmp_path, monkeypatch, doc, capsys):
-    """Needs the `--policy` option (wired by the policy work); skipped before it lands."""
-    from preflight.cli.main import build_parser
-
-    if "--policy" not in build_parser()._subparsers._group_actions[0].choices[
-            "sanitize"].format_help():
-        pytest.skip("`preflight sanitize --policy` is not wired in this tree yet")
     path = write_org(tmp_path, '[minimum.types]\nPERSON = "placeholder"\n', monkeypatch)
     mine = tmp_path / "mine.toml"
     mine.write_text('name = "mine"\n[types]\nPERSON = "keep"\n', encoding="utf-8")
     assert cli.main(["sanitize", str(doc), "--policy", str(mine)]) == 2
     err = capsys.readouterr().err.strip()
     assert str(path) in err and "PERSON" in err and len(err.splitlines()) == 1
+
+
+def test_a_preset_is_raised_to_the_minimum_and_says_so(tmp_path, monkeypatch, doc, capsys):
+    write_org(tmp_path, '[minimum.types]\nORGANIZATION = "placeholder"\n', monkeypatch)
+    from preflight.app.services import build_services
+
+    policy = build_services().policy("identifiers")
+    assert policy.by_type["ORGANIZATION"].value == "placeholder"
+    assert policy.describe()["raised_by_organization"] == {
+        "ORGANIZATION": ["keep", "placeholder"]}
 
 
 # -- ε, utility, providers ----------------------------------------------------------------
@@ -324,8 +328,8 @@ def test_overrides_and_resends_follow_the_company_policy(server, doc, tmp_path, 
     write_org(tmp_path, VALID.format(loop=server.url), monkeypatch)
     allow = ["--allow", finding_id("PERSON", "Alice Martin"), "--allow",
              finding_id("PERSON", "Bob Stone")]
-    base = ["send", str(doc), "--method", "fake-surrogate", "--yes", "--no-learn"]
-    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--no-learn",
+    base = ["send", str(doc), "--policy", "fake-surrogate", "--yes", "--no-learn"]
+    assert cli.main(["send", str(doc), "--policy", "fake-identity", "--yes", "--no-learn",
                      *allow]) == 2
     assert "does not allow sending residual personal data" in capsys.readouterr().err
     assert quiet(base) == 0

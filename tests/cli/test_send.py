@@ -199,49 +199,30 @@ def test_terminal_confirmation_yes_and_no(server, doc, monkeypatch, capsys):
     assert len(server.requests) == 1
 
 
-@pytest.fixture
-def no_always_protect():
-    """fake-identity leaves every value; with the policy's always-protected types cleared
-    the e-mail address stays too (these tests are about residual PII)."""
-    from preflight.core.config import save_settings
-
-    settings = load_settings()
-    settings.policy.always_protect = []
-    save_settings(settings)
-
-
-def test_always_protected_types_are_replaced_even_by_an_identity_method(server, doc, capsys):
-    add_provider(server.url)
-    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2
-    err = capsys.readouterr().err
-    assert "2 identifier" in err and "EMAIL_ADDRESS" not in err  # only the two names left
-
-
-def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys,
-                                            no_always_protect):
+def test_residual_pii_is_asked_item_by_item(server, doc, monkeypatch, capsys):
     add_provider(server.url)
     monkeypatch.setattr(send_cmd, "_Terminal", ScriptedTerminal)
     # fake-identity leaves everything: 3 blocking items (2 names, 1 email), then "send?"
     ScriptedTerminal.asked = []
     ScriptedTerminal.answers = [True, False, True, True]
-    assert cli.main(["send", str(doc), "--method", "fake-identity", "--no-learn"]) == 2
+    assert cli.main(["send", str(doc), "--policy", "fake-identity", "--no-learn"]) == 2
     assert sum("as it is?" in q for q in ScriptedTerminal.asked) == 3
     assert "1 identifier" in capsys.readouterr().err and server.requests == []
 
 
-def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys, no_always_protect):
+def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys):
 
     add_provider(server.url)
-    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes", "--json"]) == 2
+    assert cli.main(["send", str(doc), "--policy", "fake-identity", "--yes", "--json"]) == 2
     err = capsys.readouterr().err
     assert "3 identifier" in err and server.requests == []
-    assert cli.main(["send", str(doc), "--method", "fake-identity", "--yes",
+    assert cli.main(["send", str(doc), "--policy", "fake-identity", "--yes",
                      "--allow", "nope"]) == 2
     from preflight.core.send.session import finding_id
 
     ids = [finding_id("PERSON", "Alice Martin"), finding_id("PERSON", "Bob Stone"),
            finding_id("EMAIL_ADDRESS", "alice.martin@corp.example")]
-    args = ["send", str(doc), "--method", "fake-identity", "--yes", "--no-learn"]
+    args = ["send", str(doc), "--policy", "fake-identity", "--yes", "--no-learn"]
     for i in ids:
         args += ["--allow", i]
     assert cli.main(args) == 0 and len(server.requests) == 1

@@ -173,11 +173,21 @@ class Services:
 
     def policy(self, name: str | None = None) -> Any:
         """The policy ``name`` (a preset, a saved policy or a TOML file; default: the
-        active one in the settings) as it applies on this machine."""
+        active one in the settings, else the company's default) as it applies on this
+        machine: a preset is raised to the company minimums (and says what was raised);
+        a policy the user wrote that goes below them is refused with a one-line message."""
         from preflight.core.sanitize.policy import DEFAULT_POLICY, find_policy
 
-        chosen = name or self.settings.policy.active or DEFAULT_POLICY
-        return find_policy(chosen, self.saved_policies())
+        org = self.org_policy()
+        active = self.settings.policy.active or DEFAULT_POLICY
+        if active == DEFAULT_POLICY and org.default_policy:
+            active = org.default_policy
+        policy = find_policy(name or active, self.saved_policies())
+        if policy.source != "preset":
+            org.check_policy(policy)
+            return policy
+        report = org.tighten_report(policy)
+        return replace(report.policy, raised=dict(report.raised)) if report.raised else policy
 
     def mechanism(self, name: Any, **collaborators: Any) -> Any:
         """A fresh mechanism: the raw d_X mechanism for "dx", else a policy's (``name``

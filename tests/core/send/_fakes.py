@@ -136,13 +136,33 @@ def fake_mechanisms():
     registry is global: a fake left behind would show up in other tests' method lists)."""
     from preflight.core.sanitize import base
 
+    from preflight.app.services import Services
+    from preflight.core.sanitize.policy import Policy
+
     base.mechanism_names()  # built-ins first, so the snapshot holds them
     saved = dict(base._REGISTRY)
     for name, factory in FAKE_MECHANISMS.items():
         register(name)(factory)
+    # The faces choose policies (`--policy fake-identity`): a fake's name stands for a
+    # policy of that name that the fake mechanism carries out.
+    real_policy, real_mechanism = Services.policy, Services.mechanism
+
+    def policy(self, name=None):
+        if name in FAKE_MECHANISMS:
+            return Policy(name=name, title=name, source="test fake")
+        return real_policy(self, name)
+
+    def mechanism(self, name, **collaborators):
+        fake = getattr(name, "name", name)
+        if fake in FAKE_MECHANISMS:
+            return FAKE_MECHANISMS[fake]()
+        return real_mechanism(self, name, **collaborators)
+
+    Services.policy, Services.mechanism = policy, mechanism
     try:
         yield
     finally:
+        Services.policy, Services.mechanism = real_policy, real_mechanism
         base._REGISTRY.clear()
         base._REGISTRY.update(saved)
 

@@ -97,6 +97,8 @@ class Policy:
     dx: DxScope = DxScope.NONE
     epsilon: float | None = None          # the ε the policy starts at (d_X scopes only)
     source: str = "preset"                # "preset", "settings" or the file it came from
+    # what a company policy raised: type or category -> (was, now); shown with the policy
+    raised: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def action_for(self, span: Span, value: str) -> Action:
         if self.dx in (DxScope.ALL, DxScope.SPANS):
@@ -137,6 +139,8 @@ class Policy:
             "by_category": {c.value: a.value for c, a in self.by_category.items()},
             "fallback": self.fallback.value,
             "dx": self.dx.value,
+            **({"raised_by_organization": {k: list(v) for k, v in self.raised.items()}}
+               if self.raised else {}),
         }
 
     def to_toml(self) -> str:
