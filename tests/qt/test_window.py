@@ -19,6 +19,15 @@ def _wait_ready(qtbot, win, text=SAMPLE):
                                  and win.doc.prepared is not None), timeout=5000)
 
 
+def _choose(qtbot, win, name):
+    """Pick a policy in the Policy box, as the user would."""
+    box = win.controls.policy
+    qtbot.waitUntil(lambda: bool(box.findData(name) >= 0), timeout=3000)
+    box.setCurrentIndex(box.findData(name))
+    qtbot.waitUntil(lambda: bool(win.doc.policy.name == name and not win.doc.modified),
+                    timeout=3000)
+
+
 def _point_of(view, cp: int) -> QPoint:
     cur = view.textCursor()
     cur.setPosition(cp)
@@ -59,7 +68,8 @@ def test_paste_highlights_by_category_with_tooltips(qtbot, window):
 
 
 def test_click_on_span_excludes_and_includes_it(qtbot, window):
-    window.doc.set_scope("pii")
+    window.doc.set_policy("dx-pii")
+    qtbot.waitUntil(lambda: bool(window.doc.policy.name == "dx-pii"), timeout=3000)
     _wait_ready(qtbot, window)
     view = window.original
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
@@ -99,7 +109,7 @@ def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
 
 
 def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tmp_path):
-    window.controls.method.setCurrentIndex(window.controls.method.findData("placeholder"))
+    _choose(qtbot, window, "placeholder")
     _wait_ready(qtbot, window) if False else window.original.setPlainText(SAMPLE)
     qtbot.waitUntil(lambda: bool(window.doc.result and "<PERSON_1>"
                                  in window.doc.result.sanitized.text), timeout=5000)
