@@ -30,8 +30,7 @@ LEGEND_ACTIONS = (Action.KEEP, Action.GENERALIZE, Action.PSEUDONYM, Action.PLACE
 
 
 def base_title(policy: Policy) -> str:
-    t = policy.title
-    return t[:-len(MODIFIED)] if t.endswith(MODIFIED) else t
+    return policy.title.removesuffix(MODIFIED)
 
 
 def has_pseudonyms(policy: Policy) -> bool:
