@@ -325,8 +325,11 @@ class QtMainWindow(QMainWindow):
         if pred.value < min_u:
             self.decision.setText(
                 f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
-                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> Try a larger ε "
-                "(or “Find best ε”), or keep this one local.")
+                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> "
+                + ("Try a larger ε (or “Find best ε”), or keep this one local."
+                   if self.doc.uses_dx else
+                   "Try a policy that keeps more (or change a type in the legend), or keep "
+                   "this one local."))
         else:
             self.decision.setText(f"Predicted utility {pred.value:.2f} meets your minimum "
                                   f"{min_u:.2f}.")

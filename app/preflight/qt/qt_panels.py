@@ -293,7 +293,9 @@ class QtAssessmentPanel(QGroupBox):
                              f"{ind.tokens_total})")
         color = colors.good if ind.pii_left == 0 else colors.bad
         self.pii_left.setText(f"<span style='color:{color.name()}'>{ind.pii_left}</span>"
-                              f" of {ind.pii_total} detected")
+                              f" of {ind.pii_total} detected"
+                              + (f" ({ind.pii_kept} kept by the policy)" if ind.pii_kept
+                                 else ""))
 
     def set_estimate(self, est: CostEstimate | None, provider: str | None = None) -> None:
         if est is None:
