@@ -103,6 +103,12 @@ def main() -> int:
 
     shots: list[str] = []
 
+    def choose(win, name: str) -> None:
+        """Pick a policy in the window's Policy box."""
+        box = win.controls.policy
+        wait_until(app, lambda: box.findData(name) >= 0, 30, "policies")
+        box.setCurrentIndex(box.findData(name))
+
     def shoot(widget, name: str) -> None:
         if args.only and args.only != name:
             return
@@ -132,8 +138,13 @@ def main() -> int:
         win.original.setPlainText(DOC)
         d = win.doc
         wait_until(app, lambda: d.detections_done and d.result is not None, 300, "detection")
-        if "dx" in d.methods:
-            wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300, "d_X")
+        wait_until(app, lambda: d.prediction is not None
+                   or win.assessment.utility.text() == "n/a", 60, "prediction")
+        settle(app, 1.0)
+        shoot(win, f"02-identifiers-{theme}")           # the default policy
+        choose(win, "identifiers-dx")
+        if wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300, "d_X"):
+            d.prediction = None
             lo, hi = d.epsilon_range
             win.controls.set_epsilon((lo * hi) ** 0.5)
             win.controls.slider.setValue(int(win.controls.slider.value()) + 150)
@@ -143,7 +154,7 @@ def main() -> int:
                 wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
             settle(app, 1.0)
             shoot(win, f"02-dx-{theme}")
-        win.controls.method.setCurrentIndex(win.controls.method.findData("placeholder"))
+        choose(win, "placeholder")
         wait_until(app, lambda: d.result and d.result.sanitized.method == "placeholder", 60,
                    "placeholder preview")
         wait_until(app, lambda: d.prediction is not None

@@ -134,3 +134,25 @@ def test_the_real_doorway_reads_the_policy_and_clamps_the_range(tmp_path, monkey
     doorway.services._built["dx"] = Dx()        # the calibrated range, without the model
     assert doorway.org_policy.epsilon_bounds == (20, 40)
     assert doorway.epsilon_range() == (20, 40)
+
+
+def test_the_legend_cannot_loosen_a_locked_type(qtbot, tmp_path, monkeypatch):
+    from fakes import ORG_SAMPLE
+
+    from preflight.core.sanitize.policy import Action
+
+    org = org_from(tmp_path, monkeypatch, '[minimum.types]\nPERSON = "placeholder"\n')
+    backend = backend_with(org)
+    win = open_window(qtbot, backend)
+    win.original.setPlainText(ORG_SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.result and "<PERSON_1>" in win.doc.result.sanitized.text
+                                 and win.doc.detections_done), timeout=5000)
+    errors = []
+    win.doc.sig_error.connect(lambda msg, hint: errors.append(msg))
+    win.doc.set_type_action("PERSON", Action.KEEP)
+    assert errors and "PERSON cannot be keep" in errors[0]
+    assert win.doc.policy.name == "identifiers" and not win.doc.modified
+    assert "<PERSON_1>" in win.doc.result.sanitized.text
+    win.doc.set_type_action("ORGANIZATION", Action.PLACEHOLDER)     # not locked: allowed
+    qtbot.waitUntil(lambda: bool("<ORGANIZATION_1>" in win.doc.result.sanitized.text),
+                    timeout=3000)

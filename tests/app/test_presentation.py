@@ -86,3 +86,16 @@ def test_privacy_indicators_uses_dx_token_counts_and_guarantee():
 def test_log_grid_is_geometric():
     g = log_grid(1, 100, 3)
     assert g == pytest.approx([1, 10, 100])
+
+
+def test_spans_the_policy_keeps_are_not_counted_as_left() -> None:
+    from preflight.app.presentation import privacy_indicators
+    from preflight.core.types import Category, SanitizedText, Span
+
+    text = "Jane works at Acme."
+    spans = [Span(0, 4, "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "t", ""),
+             Span(14, 18, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.9, "t", "")]
+    out = SanitizedText("<PERSON_1> works at Acme.", "identifiers", (),
+                        {"kept_spans": [[14, 18]]})
+    ind = privacy_indicators(text, out, spans)
+    assert (ind.pii_left, ind.pii_kept, ind.pii_total) == (0, 1, 2)

@@ -69,3 +69,40 @@ def test_estimate_uses_the_core_cost_estimate() -> None:
     unpriced = door.estimate("text", SUMMARIZE, None)
     assert not unpriced.priced and unpriced.max_total == 0.0
     assert unpriced.token_method == "tokenizer: test.gguf"
+
+
+def test_policies_save_and_activate_through_the_settings(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from preflight.core.config import load_settings
+    from preflight.core.errors import ConfigError
+    from preflight.core.sanitize.policy import Action
+
+    monkeypatch.setenv("PREFLIGHT_HOME", str(tmp_path))
+    door = WindowDoorway(services=Services(Settings()))
+    names = [n for n, _t, _d in door.policies()]
+    assert names[:3] == ["identifiers", "identifiers-dx", "everything"]
+    assert dict((n, d) for n, _t, d in door.policies())["identifiers-dx"] is True
+    base = door.policy()
+    assert base.name == "identifiers"
+    with pytest.raises(ConfigError):
+        door.save_policy(base)                                # a preset's name
+    mine = base.with_actions({"ORGANIZATION": Action.REDACT})
+    from dataclasses import replace
+    door.save_policy(replace(mine, name="mine", title="Mine"))
+    door.set_active_policy("mine")
+    with pytest.raises(ConfigError):
+        door.set_active_policy("no-such-policy")
+    # A restart: a new doorway over the settings file.
+    again = WindowDoorway(services=Services(load_settings()))
+    assert ("mine", "Mine", False) in again.policies()
+    assert again.policy().name == "mine"
+    text = "Jane Doe works at Acme Corp."
+    from preflight.core.types import Category, Span
+    spans = [Span(0, 8, "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "t", ""),
+             Span(18, 27, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.9, "t", "")]
+    out, vault = again.sanitize(again.policy(), text, spans, seed=1)
+    assert out.text == "<PERSON_1> works at [REDACTED]."
+    assert vault is not None and out.info["policy"]["name"] == "mine"
+    kept, _ = again.sanitize(again.policy("identifiers"), text, spans, seed=1)
+    assert kept.text == "<PERSON_1> works at Acme Corp."

@@ -19,6 +19,7 @@ from preflight.core.config import ProviderSettings, Settings  # noqa: E402
 @pytest.fixture
 def fake_backend() -> FakeBackend:
     s = Settings()
+    s.policy.active = "dx-all"        # most window tests drive the ε slider
     s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
                                         model="test-model"))
     return FakeBackend(s)

@@ -2,8 +2,9 @@
 
 Same methods and signatures as the protocol and the real ``WindowDoorway`` (checked by
 tests/app/test_doorway_contract.py) and the same result types; no models. Detection finds
-capitalized name pairs and e-mail addresses; "d_X" replaces each word with a probability
-that falls with ε, deterministically for a seed, so tests can assert on the preview.
+capitalized name pairs, "<Word> Corp/GmbH/Inc" organizations and e-mail addresses. Policies
+are the core's own (presets, operators, :class:`PolicyMechanism`); only d_X is faked: it
+replaces each word with a probability that falls with ε, deterministically for a seed.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import math
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from preflight.core.config import ProviderSettings, Settings
-from preflight.core.errors import Cancelled, ProviderError
 from preflight.core.org_policy import OrgPolicy
+from preflight.app.window_doorway import saved_policy_row
+from preflight.core.errors import Cancelled, ConfigError, ProviderError
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.sanitize.policy import PRESETS, Policy, find_policy, policy_from_mapping
+from preflight.core.sanitize.policy_apply import PolicyMechanism
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.app.doorway import AnswerChunk, Prediction
 from preflight.core.send.cost import CostEstimate
@@ -28,8 +33,10 @@ from preflight.core.utility.recommend import Recommendation
 
 SAMPLE = ("Jane Doe met Max Power in Berlin. Write to jane.doe@example.com about the "
           "merger plan before Friday; the board wants a summary of the risks.")
+ORG_SAMPLE = "Jane Doe of Acme Corp wrote to Max Power about the merger plan."
 
 NAME = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
+ORG = re.compile(r"\b[A-Z][a-z]+ (?:Corp|GmbH|Inc)\b")
 EMAIL = re.compile(r"\b[\w.]+@[\w.]+\.\w+\b")
 WORD = re.compile(r"\w+")
 
@@ -45,6 +52,9 @@ def fake_detect(text: str, deny: Sequence[str] = ()) -> list[Span]:
     for m in EMAIL.finditer(text):
         spans.append(Span(m.start(), m.end(), "EMAIL_ADDRESS", Category.DIRECT_IDENTIFIER,
                           0.99, "fake-email", "Looks like an e-mail address"))
+    for m in ORG.finditer(text):
+        spans.append(Span(m.start(), m.end(), "ORGANIZATION", Category.QUASI_IDENTIFIER,
+                          0.8, "fake-org", "A capitalized word before Corp, GmbH or Inc"))
     for m in NAME.finditer(text):
         if not any(s.start < m.end() and m.start() < s.end for s in spans):
             spans.append(Span(m.start(), m.end(), "PERSON", Category.DIRECT_IDENTIFIER,
@@ -65,17 +75,35 @@ def _u(seed: int, i: int) -> float:
 
 @dataclass
 class FakePrepared:
+    """What the d_X mechanism's ``prepare`` returns, without a token space."""
+
     text: str
     spans: list[Span]
-    seed: int
-    scope: str
+    params: SanitizeParams
     calls: list[float] = field(default_factory=list)
+
+    @property
+    def seed(self) -> int:
+        return int(self.params.seed or 0)
+
+    @property
+    def scope(self) -> str:
+        return self.params.scope
+
+    @property
+    def epsilon_range(self) -> tuple[float, float]:
+        return (1.0, 100.0)
+
+    def _inside(self, w: tuple[int, int]) -> bool:
+        return any(s.start <= w[0] and w[1] <= s.end for s in self.spans)
 
     def _targets(self) -> list[tuple[int, int]]:
         words = [(m.start(), m.end()) for m in WORD.finditer(self.text)]
         if self.scope == "pii":
-            words = [w for w in words if any(s.start <= w[0] and w[1] <= s.end
-                                             for s in self.spans)]
+            return [w for w in words if self._inside(w)]
+        if self.scope == "rest":
+            return [w for w in words if not any(s.start < w[1] and w[0] < s.end
+                                                for s in self.spans)]
         return words
 
     def at(self, epsilon: float) -> SanitizedText:
@@ -91,14 +119,33 @@ class FakePrepared:
             "epsilon": epsilon, "scope": self.scope, "tokens_changed": len(reps),
             "tokens_total": len(words),
             "guarantee": "d_X-privacy covers every word of the text." if self.scope == "all"
-            else "d_X-privacy covers detected PII only."})
+            else f"d_X-privacy covers the words of scope {self.scope}."})
 
     def resample(self, seed: int | None = None) -> "FakePrepared":
-        return FakePrepared(self.text, self.spans, seed if seed is not None else self.seed + 1,
-                            self.scope)
+        new = seed if seed is not None else self.seed + 1
+        return FakePrepared(self.text, self.spans, replace(self.params, seed=new))
 
     def update(self, new_text: str, new_spans: Sequence[Span]) -> "FakePrepared":
-        return FakePrepared(new_text, list(new_spans), self.seed, self.scope)
+        return FakePrepared(new_text, list(new_spans), self.params)
+
+
+class FakeDx:
+    """The shared d_X mechanism's two calls (``prepare``, ``sanitize``) over FakePrepared."""
+
+    name = "dx"
+
+    def __init__(self, made: list[FakePrepared]) -> None:
+        self.made = made
+
+    def prepare(self, text: str, spans: Sequence[Span], params: SanitizeParams
+                ) -> FakePrepared:
+        p = FakePrepared(text, list(spans), params)
+        self.made.append(p)
+        return p
+
+    def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams
+                 ) -> SanitizedText:
+        return self.prepare(text, spans, params).at(params.epsilon or 10.0)
 
 
 @dataclass(frozen=True)
@@ -200,31 +247,44 @@ class FakeBackend:
         time.sleep(self.delay)
         return fake_detect(text, self.settings.detection.deny_list)
 
-    # mechanisms
-    def methods(self) -> list[str]:
-        return ["dx", "placeholder", "redact"]
+    # policies: the core's own policies and operators, d_X from FakeDx
+    def _saved(self) -> list[Policy]:
+        return [policy_from_mapping({k: v for k, v in asdict(p).items() if v is not None},
+                                    f"saved[{i}]") for i, p in enumerate(self.settings.policy.saved)]
+
+    def policies(self) -> list[tuple[str, str, bool]]:
+        return [(p.name, p.title, p.uses_dx)
+                for p in [*PRESETS.values(), *(s for s in self._saved()
+                                               if s.name not in PRESETS)]]
+
+    def policy(self, name: str | None = None) -> Policy:
+        return find_policy(name or self.settings.policy.active, self._saved())
+
+    def save_policy(self, policy: Policy) -> None:
+        if policy.name in PRESETS:
+            raise ConfigError(f"'{policy.name}' is the name of a built-in policy.",
+                              "Choose another name for your policy.")
+        self.settings.policy.saved = [s for s in self.settings.policy.saved
+                                      if s.name != policy.name] + [saved_policy_row(policy)]
+        self.saved += 1
+
+    def set_active_policy(self, name: str) -> None:
+        self.policy(name)
+        self.settings.policy.active = name
+        self.saved += 1
 
     def epsilon_range(self) -> tuple[float, float]:
         return self.org_policy.clamp_epsilon_range(1.0, 100.0)
 
-    def dx_prepare(self, text, spans, seed, scope) -> FakePrepared:
-        p = FakePrepared(text, list(spans), seed, scope)
-        self.prepared.append(p)
-        return p
+    def prepare(self, policy, text, spans, seed):
+        mech = PolicyMechanism(policy, dx=FakeDx(self.prepared))
+        return mech.prepare(text, list(spans), SanitizeParams(seed=seed))
 
-    def sanitize(self, method, text, spans, seed):
-        reps = []
-        counter: dict[str, int] = {}
-        for s in spans:
-            if method == "placeholder":
-                counter[s.type] = counter.get(s.type, 0) + 1
-                new = f"<{s.type}_{counter[s.type]}>"
-            else:
-                new = "[REDACTED]"
-            reps.append((s.start, s.end, new, s.type))
-        out, changes = apply_replacements(text, reps)
-        vault = {c.replacement: c.original for c in changes} if method == "placeholder" else None
-        return SanitizedText(out, method, changes, {}), vault
+    def sanitize(self, policy, text, spans, seed):
+        mech = PolicyMechanism(policy, dx=FakeDx(self.prepared))
+        out = mech.sanitize(text, list(spans), SanitizeParams(seed=seed))
+        vault = {e.token: e.original for e in mech.vault.entries} if mech.reversible else None
+        return out, vault
 
     # utility
     def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:

@@ -62,7 +62,8 @@ def test_slider_updates_preview_and_coalesces(qtbot, doc, fake_backend):
 
 
 def test_excluding_a_span_keeps_it_in_scope_pii(qtbot, doc):
-    doc.set_scope("pii")
+    doc.set_policy("dx-pii")
+    qtbot.waitUntil(lambda: bool(doc.policy.name == "dx-pii"), timeout=3000)
     doc.set_epsilon(1.0)
     doc.set_text(SAMPLE)
     qtbot.waitUntil(lambda: bool(doc.detections_done and doc.result is not None
@@ -77,8 +78,8 @@ def test_excluding_a_span_keeps_it_in_scope_pii(qtbot, doc):
     qtbot.waitUntil(lambda: bool(len(doc.prepared.spans) == 3), timeout=3000)
 
 
-def test_operator_method_and_deny_list(qtbot, doc, fake_backend):
-    doc.set_method("placeholder")
+def test_operator_policy_and_deny_list(qtbot, doc, fake_backend):
+    doc.set_policy("placeholder")
     doc.set_text(SAMPLE + " the codename falcon is secret.")
     qtbot.waitUntil(lambda: bool(doc.result and "<PERSON_1>" in doc.result.sanitized.text),
                     timeout=3000)

@@ -58,10 +58,13 @@ def test_paste_slider_send_restore_history(qtbot, real_window):
     assert len(win.original.highlighter.ranges) == len(win.doc.spans) >= 3
 
     # d_X: wait for the calibrated range and the prepared document, then move the slider.
-    qtbot.waitUntil(lambda: bool(win.doc.epsilon_range or "dx" not in win.doc.methods),
+    box = win.controls.policy
+    qtbot.waitUntil(lambda: bool(box.findData("identifiers-dx") >= 0), timeout=30_000)
+    box.setCurrentIndex(box.findData("identifiers-dx"))
+    qtbot.waitUntil(lambda: bool(win.doc.epsilon_range or not win.doc._dx_ok),
                     timeout=300_000)
-    assert "dx" in win.doc.methods, "d_X did not load (see the error dialog's text)"
-    if "dx" in win.doc.methods:
+    assert win.doc._dx_ok, "d_X did not load (see the error dialog's text)"
+    if win.doc._dx_ok:
         qtbot.waitUntil(lambda: bool(win.doc.epsilon_range and win.doc.prepared is not None
                                      and win.doc.result is not None), timeout=300_000)
         win.controls.slider.setValue(0)
@@ -78,7 +81,7 @@ def test_paste_slider_send_restore_history(qtbot, real_window):
             [c for c in win.doc.result.sanitized.changes if c.end > c.start])
 
     # Placeholders for the send, so the restored answer is checkable.
-    win.controls.method.setCurrentIndex(win.controls.method.findData("placeholder"))
+    box.setCurrentIndex(box.findData("placeholder"))
     qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.result.sanitized.method
                                  == "placeholder"), timeout=30_000)
     payload_text = win.doc.result.sanitized.text

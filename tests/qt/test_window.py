@@ -19,6 +19,15 @@ def _wait_ready(qtbot, win, text=SAMPLE):
                                  and win.doc.prepared is not None), timeout=5000)
 
 
+def _choose(qtbot, win, name):
+    """Pick a policy in the Policy box, as the user would."""
+    box = win.controls.policy
+    qtbot.waitUntil(lambda: bool(box.findData(name) >= 0), timeout=3000)
+    box.setCurrentIndex(box.findData(name))
+    qtbot.waitUntil(lambda: bool(win.doc.policy.name == name and not win.doc.modified),
+                    timeout=3000)
+
+
 def _point_of(view, cp: int) -> QPoint:
     cur = view.textCursor()
     cur.setPosition(cp)
@@ -59,7 +68,8 @@ def test_paste_highlights_by_category_with_tooltips(qtbot, window):
 
 
 def test_click_on_span_excludes_and_includes_it(qtbot, window):
-    window.doc.set_scope("pii")
+    window.doc.set_policy("dx-pii")
+    qtbot.waitUntil(lambda: bool(window.doc.policy.name == "dx-pii"), timeout=3000)
     _wait_ready(qtbot, window)
     view = window.original
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
@@ -99,7 +109,7 @@ def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
 
 
 def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tmp_path):
-    window.controls.method.setCurrentIndex(window.controls.method.findData("placeholder"))
+    _choose(qtbot, window, "placeholder")
     _wait_ready(qtbot, window) if False else window.original.setPlainText(SAMPLE)
     qtbot.waitUntil(lambda: bool(window.doc.result and "<PERSON_1>"
                                  in window.doc.result.sanitized.text), timeout=5000)
@@ -295,3 +305,141 @@ def test_void_qt_calls_cannot_free_none():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and "alive" in proc.stdout, proc.stderr[-500:]
+
+
+# -- policies ---------------------------------------------------------------------------
+def _policy_window(qtbot, backend):
+    from preflight.qt.qt_app import build_window
+
+    win = build_window(backend, theme="light")
+    qtbot.addWidget(win)
+    win.show()
+    win.start()
+    return win
+
+
+def test_protect_identifiers_keeps_the_organization_everything_replaces_it(qtbot):
+    from fakes import ORG_SAMPLE, FakeBackend
+
+    win = _policy_window(qtbot, FakeBackend())          # default settings: "identifiers"
+    qtbot.waitUntil(lambda: bool(win.doc.policy is not None), timeout=3000)
+    assert win.doc.policy.name == "identifiers"
+    assert win.controls.policy.currentText() == "Protect identifiers"
+    assert win.policy_name.text() == "Policy: Protect identifiers"
+    win.original.setPlainText(ORG_SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.result and "<PERSON_1>" in win.doc.result.sanitized.text),
+                    timeout=5000)
+    out = win.doc.result.sanitized.text
+    assert "Acme Corp" in out and "Jane Doe" not in out
+    assert "protected span" in win.controls.guarantee.text()
+    _choose(qtbot, win, "everything")
+    qtbot.waitUntil(lambda: bool("Acme Corp" not in win.doc.result.sanitized.text), timeout=3000)
+    assert "<ORGANIZATION_1>" in win.doc.result.sanitized.text
+    assert "Jane Doe" not in win.doc.result.sanitized.text
+
+
+def test_slider_follows_whether_the_policy_uses_dx(qtbot):
+    from fakes import FakeBackend
+
+    win = _policy_window(qtbot, FakeBackend())
+    qtbot.waitUntil(lambda: bool(win.doc.policy is not None), timeout=3000)
+    win.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None),
+                    timeout=3000)
+    assert not win.controls.slider.isEnabled()
+    assert not win.assessment.find_best.isEnabled()
+    assert "no d_X noise" in win.assessment.find_best.toolTip()
+    _choose(qtbot, win, "identifiers-dx")
+    qtbot.waitUntil(lambda: bool(win.controls.slider.isEnabled()), timeout=3000)
+    assert win.assessment.find_best.isEnabled()
+    qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.result.epsilon is not None),
+                    timeout=3000)
+    out = win.doc.result.sanitized.text
+    assert "<PERSON_1>" in out and "<EMAIL_ADDRESS_1>" in out    # placeholders + noise
+    _choose(qtbot, win, "redact")
+    qtbot.waitUntil(lambda: bool(not win.controls.slider.isEnabled()), timeout=3000)
+
+
+def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monkeypatch):
+    from fakes import ORG_SAMPLE, FakeBackend
+    from PySide6.QtWidgets import QInputDialog
+
+    from preflight.core.types import Category
+    from preflight.qt.qt_policy_menu import SAVE_TEXT
+
+    backend = FakeBackend()
+    win = _policy_window(qtbot, backend)
+    win.original.setPlainText(ORG_SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.result and "<PERSON_1>" in win.doc.result.sanitized.text
+                                 and win.doc.detections_done), timeout=5000)
+    assert "Acme Corp" in win.doc.result.sanitized.text
+    menu = win.legend_menu(Category.QUASI_IDENTIFIER)
+    sub = next(a.menu() for a in menu.actions() if a.text().startswith("ORGANIZATION"))
+    acts = {a.data(): a for a in sub.actions() if a.data()}
+    assert acts["keep"].isChecked() and not acts["placeholder"].isChecked()
+    save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
+    assert not save.isEnabled()                                   # nothing changed yet
+    acts["placeholder"].trigger()
+    qtbot.waitUntil(lambda: bool("<ORGANIZATION_1>" in win.doc.result.sanitized.text),
+                    timeout=3000)
+    assert win.controls.policy.currentText() == "Protect identifiers (modified)"
+    assert win.policy_name.text() == "Policy: Protect identifiers (modified)"
+    menu = win.legend_menu(Category.QUASI_IDENTIFIER)
+    save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("orgs-hidden", True))
+    save.trigger()
+    qtbot.waitUntil(lambda: bool(win.doc.policy.name == "orgs-hidden"
+                                 and not win.doc.modified), timeout=3000)
+    rows = backend.settings.policy.saved
+    assert [r.name for r in rows] == ["orgs-hidden"]
+    assert rows[0].types["ORGANIZATION"] == "placeholder"
+    assert backend.settings.policy.active == "orgs-hidden"
+    # A new window over the same settings (a restart) offers and applies it.
+    again = _policy_window(qtbot, FakeBackend(backend.settings))
+    qtbot.waitUntil(lambda: bool(again.controls.policy.findData("orgs-hidden") >= 0
+                                 and again.doc.policy is not None), timeout=3000)
+    assert again.doc.policy.name == "orgs-hidden"
+    again.original.setPlainText(ORG_SAMPLE)
+    qtbot.waitUntil(lambda: bool(again.doc.result and "<ORGANIZATION_1>"
+                                 in again.doc.result.sanitized.text), timeout=5000)
+
+
+def test_highlight_context_menu_offers_the_type_actions(qtbot):
+    from fakes import ORG_SAMPLE, FakeBackend
+    from PySide6.QtWidgets import QMenu
+
+    win = _policy_window(qtbot, FakeBackend())
+    win.original.setPlainText(ORG_SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.detections_done), timeout=5000)
+    org = next(s for s in win.doc.spans if s.type == "ORGANIZATION")
+    menu = QMenu()
+    win.original.extend_span_menu(menu, org)
+    sub = menu.actions()[-1].menu()
+    assert "ORGANIZATION: keep" in menu.actions()[-1].text()
+    mask = next(a for a in sub.actions() if a.data() == "mask")
+    mask.trigger()
+    qtbot.waitUntil(lambda: bool("Acme Corp" not in win.doc.result.sanitized.text
+                                 and "*" in win.doc.result.sanitized.text), timeout=3000)
+
+
+def test_settings_policies_section_duplicates_edits_and_deletes(qtbot, window, fake_backend):
+    dlg = window.open_settings("policy")
+    box = dlg.policy.policies
+    assert box.new_from_preset("identifiers", "mine")
+    assert not box.new_from_preset("identifiers", "everything")   # a preset's name
+    box._combos["ORGANIZATION"].setCurrentIndex(box._combos["ORGANIZATION"].findData("redact"))
+    box.dx.setCurrentIndex(box.dx.findData("rest"))
+    box.eps.setValue(12.5)
+    box.active.setCurrentIndex(box.active.findData("mine"))
+    dlg.accept()
+    row, = fake_backend.settings.policy.saved
+    assert (row.name, row.types["ORGANIZATION"], row.dx, row.epsilon) == \
+        ("mine", "redact", "rest", 12.5)
+    assert fake_backend.settings.policy.active == "mine"
+    assert fake_backend.policy("mine").uses_dx
+    dlg = window.open_settings("policy")
+    dlg.policy.policies.saved.setCurrentRow(0)
+    dlg.policy.policies._delete()
+    dlg.accept()
+    assert fake_backend.settings.policy.saved == []
+    assert fake_backend.settings.policy.active == "identifiers"

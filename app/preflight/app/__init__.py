@@ -3,5 +3,5 @@
 ``services`` builds every runtime object (the one place that does); ``doorway`` describes
 what the window may ask and ``window_doorway`` implements it; ``documents`` reads the
 formats both faces open; ``detect_process`` runs the window's detector in a child process;
-``protect`` applies the always-protected types; ``presentation`` holds display helpers.
+``presentation`` holds display helpers.
 """

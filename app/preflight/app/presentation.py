@@ -98,6 +98,7 @@ class PrivacyIndicators:
     pii_total: int
     pii_left: int            # detected items whose value is still in the payload verbatim
     guarantee: str
+    pii_kept: int = 0        # items the policy keeps as written on purpose (not "left")
 
     @property
     def changed_share(self) -> float:
@@ -123,8 +124,12 @@ def privacy_indicators(
         changed = min(changed, total)
     covered = sorted((c.source_start, c.source_end) for c in sanitized.changes)
     starts = [c[0] for c in covered]
-    left = 0
+    kept_ranges = {tuple(r) for r in info.get("kept_spans") or ()}
+    left = kept = 0
     for s in spans:
+        if (s.start, s.end) in kept_ranges:
+            kept += 1
+            continue
         value = original[s.start:s.end]
         if not value.strip():
             continue
@@ -137,7 +142,7 @@ def privacy_indicators(
         if value in sanitized.text:
             left += 1
     guarantee = str(info.get("guarantee") or _operator_guarantee(sanitized.method))
-    return PrivacyIndicators(changed, total, len(spans), left, guarantee)
+    return PrivacyIndicators(changed, total, len(spans), left, guarantee, kept)
 
 
 def _fully_covered(start: int, end: int, covered: list[tuple[int, int]],

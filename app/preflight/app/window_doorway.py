@@ -13,27 +13,26 @@ long GIL holds never freeze the window.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
-from preflight.app.protect import ProtectedPrepared
 from preflight.app.services import Services, build_services
-from preflight.core.config import Settings, load_settings, save_settings
+from preflight.core.config import SavedPolicy, Settings, load_settings, save_settings
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.sanitize.policy import PRESETS, Policy, policy_from_mapping
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import Recommendation, recommend
 
 log = logging.getLogger(__name__)
-
-OPERATOR_ORDER = ("placeholder", "pseudonym", "mask", "redact", "generalize")
-
 
 class _TapRestorer:
     """The core's stream restorer that also reports the raw deltas (for the Raw tab)."""
@@ -100,11 +99,42 @@ class WindowDoorway:
             return []
         return list(self._detector_process().detect(text))
 
-    # -- mechanisms (lane "dx" for d_X) --------------------------------------------------
-    def methods(self) -> list[str]:
-        names = self.services.method_names()
-        ordered = [n for n in ("dx", *OPERATOR_ORDER) if n in names]
-        return ordered + [n for n in names if n not in ordered]
+    # -- policies (lane "dx" for d_X) ----------------------------------------------------
+    def policies(self) -> list[tuple[str, str, bool]]:
+        """(name, title, uses d_X) of every preset and saved policy, presets first."""
+        out = [(p.name, p.title, p.uses_dx) for p in PRESETS.values()]
+        return out + [(p.name, p.title, p.uses_dx) for p in self.services.saved_policies()
+                      if p.name not in PRESETS]
+
+    def policy(self, name: str | None = None) -> Policy:
+        """The named policy (default: the active one in the settings)."""
+        return self.services.policy(name)
+
+    def save_policy(self, policy: Policy) -> None:
+        """Store ``policy`` among the saved policies (replacing one of the same name)."""
+        if policy.name in PRESETS:
+            raise ConfigError(f"'{policy.name}' is the name of a built-in policy.",
+                              "Choose another name for your policy.")
+        row = saved_policy_row(policy)
+        policy_from_mapping({k: v for k, v in asdict(row).items() if v is not None},
+                            f"policy '{policy.name}'")      # refuses a bad name or key
+        with self._lock:
+            settings = copy.deepcopy(self.settings)
+            settings.policy.saved = [s for s in settings.policy.saved
+                                     if s.name != policy.name] + [row]
+            self._store(settings)
+
+    def set_active_policy(self, name: str) -> None:
+        """Make ``name`` the policy new documents (and the CLI) start with."""
+        self.services.policy(name)          # an unknown name fails here, with its hint
+        with self._lock:
+            settings = copy.deepcopy(self.settings)
+            settings.policy.active = name
+            self._store(settings)
+
+    def _store(self, settings: Settings) -> None:
+        save_settings(settings)
+        self.services.update_settings(settings)
 
     def epsilon_range(self) -> tuple[float, float]:
         lo, hi = self.services.dx().epsilon_range
@@ -117,14 +147,14 @@ class WindowDoorway:
                               "Open Settings → Policy and set 0 < minimum < maximum.")
         return float(lo), float(hi)
 
-    def dx_prepare(self, text: str, spans: Sequence[Span], seed: int, scope: str) -> Any:
-        prepared = self.services.dx().prepare(text, list(spans),
-                                              SanitizeParams(seed=seed, scope=scope))
-        return ProtectedPrepared(prepared, spans, self.settings.policy.always_protect)
+    def prepare(self, policy: Policy, text: str, spans: Sequence[Span], seed: int) -> Any:
+        """A d_X policy prepared once for the slider (``at(ε)``, ``resample``, ``update``)."""
+        return self.services.mechanism(policy).prepare(text, list(spans),
+                                                       SanitizeParams(seed=seed))
 
-    def sanitize(self, method: str, text: str, spans: Sequence[Span], seed: int
+    def sanitize(self, policy: Policy, text: str, spans: Sequence[Span], seed: int
                  ) -> tuple[SanitizedText, Any]:
-        return self.services.sanitize(method, text, spans, SanitizeParams(seed=seed))
+        return self.services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
 
     # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
     def _prediction(self, assessment: Any, task: Task) -> Prediction:
@@ -290,6 +320,14 @@ class WindowDoorway:
         if det is not None:
             det.shutdown()
         self.services.close()
+
+
+def saved_policy_row(policy: Policy) -> SavedPolicy:
+    """The settings row of a policy (the keys of a policy file)."""
+    d = policy.describe()
+    return SavedPolicy(name=policy.name, title=policy.title, description=policy.description,
+                       dx=d["dx"], epsilon=policy.epsilon, fallback=d["fallback"],
+                       categories=dict(d["by_category"]), types=dict(d["by_type"]))
 
 
 def task_payload_text(task: Task, payload: str) -> str:

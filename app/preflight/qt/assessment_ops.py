@@ -66,9 +66,10 @@ class AssessmentOps:
     def find_best_epsilon(self) -> None:
         """Ask the core for the most private ε that still meets the minimum utility."""
         prepared = self.prepared
-        if self.method != "dx" or prepared is None:
-            self.sig_error.emit("“Find best ε” works with the d_X method.",
-                                "Choose d_X as the method, then try again.")
+        if not self.uses_dx or prepared is None:
+            self.sig_error.emit("“Find best ε” needs a policy with d_X noise.",
+                                "Choose a policy with d_X (e.g. “Protect identifiers + d_X”), "
+                                "then try again.")
             return
         text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
         self.sig_recommending.emit(True)

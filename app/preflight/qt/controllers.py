@@ -5,19 +5,19 @@ preview → prediction) whose transitions share its generation counters; its ass
 ops and the answer controller already live in ``assessment_ops.py`` and ``answers.py``.
 
 :class:`DocumentController` owns the document being prepared (text, detections, user
-exclusions, method, scope, ε, seed) and turns every change into background ops through
+exclusions, policy, ε, seed) and turns every change into background ops through
 :mod:`preflight.qt.qt_workers`: debounced re-detection on the "detect" lane, d_X
 preparation and ε steps on the "dx" lane, fast predictions on the pool, refined ones on
 the "slm" lane. Each kind of op is a :class:`Latest` group, so stale results are dropped.
 
 Its assessment ops (predictions, the utility curve, the ε recommendation, the cost
-estimate) live in :mod:`preflight.qt.assessment_ops`; :class:`AnswerController`
+estimate) live in :mod:`preflight.qt.assessment_ops`, its policy ops (choosing a policy,
+legend changes, saving) in :mod:`preflight.qt.policy_ops`; :class:`AnswerController`
 (:mod:`preflight.qt.answers`) runs "send" and "keep local" and streams the answer.
 """
 
 from __future__ import annotations
 
-import math
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +37,9 @@ from preflight.core.errors import Cancelled
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import Recommendation
+from preflight.core.sanitize.policy import Policy
 from preflight.qt.assessment_ops import AssessmentOps
+from preflight.qt.policy_ops import PolicyOps
 from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
 DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
@@ -56,7 +58,7 @@ class PreviewResult:
     vault: Any = None              # placeholder/pseudonym: how the answer is restored
 
 
-class DocumentController(QObject, AssessmentOps):
+class DocumentController(QObject, AssessmentOps, PolicyOps):
     """State and background work behind the two text panes and the assessment panel."""
 
     sig_spans_changed = Signal()
@@ -72,7 +74,8 @@ class DocumentController(QObject, AssessmentOps):
     sig_recommending = Signal(bool)
     sig_estimate = Signal(object)                 # (core CostEstimate, provider)
     sig_epsilon_range = Signal(float, float)
-    sig_methods = Signal(list)
+    sig_policies = Signal(list)                   # [(name, title, uses_dx)]
+    sig_policy = Signal(object)                   # the Policy now applied
     sig_status = Signal(str)
     sig_error = Signal(str, str)
 
@@ -82,9 +85,11 @@ class DocumentController(QObject, AssessmentOps):
         self.text = ""
         self.spans: list[Span] = []
         self.excluded: set[tuple[str, str]] = set()
-        self.methods: list[str] = []
-        self.method = "dx"
-        self.scope = "all"
+        self.policy_choices: list[tuple[str, str, bool]] = []
+        self.policy: Policy | None = None
+        self.modified = False                     # a legend change not saved yet
+        self._policy_gen = 0
+        self._dx_ok = True
         self.epsilon_range: tuple[float, float] | None = None
         self.epsilon: float | None = None
         self.seed = secrets.randbits(64)
@@ -124,45 +129,12 @@ class DocumentController(QObject, AssessmentOps):
 
     # -- start-up ------------------------------------------------------------------------
     def start(self) -> None:
-        """Load the lists and calibrations the controls need, in the background."""
-        self.sig_status.emit("Loading sanitization methods…")
-        QtOp(self, lambda ctx: self.backend.methods(), self._on_methods,
-             self._on_error, lane="pool").run()
+        """Load the policies the controls need, and warm the detector, in the background."""
+        self.sig_status.emit("Loading the policies…")
+        self._load_policies()
         self.sig_status.emit("Loading the PII detector…")
         QtOp(self, lambda ctx: self.backend.warm_detector(), self._on_detector_ready,
              self._on_error, lane="detect").run()
-
-    def _on_methods(self, methods: list[str]) -> None:
-        self.methods = methods
-        if self.method not in methods and methods:
-            self.method = methods[0]
-        self.sig_methods.emit(methods)
-        if "dx" in methods:
-            self.sig_status.emit("Loading the token embedding for d_X…")
-            QtOp(self, lambda ctx: self.backend.epsilon_range(), self._on_range,
-                 self._on_dx_unavailable, lane="dx").run()
-        else:
-            self._request_preview(immediate=True)
-
-    def _on_dx_unavailable(self, exc: BaseException) -> None:
-        """d_X cannot load (e.g. its model is missing): keep working with the operators."""
-        self.methods = [m for m in self.methods if m != "dx"]
-        if self.method == "dx" and self.methods:
-            self.method = "placeholder" if "placeholder" in self.methods else self.methods[0]
-        self.sig_methods.emit(self.methods)
-        msg, hint = error_text(exc)
-        self.sig_status.emit("d_X is unavailable; using the classic operators.")
-        self.sig_error.emit(f"d_X-privacy is unavailable: {msg}", hint)
-        self._request_preview(immediate=True)
-
-    def _on_range(self, rng: tuple[float, float]) -> None:
-        lo, hi = rng
-        self.epsilon_range = (lo, hi)
-        if self.epsilon is None or not lo <= self.epsilon <= hi:
-            self.epsilon = math.sqrt(lo * hi)      # geometric middle of the range
-        self.sig_epsilon_range.emit(lo, hi)
-        self.sig_status.emit("d_X ready.")
-        self._request_preview(immediate=True)
 
     def _on_detector_ready(self, warnings: list[str]) -> None:
         self.sig_status.emit("Detector ready." + (" " + " ".join(warnings) if warnings else ""))
@@ -192,23 +164,11 @@ class DocumentController(QObject, AssessmentOps):
         self._detect_timer.start()
         self._preview_timer.start()
 
-    def set_method(self, method: str) -> None:
-        if method != self.method:
-            self.method = method
-            self.recommendation = None
-            self._request_preview(immediate=True)
-
-    def set_scope(self, scope: str) -> None:
-        if scope != self.scope:
-            self.scope = scope
-            self.prepared = None
-            self._request_preview(immediate=True)
-
     def set_epsilon(self, epsilon: float) -> None:
         if self.epsilon is not None and abs(epsilon - self.epsilon) < 1e-12:
             return
         self.epsilon = epsilon
-        if self.method == "dx":
+        if self.uses_dx:
             self._request_preview(delay_ms=SLIDER_DEBOUNCE_MS)
 
     def set_task(self, task: Task) -> None:
@@ -224,7 +184,7 @@ class DocumentController(QObject, AssessmentOps):
     def resample(self) -> None:
         """Fresh noise (d_X) or fresh surrogates (pseudonym)."""
         self.seed = secrets.randbits(64)
-        if self.method == "dx" and self.prepared is not None:
+        if self.uses_dx and self.prepared is not None:
             prepared, seed = self.prepared, self.seed
             self.sig_preparing.emit(True)
             QtOp(self, lambda ctx: prepared.resample(seed), self._on_resampled,
@@ -262,8 +222,11 @@ class DocumentController(QObject, AssessmentOps):
     def settings_changed(self) -> None:
         """Policy or lists changed in the settings dialog: recompute everything."""
         self.recommendation = None
-        QtOp(self, lambda ctx: self.backend.epsilon_range() if "dx" in self.methods else None,
-             lambda r: r and self._on_range(r), self._on_error, lane="dx").run()
+        if self.epsilon_range is not None:
+            QtOp(self, lambda ctx: self.backend.epsilon_range(), self._on_range,
+                 self._on_error, lane="dx").run()
+        self._load_policies(select=self.policy.name if self.policy is not None
+                            and not self.modified else None)
         self._run_detection()
         self._estimate_timer.start()
 
@@ -302,49 +265,50 @@ class DocumentController(QObject, AssessmentOps):
             self._preview_timer.start(delay_ms if delay_ms is not None else TYPING_PREVIEW_MS)
 
     def _run_preview(self) -> None:
-        if self._preview.busy and self.method == "dx" and self.prepared is not None \
+        if self._preview.busy and self.uses_dx and self.prepared is not None \
                 and self.prepared_key == self._prep_key():
             # Slider step while a step is running: coalesce, the newest ε runs next.
             self._pending_preview = True
             return
         self._pending_preview = False
-        text, spans, method = self.text, self.effective_spans(), self.method
+        text, spans, policy = self.text, self.effective_spans(), self.policy
         all_spans = list(self.spans)
-        if not text.strip():
+        if not text.strip() or policy is None:
             self.result = None
             self.sig_preview_changed.emit(None)
             return
         backend = self.backend
-        if method == "dx":
+        if policy.uses_dx:
             if self.epsilon is None:
                 return                     # the range is still loading
             eps, key, prepared = self.epsilon, self._prep_key(), self.prepared
-            scope, seed = self.scope, self.seed
+            seed = self.seed
             if prepared is None or self.prepared_key is None \
-                    or self.prepared_key[0] != (scope, seed):
+                    or self.prepared_key[0] != key[0]:
                 self.sig_preparing.emit(True)
 
                 def op(ctx: OpContext):
-                    p = backend.dx_prepare(text, spans, seed, scope)
+                    p = backend.prepare(policy, text, spans, seed)
                     ctx.check()
-                    return p, _preview(p.at(eps), text, all_spans, eps), None
+                    return p, _preview(p.at(eps), text, all_spans, eps), p.vault
             elif self.prepared_key != key:
                 self.sig_preparing.emit(True)
 
                 def op(ctx: OpContext):
                     p = prepared.update(text, spans)
                     ctx.check()
-                    return p, _preview(p.at(eps), text, all_spans, eps), None
+                    return p, _preview(p.at(eps), text, all_spans, eps), p.vault
             else:
                 def op(ctx: OpContext):
-                    return prepared, _preview(prepared.at(eps), text, all_spans, eps), None
+                    out = _preview(prepared.at(eps), text, all_spans, eps)
+                    return prepared, out, prepared.vault
             lane = "dx"
         else:
             seed = self.seed
             key = None
 
             def op(ctx: OpContext):
-                sanitized, vault = backend.sanitize(method, text, spans, seed)
+                sanitized, vault = backend.sanitize(policy, text, spans, seed)
                 return None, _preview(sanitized, text, all_spans, None), vault
             lane = "pool"
         gen_holder: dict[str, int] = {}
@@ -354,7 +318,7 @@ class DocumentController(QObject, AssessmentOps):
 
     def _prep_key(self) -> tuple:
         spans = tuple((s.start, s.end) for s in self.effective_spans())
-        return ((self.scope, self.seed), self.text, spans)
+        return ((self._policy_gen, self.seed), self.text, spans)
 
     def _on_preview_error(self, exc: BaseException) -> None:
         self.sig_preparing.emit(False)
@@ -366,7 +330,7 @@ class DocumentController(QObject, AssessmentOps):
                     gen: int, key: tuple | None) -> None:
         prepared, (sanitized, indicators), vault = res
         self.sig_preparing.emit(False)
-        if self.method == "dx" and prepared is not None:
+        if prepared is not None and key is not None and key[0] == self._prep_key()[0]:
             new_prepared = prepared is not self.prepared
             self.prepared, self.prepared_key = prepared, key
             if new_prepared:

@@ -8,6 +8,7 @@ pane, small screens), which is where its layout moves into per-panel views.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -33,11 +35,13 @@ from PySide6.QtWidgets import (
 from preflight.app.documents import read_for_window
 from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text
+from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
 from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_org_policy import QtOrgBanner
+from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
 from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
@@ -148,6 +152,9 @@ class QtMainWindow(QMainWindow):
         ml.setContentsMargins(4, 0, 4, 0)
         mhead = QHBoxLayout()
         mhead.addWidget(_title("Sanitized — exactly what would be sent"))
+        self.policy_name = QLabel("")
+        self.policy_name.setObjectName("policyName")
+        mhead.addWidget(self.policy_name)
         self.preview_state = QLabel("")
         self.preview_state.setObjectName("muted")
         mhead.addWidget(self.preview_state, 1, Qt.AlignmentFlag.AlignRight)
@@ -219,13 +226,14 @@ class QtMainWindow(QMainWindow):
         self.original.sig_span_clicked.connect(d.toggle_span)
         self.original.sig_deny_requested.connect(d.add_to_deny_list)
         self.original.sig_file_dropped.connect(self.open_file)
-        self.controls.sig_method_changed.connect(self._on_method)
-        self.controls.sig_scope_changed.connect(d.set_scope)
+        self.controls.sig_policy_changed.connect(d.set_policy)
+        self.legend.sig_category_clicked.connect(self._legend_menu)
+        self.original.extend_span_menu = self._span_menu
         self.controls.sig_epsilon_changed.connect(d.set_epsilon)
         self.controls.sig_resample.connect(d.resample)
         self.controls.sig_task_changed.connect(d.set_task)
         self.assessment.sig_find_best.connect(d.find_best_epsilon)
-        d.sig_methods.connect(self._on_methods)
+        d.sig_policy.connect(self._on_policy)
         d.sig_epsilon_range.connect(self._on_range)
         d.sig_spans_changed.connect(self._on_spans)
         d.sig_spans_shifted.connect(lambda: self.original.move_spans(d.spans))
@@ -271,20 +279,27 @@ class QtMainWindow(QMainWindow):
         self._sync_actions()
 
     # -- reactions -----------------------------------------------------------------------
-    def _on_method(self, method: str) -> None:
-        self.controls.method_changed()
-        self.assessment.set_dx_mode(method == "dx")
-        self.doc.set_method(method)
+    def _on_policy(self, policy) -> None:
+        """A policy now applies: its name in the preview header, the controls follow it."""
+        self.controls.set_policies(self.doc.policy_choices, policy, self.doc.modified)
+        self.assessment.set_dx_mode(policy.uses_dx)
+        self.policy_name.setText(f"Policy: {html.escape(policy.title)}")
+        self.policy_name.setToolTip(policy.description)
         self._sync_actions()
 
-    def _on_methods(self, methods: list[str]) -> None:
-        self.controls.set_methods(methods, self.doc.method)
-        self.assessment.set_dx_mode(self.doc.method == "dx")
+    def legend_menu(self, category) -> QMenu:
+        return category_menu(self, self.doc, category)
+
+    def _legend_menu(self, category, pos) -> None:
+        self.legend_menu(category).exec(pos)
+
+    def _span_menu(self, menu: QMenu, span) -> None:
+        text = self.doc.text
+        type_menu(menu, self.doc, effective_type(span, text[span.start:span.end]), self)
 
     def _on_range(self, lo: float, hi: float) -> None:
         self.controls.set_range(lo, hi, self.doc.epsilon or lo)
         self.assessment.chart.set_range(lo, hi)
-        self.controls.method_changed()
 
     def _on_spans(self) -> None:
         self.original.set_spans(self.doc.spans, self.doc.excluded)
@@ -313,8 +328,11 @@ class QtMainWindow(QMainWindow):
         if pred.value < min_u:
             self.decision.setText(
                 f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
-                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> Try a larger ε "
-                "(or “Find best ε”), or keep this one local.")
+                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> "
+                + ("Try a larger ε (or “Find best ε”), or keep this one local."
+                   if self.doc.uses_dx else
+                   "Try a policy that keeps more (or change a type in the legend), or keep "
+                   "this one local."))
         else:
             self.decision.setText(f"Predicted utility {pred.value:.2f} meets your minimum "
                                   f"{min_u:.2f}.")

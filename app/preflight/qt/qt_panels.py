@@ -28,27 +28,27 @@ from PySide6.QtWidgets import (
 
 from preflight.app.doorway import Prediction
 from preflight.app.presentation import PrivacyIndicators, format_cost
+from preflight.core.sanitize.policy import Policy
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.qt import qt_theme
+from preflight.qt.policy_ops import has_pseudonyms
 from preflight.qt.qt_chart import QtUtilityChart
 
-METHOD_LABELS = {
-    "dx": "d_X-privacy (word embeddings)",
-    "placeholder": "Placeholders  <PERSON_1>",
-    "pseudonym": "Pseudonyms (realistic stand-ins)",
-    "mask": "Mask  ****",
-    "redact": "Redact  [REDACTED]",
-    "generalize": "Generalize (date → year …)",
-}
 SLIDER_STEPS = 1000
+MODIFIED_KEY = "\0modified"          # the combo's entry for the legend-modified copy
+EPS_TIP = ("Privacy budget ε (log scale): left = more private, right = closer to the "
+           "original.")
+FIND_BEST_TIP = ("The most private ε whose predicted utility still meets the minimum set "
+                 "in Settings → Policy.")
+NO_DX_TIP = ("This policy adds no d_X noise, so there is no ε to choose: choose a policy "
+             "with d_X (e.g. “Protect identifiers + d_X”) to use the slider.")
 
 
 class QtControlsPanel(QGroupBox):
-    """Method, scope, ε (log slider), resample and the task."""
+    """Policy, ε (log slider, d_X policies only), resample and the task."""
 
-    sig_method_changed = Signal(str)
-    sig_scope_changed = Signal(str)
+    sig_policy_changed = Signal(str)             # a policy name
     sig_epsilon_changed = Signal(float)
     sig_resample = Signal()
     sig_task_changed = Signal(object)            # Task
@@ -56,34 +56,23 @@ class QtControlsPanel(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Sanitization", parent)
         self._range: tuple[float, float] | None = None
+        self._uses_dx = False
+        self._resample_ok = False
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.method = QComboBox()
-        self.method.setObjectName("method")
-        self.method.setToolTip("How detected data (or, for d_X, every word) is replaced.")
-        self.method.currentIndexChanged.connect(
-            lambda _i: self.sig_method_changed.emit(self.method.currentData() or ""))
-        form.addRow("Method", self.method)
-
-        self.scope = QComboBox()
-        self.scope.setObjectName("scope")
-        self.scope.addItem("Whole text", "all")
-        self.scope.addItem("Detected PII only", "pii")
-        self.scope.setToolTip(
-            "Whole text: the d_X guarantee covers every word, detected or not.\n"
-            "Detected PII only: more useful answers, but the guarantee covers only what "
-            "the detector found.")
-        self.scope.currentIndexChanged.connect(
-            lambda _i: self.sig_scope_changed.emit(self.scope.currentData()))
-        form.addRow("Scope", self.scope)
+        self.policy = QComboBox()
+        self.policy.setObjectName("policy")
+        self.policy.setToolTip("Which action each kind of detected value gets, and whether "
+                               "d_X noise covers the rest (Settings → Policy).")
+        self.policy.currentIndexChanged.connect(self._on_policy)
+        form.addRow("Policy", self.policy)
 
         eps_row = QHBoxLayout()
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("epsilon")
         self.slider.setRange(0, SLIDER_STEPS)
         self.slider.setEnabled(False)
-        self.slider.setToolTip("Privacy budget ε (log scale): left = more private, "
-                               "right = closer to the original.")
+        self.slider.setToolTip(EPS_TIP)
         self.slider.valueChanged.connect(self._on_slider)
         self.eps_label = QLabel("ε —")
         self.eps_label.setObjectName("epsilonValue")
@@ -121,15 +110,28 @@ class QtControlsPanel(QGroupBox):
         form.addRow("", self.question)
 
     # -- inputs --------------------------------------------------------------------------
-    def set_methods(self, methods: Sequence[str], current: str) -> None:
-        self.method.blockSignals(True)
-        self.method.clear()
-        for m in methods:
-            self.method.addItem(METHOD_LABELS.get(m, m), m)
-        idx = self.method.findData(current)
-        self.method.setCurrentIndex(max(idx, 0))
-        self.method.blockSignals(False)
+    def set_policies(self, choices: Sequence[tuple[str, str, bool]], current: Policy,
+                     modified: bool) -> None:
+        """Fill the Policy box: presets and saved policies, plus the modified copy."""
+        self.policy.blockSignals(True)
+        self.policy.clear()
+        if modified:
+            self.policy.addItem(current.title, MODIFIED_KEY)
+        for name, title, uses_dx in choices:
+            self.policy.addItem(title + ("  (d_X)" if uses_dx and "d_X" not in title else ""),
+                                name)
+        idx = 0 if modified else self.policy.findData(current.name)
+        self.policy.setCurrentIndex(max(idx, 0))
+        self.policy.setToolTip(current.description or current.title)
+        self.policy.blockSignals(False)
+        self._uses_dx = current.uses_dx
+        self._resample_ok = current.uses_dx or has_pseudonyms(current)
         self._sync_enabled()
+
+    def _on_policy(self, _i: int) -> None:
+        name = self.policy.currentData()
+        if name and name != MODIFIED_KEY:
+            self.sig_policy_changed.emit(name)
 
     def set_range(self, lo: float, hi: float, current: float) -> None:
         self._range = (lo, hi)
@@ -165,14 +167,12 @@ class QtControlsPanel(QGroupBox):
         self.sig_task_changed.emit(task)
 
     def _sync_enabled(self) -> None:
-        dx = self.method.currentData() == "dx"
+        dx = self._uses_dx
         self.slider.setEnabled(dx and self._range is not None)
-        self.scope.setEnabled(dx)
-        self.resample.setEnabled(dx or self.method.currentData() == "pseudonym")
+        self.slider.setToolTip(EPS_TIP if dx else NO_DX_TIP)
+        self.resample.setEnabled(self._resample_ok)
         self.eps_label.setEnabled(dx)
-
-    def method_changed(self) -> None:
-        self._sync_enabled()
+        self.range_label.setVisible(dx)
 
     def set_guarantee(self, text: str) -> None:
         self.guarantee.setText(html.escape(text))
@@ -231,8 +231,7 @@ class QtAssessmentPanel(QGroupBox):
         best = QHBoxLayout()
         self.find_best = QPushButton("Find best ε")
         self.find_best.setObjectName("findBest")
-        self.find_best.setToolTip("The most private ε whose predicted utility still meets the "
-                                  "minimum set in Settings → Policy.")
+        self.find_best.setToolTip(FIND_BEST_TIP)
         self.find_best.clicked.connect(self.sig_find_best.emit)
         self.recommendation = QLabel("")
         self.recommendation.setWordWrap(True)
@@ -243,9 +242,10 @@ class QtAssessmentPanel(QGroupBox):
         lay.addStretch(1)          # keeps the rows together when the chart is hidden
 
     def set_dx_mode(self, dx: bool) -> None:
-        """The ε chart and "Find best ε" only mean something for d_X."""
+        """The ε chart and "Find best ε" only mean something for a d_X policy."""
         self.chart.setVisible(dx)
-        self.find_best.setVisible(dx)
+        self.find_best.setEnabled(dx)
+        self.find_best.setToolTip(FIND_BEST_TIP if dx else NO_DX_TIP)
         self.recommendation.setVisible(dx)
 
     def set_prediction(self, pred: Prediction | None, min_utility: float) -> None:
@@ -293,7 +293,9 @@ class QtAssessmentPanel(QGroupBox):
                              f"{ind.tokens_total})")
         color = colors.good if ind.pii_left == 0 else colors.bad
         self.pii_left.setText(f"<span style='color:{color.name()}'>{ind.pii_left}</span>"
-                              f" of {ind.pii_total} detected")
+                              f" of {ind.pii_total} detected"
+                              + (f" ({ind.pii_kept} kept by the policy)" if ind.pii_kept
+                                 else ""))
 
     def set_estimate(self, est: CostEstimate | None, provider: str | None = None) -> None:
         if est is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,8 +40,9 @@ from preflight.core.org_policy import OrgPolicy
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_org_policy import lock_epsilon_spins, lock_min_utility, locked_note
 from preflight.qt.qt_models_tab import QtModelsTab
+from preflight.qt.qt_policy_settings import QtPoliciesBox
 
-DEFAULT_ALWAYS_PROTECT_CHOICES = (
+DEFAULT_ENTITY_TYPES = (
     "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "US_SSN", "CREDIT_CARD", "IBAN_CODE",
     "STREET_ADDRESS", "DATE_OF_BIRTH", "IP_ADDRESS", "API_KEY", "SECRET",
 )
@@ -53,7 +54,7 @@ def entity_types() -> list[str]:
 
         return list(CATEGORY_BY_TYPE)
     except ImportError:
-        return list(DEFAULT_ALWAYS_PROTECT_CHOICES)
+        return list(DEFAULT_ENTITY_TYPES)
 
 
 def _lines(widget: QPlainTextEdit) -> list[str]:
@@ -288,21 +289,9 @@ class QtPolicyTab(QWidget):
             form.addRow("", locked_note(util_note))
         form.addRow("", self.store_original)
         lay.addLayout(form)
+        self.policies = QtPoliciesBox(settings)
+        lay.addWidget(self.policies, 2)
         row = QHBoxLayout()
-        box = QGroupBox("Always protected entity types")
-        bl = QVBoxLayout(box)
-        self.protect = QListWidget()
-        self.protect.setObjectName("alwaysProtect")
-        self.protect.setToolTip("Detected values of the checked types are replaced by a type "
-                                "marker such as [EMAIL_ADDRESS] whatever the method — d_X "
-                                "included, which could otherwise leave them readable.")
-        for t in entity_types():
-            item = QListWidgetItem(t, self.protect)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if t in pol.always_protect
-                               else Qt.CheckState.Unchecked)
-        bl.addWidget(self.protect)
-        row.addWidget(box)
         deny_box = QGroupBox("Deny-list (always PII: codenames, clients…)")
         dl = QVBoxLayout(deny_box)
         self.deny = QPlainTextEdit("\n".join(det.deny_list))
@@ -323,8 +312,7 @@ class QtPolicyTab(QWidget):
         pol.epsilon_min = self.eps_min.value() or None
         pol.epsilon_max = self.eps_max.value() or None
         pol.min_utility = self.min_util.value()
-        pol.always_protect = [self.protect.item(i).text() for i in range(self.protect.count())
-                              if self.protect.item(i).checkState() == Qt.CheckState.Checked]
+        self.policies.store()
         det.deny_list = _lines(self.deny)
         det.allow_list = _lines(self.allow)
         self.settings.store_original_in_audit = self.store_original.isChecked()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import html
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import (
@@ -116,13 +116,16 @@ class QtOriginalView(QPlainTextEdit):
         self.setPlaceholderText(
             "Paste or type the document here, drop a .txt/.md/.eml file, or use Open… (Ctrl+O).\n\n"
             "Detected personal data is highlighted; click a highlight to exclude it from "
-            "sanitization, right-click a selection to add it to the deny-list.")
+            "sanitization, right-click one to change what the policy does with its kind, "
+            "right-click a selection to add it to the deny-list.")
         self.setMouseTracking(True)
         self.setAcceptDrops(True)
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self._text = ""
         self._map = Utf16Map("")
         self._spans: list[Span] = []
+        #: Adds to a highlight's context menu (the window: what the policy does with it).
+        self.extend_span_menu: Callable[[QMenu, Span], None] | None = None
         self._excluded: set[tuple[str, str]] = set()
         self._edit: tuple[int, int, int] | None = None
         self._press_pos: QPoint | None = None
@@ -262,6 +265,8 @@ class QtOriginalView(QPlainTextEdit):
             act = QAction(f"{label} — {span.type}", menu)
             act.triggered.connect(lambda: self.sig_span_clicked.emit(span))
             menu.addAction(act)
+            if self.extend_span_menu is not None:
+                self.extend_span_menu(menu, span)
         menu.exec(e.globalPos())
 
     # -- drag and drop of files ----------------------------------------------------------
@@ -370,8 +375,20 @@ def change_tooltip(change: Change) -> str:
             f"<span>{html.escape(change.type)}</span>")
 
 
+class _Chip(QLabel):
+    clicked = Signal(QPoint)
+
+    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt override
+        if e.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(e.globalPosition().toPoint())
+        super().mousePressEvent(e)
+
+
 class QtLegend(QFrame):
-    """Colour chips explaining the highlights."""
+    """Colour chips explaining the highlights. A category chip, clicked, asks for the
+    menu that changes what the policy does with that category's detected types."""
+
+    sig_category_clicked = Signal(object, QPoint)     # Category, where to open the menu
 
     def __init__(self, with_changed: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -379,6 +396,7 @@ class QtLegend(QFrame):
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(10)
+        self.chips: dict[object, QLabel] = {}
         self.refresh_colors()
 
     def refresh_colors(self) -> None:
@@ -386,15 +404,21 @@ class QtLegend(QFrame):
             item = self._layout.takeAt(0)
             if item.widget():
                 item.widget().deleteLater()
+        self.chips = {}
         colors = qt_theme.colors()
-        entries = [(qt_theme.CATEGORY_LABELS[c], colors.category[c])
+        entries = [(c, qt_theme.CATEGORY_LABELS[c], colors.category[c])
                    for c in qt_theme.CATEGORY_LABELS]
         if self._with_changed:
-            entries = [("Changed — hover to see the original", colors.changed)]
-        for label, color in entries:
-            chip = QLabel(f"<span style='background:{color.name()};'>&nbsp;&nbsp;&nbsp;&nbsp;"
-                          f"</span>&nbsp;{html.escape(label)}")
+            entries = [(None, "Changed — hover to see the original", colors.changed)]
+        for key, label, color in entries:
+            chip = _Chip(f"<span style='background:{color.name()};'>&nbsp;&nbsp;&nbsp;&nbsp;"
+                         f"</span>&nbsp;{html.escape(label)}")
             chip.setObjectName("legendChip")
+            if key is not None:
+                chip.setCursor(Qt.CursorShape.PointingHandCursor)
+                chip.setToolTip("Click to choose what the policy does with these values.")
+                chip.clicked.connect(lambda pos, c=key: self.sig_category_clicked.emit(c, pos))
+                self.chips[key] = chip
             self._layout.addWidget(chip)
         self._layout.addStretch(1)
 
