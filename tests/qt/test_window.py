@@ -24,7 +24,7 @@ def _choose(qtbot, win, name):
     box = win.controls.policy
     qtbot.waitUntil(lambda: bool(box.findData(name) >= 0), timeout=3000)
     box.setCurrentIndex(box.findData(name))
-    qtbot.waitUntil(lambda: bool(win.doc.policy.name == name and not win.doc.modified),
+    qtbot.waitUntil(lambda: bool(win.doc.policy is not None and win.doc.policy.name == name and not win.doc.modified),
                     timeout=3000)
 
 
@@ -69,7 +69,7 @@ def test_paste_highlights_by_category_with_tooltips(qtbot, window):
 
 def test_click_on_span_excludes_and_includes_it(qtbot, window):
     window.doc.set_policy("dx-pii")
-    qtbot.waitUntil(lambda: bool(window.doc.policy.name == "dx-pii"), timeout=3000)
+    qtbot.waitUntil(lambda: bool(window.doc.policy is not None and window.doc.policy.name == "dx-pii"), timeout=3000)
     _wait_ready(qtbot, window)
     view = window.original
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
@@ -388,7 +388,7 @@ def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monke
     save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("orgs-hidden", True))
     save.trigger()
-    qtbot.waitUntil(lambda: bool(win.doc.policy.name == "orgs-hidden"
+    qtbot.waitUntil(lambda: bool(win.doc.policy is not None and win.doc.policy.name == "orgs-hidden"
                                  and not win.doc.modified), timeout=3000)
     rows = backend.settings.policy.saved
     assert [r.name for r in rows] == ["orgs-hidden"]
