@@ -35,8 +35,9 @@ from preflight.core.send.learning import FlowRecorder
 from preflight.core.send.local import LocalResult, answer_locally
 from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
-    check_confirmation, fast_features, finding_id, rescan,
+    check_confirmation, fast_features, finding_id,
 )
+from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
