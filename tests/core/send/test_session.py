@@ -343,3 +343,22 @@ def test_estimate_counts_the_same_request_body_as_the_plan(server, tmp_path):
     assert est == plan.cost
     # The instruction is part of what the provider reads, so it is counted too.
     assert est.input_tokens > session.token_counter.count(plan.sanitized.text).tokens
+
+
+def test_the_real_restorer_never_puts_a_secret_into_the_answer(server, tmp_path):
+    from preflight.core.send.execute import default_restorer
+
+    provider = ProviderSettings("loop", server.url, "m-1")
+    session = SendSession(
+        Settings(providers=[provider], default_provider="loop"), detector=FakeDetector(),
+        audit=AuditLog(tmp_path / "audit.sqlite3"), token_counter=FakeCounter(),
+        embedder=FakeEmbedder(), flow=FakeFlow(), restorer_factory=default_restorer)
+    key = "sk-Zq8Rt5Yw2Xc9Vb6Nm3Lk"
+    plan = session.prepare_send(f"Alice Martin uses the key {key} for billing.", "loop",
+                                "placeholder", SanitizeParams(seed=1))
+    assert key not in plan.payload.decode() and plan.blocking == ()
+    server.script(Reply(deltas=["<PERSON_1> should revoke <API", "_KEY_1> today."]))
+    result = session.execute(plan, YES, learn=False)
+    assert result.answer.startswith("Alice Martin should revoke <API_KEY_1> today.")
+    assert "1 secret was not restored: <API_KEY_1>" in result.answer and key not in result.answer
+    assert key not in session.audit.get(result.record_id)["answer_restored"]
