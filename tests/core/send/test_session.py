@@ -362,3 +362,25 @@ def test_the_real_restorer_never_puts_a_secret_into_the_answer(server, tmp_path)
     assert result.answer.startswith("Alice Martin should revoke <API_KEY_1> today.")
     assert "1 secret was not restored: <API_KEY_1>" in result.answer and key not in result.answer
     assert key not in session.audit.get(result.record_id)["answer_restored"]
+
+
+def test_two_sends_of_the_same_file_carry_the_same_placeholders(server, tmp_path):
+    from preflight.core.sanitize.placeholder_memory import PlaceholderMemory, document_identity
+
+    session = make(server, tmp_path)
+    path = tmp_path / "doc.txt"
+
+    def payload(text: str) -> str:
+        path.write_text(text)
+        memory = PlaceholderMemory.open(document_identity(path, text))
+        return session.prepare_send(text, "loop", "placeholder", SanitizeParams(),
+                                    memory=memory).payload.decode()
+
+    first = payload(DOC)
+    again = payload("Carol Diaz joined the call. " + DOC)   # an edit: a name comes first
+    assert "<PERSON_1> (<EMAIL_ADDRESS_1>" in first and "<PERSON_1> (<EMAIL_ADDRESS_1>" in again
+    assert "<PERSON_3> joined the call" in again
+    other = PlaceholderMemory.open(document_identity(tmp_path / "other.txt", DOC))
+    fresh = session.prepare_send("Carol Diaz joined the call. " + DOC, "loop", "placeholder",
+                                 SanitizeParams(), memory=other).payload.decode()
+    assert "<PERSON_1> joined the call" in fresh

@@ -166,13 +166,16 @@ class SendSession:
         spans: Sequence[Span] | None = None,
         sanitized: SanitizedText | None = None,
         vault: Any = None,
+        memory: Any = None,
         predicted_utility: float | None = None,
         features: dict[str, float] | None = None,
     ) -> SendPlan:
         """Build the plan for sending ``text`` sanitized by ``method`` to ``provider``.
 
         The window passes ``sanitized``/``spans``/``vault`` it already has; the CLI lets
-        this method detect and sanitize.
+        this method detect and sanitize. ``memory`` (a reversible method's
+        :class:`~preflight.core.sanitize.placeholder_memory.PlaceholderMemory`) keeps the
+        document's tokens stable across sends; it is saved once the text is sanitized.
         """
         settings = self.provider(provider)
         if not text.strip():
@@ -184,8 +187,12 @@ class SendSession:
             if spans is None:
                 spans = self.detector.detect(text)
             collab = {"vault": vault} if vault is not None else {}
+            if memory is not None:
+                collab["memory"] = memory
             mechanism = self._mechanism_factory(method, **collab)
             sanitized = mechanism.sanitize(text, spans, params)
+            if memory is not None:
+                memory.save()
             vault = vault if vault is not None else _find_vault(mechanism, sanitized)
         client = self._client_factory(settings)
         request = client.build_request(task, sanitized.text)
