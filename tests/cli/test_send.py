@@ -290,3 +290,34 @@ def test_crash_report_never_holds_a_key(monkeypatch, capsys):
     assert cli.main(["providers", "list"]) == 70
     log = (paths.cache_dir() / "crash.log").read_text()
     assert "RuntimeError" in log and "sk-live-abcdefghijklmnop0123" not in log
+
+
+def test_remember_allow_sends_and_adds_the_value_to_the_allow_list(server, doc, capsys,
+                                                                   no_always_protect):
+    from preflight.core.send.session import finding_id
+
+    add_provider(server.url)
+    bob = finding_id("PERSON", "Bob Stone")
+    args = ["send", str(doc), "--method", "fake-identity", "--yes", "--no-learn",
+            "--allow", finding_id("PERSON", "Alice Martin"),
+            "--allow", finding_id("EMAIL_ADDRESS", "alice.martin@corp.example")]
+    assert cli.main(args + ["--remember-allow", bob]) == 0 and len(server.requests) == 1
+    assert load_settings().detection.allow_list == ["Bob Stone"]
+    err = capsys.readouterr().err
+    assert "'Bob Stone' is on the detection allow-list" in err and "settings.json" in err
+    # --allow alone never remembers anything.
+    assert cli.main(args + ["--allow", bob, "--allow-resend"]) == 0
+    assert load_settings().detection.allow_list == ["Bob Stone"]
+
+
+def test_remember_allow_refuses_a_secret(server, tmp_path, capsys, no_always_protect):
+    from preflight.core.send.session import finding_id
+
+    key = "sk-Zq8Rt5Yw2Xc9Vb6Nm3Lk"
+    path = tmp_path / "k.txt"
+    path.write_text(f"The billing key is {key}.")
+    add_provider(server.url)
+    assert cli.main(["send", str(path), "--method", "fake-identity", "--yes",
+                     "--remember-allow", finding_id("API_KEY", key)]) == 2
+    assert "never added to the allow-list" in capsys.readouterr().err
+    assert load_settings().detection.allow_list == [] and server.requests == []

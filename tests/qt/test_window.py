@@ -443,3 +443,40 @@ def test_settings_policies_section_duplicates_edits_and_deletes(qtbot, window, f
     dlg.accept()
     assert fake_backend.settings.policy.saved == []
     assert fake_backend.settings.policy.active == "identifiers"
+
+def test_dont_flag_this_again_adds_to_the_allow_list_through_the_app(qtbot, window,
+                                                                     fake_backend):
+    from preflight.core.send.plan import Finding
+    from preflight.core.types import Category
+
+    D = Category.DIRECT_IDENTIFIER
+    ticker = Finding("person-t", "PERSON", D, "ASTS ST", "document", 0, 7, 0.75, False,
+                     "the NER model's guess", "note")
+    mail = Finding("email-m", "EMAIL_ADDRESS", D, "ir@volvo.example", "instruction", 0, 16,
+                   1.0, True, "an e-mail", "validated")
+    key = Finding("api-k", "API_KEY", Category.SECRET, "sk-x", "document", 0, 4, 1.0, True,
+                  "a key", "validated")
+    fake_backend.findings = (ticker, mail, key)
+    fake_backend.prior_sends = ()
+    _wait_ready(qtbot, window)
+    seen = {}
+
+    def decide(dlg):
+        seen["buttons"] = sorted(dlg.remember_buttons)
+        dlg.remember_buttons["person-t"].click()           # a note: one click
+        seen["after_note"] = list(fake_backend.settings.detection.allow_list)
+        dlg.ask_validated = lambda f: False                # a validated one asks first
+        dlg.remember_buttons["email-m"].click()
+        seen["declined"] = list(fake_backend.settings.detection.allow_list)
+        dlg.ask_validated = lambda f: True
+        dlg.remember_buttons["email-m"].click()
+        seen["ticked"] = dlg.overrides["email-m"].isChecked()
+        return False
+
+    window.auto_confirm = decide
+    window.send_button.click()
+    qtbot.waitUntil(lambda: "after_note" in seen and "ticked" in seen, timeout=3000)
+    assert seen["buttons"] == ["email-m", "person-t"]        # never for a secret
+    assert seen["after_note"] == ["ASTS ST"] and seen["declined"] == ["ASTS ST"]
+    assert seen["ticked"]
+    assert fake_backend.settings.detection.allow_list == ["ASTS ST", "ir@volvo.example"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
@@ -57,12 +57,18 @@ class QtConfirmSendDialog(QDialog):
     """Shows exactly what will leave the machine and asks for an explicit decision.
 
     Each residual identifier or secret needs its own tick; an earlier send of the same
-    document needs one more. "Send" stays disabled until all are given.
+    document needs one more. "Send" stays disabled until all are given. With ``remember``
+    (the app layer's "add to the detection allow-list"), every finding but a secret gets a
+    "Don't flag this again" button; a validated identifier asks once more first.
     """
 
-    def __init__(self, plan: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, plan: Any, parent: QWidget | None = None, *,
+                 remember: Callable[[Any], None] | None = None) -> None:
         super().__init__(parent)
         self.plan = plan
+        self._remember = remember
+        self.remember_buttons: dict[str, QPushButton] = {}
+        self.ask_validated: Callable[[Any], bool] = self._ask_validated
         self.setWindowTitle(f"Send to {plan.provider.name}?")
         self.setObjectName("confirmDialog")
         self.resize(860, 680)
@@ -122,15 +128,19 @@ class QtConfirmSendDialog(QDialog):
                 box.setObjectName(f"override:{f.id}")
                 box.toggled.connect(self._sync)
                 self.overrides[f.id] = box
-                cl.addWidget(box)
+                cl.addLayout(self._row(box, f))
         others = [f for f in plan.findings if not f.blocking]
         if others:
-            info = QLabel("Also in the payload (not blocking): " + ", ".join(
-                html.escape(f"{f.type} “{f.value}”") for f in others[:12])
-                + (" …" if len(others) > 12 else ""))
-            info.setWordWrap(True)
+            info = QLabel("Also in the payload (notes, not blocking):")
             info.setObjectName("muted")
             cl.addWidget(info)
+            for f in others[:12]:
+                note = QLabel(html.escape(f"{f.type} “{f.value}” — {f.reason}"))
+                note.setWordWrap(True)
+                note.setObjectName("muted")
+                cl.addLayout(self._row(note, f))
+            if len(others) > 12:
+                cl.addWidget(QLabel(f"… and {len(others) - 12} more"))
         self.resend: QCheckBox | None = None
         if plan.prior_sends:
             last = plan.prior_sends[-1]
@@ -164,6 +174,42 @@ class QtConfirmSendDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
         self._sync()
+
+    def _row(self, widget: QWidget, finding: Any) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addWidget(widget, 1)
+        if self._remember is not None and getattr(finding, "rememberable", False):
+            button = QPushButton("Don't flag this again")
+            button.setObjectName(f"remember:{finding.id}")
+            button.setToolTip("Add this value to the detection allow-list in the settings "
+                              "(Settings → Detection lists to undo).")
+            button.clicked.connect(lambda _=False, f=finding: self.remember(f))
+            self.remember_buttons[finding.id] = button
+            row.addWidget(button)
+        return row
+
+    def remember(self, finding: Any) -> None:
+        """Add ``finding``'s value to the allow-list (and allow it for this send)."""
+        if self._remember is None or not finding.rememberable:
+            return
+        if finding.kind == "validated" and not self.ask_validated(finding):
+            return
+        self._remember(finding)
+        button = self.remember_buttons.get(finding.id)
+        if button is not None:
+            button.setEnabled(False)
+            button.setText("Won't be flagged again")
+        box = self.overrides.get(finding.id)
+        if box is not None:
+            box.setChecked(True)
+
+    def _ask_validated(self, finding: Any) -> bool:
+        answer = QMessageBox.question(
+            self, "Never flag this again?",
+            f"{finding.type} “{finding.value}” passed its format or checksum check: it looks "
+            "like a real identifier. Add it to the allow-list so it is never flagged again, "
+            "in any document?")
+        return answer == QMessageBox.StandardButton.Yes
 
     def _sync(self) -> None:
         ok = all(b.isChecked() for b in self.overrides.values())

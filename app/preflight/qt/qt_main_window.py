@@ -412,7 +412,7 @@ class QtMainWindow(QMainWindow):
 
     # -- send ------------------------------------------------------------------------------
     def _confirm(self, plan: Any) -> None:
-        dlg = QtConfirmSendDialog(plan, self)
+        dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow)
         self.sig_confirm_shown.emit(dlg)
         if self.auto_confirm is not None:
             accepted = bool(self.auto_confirm(dlg))
@@ -424,6 +424,16 @@ class QtMainWindow(QMainWindow):
         confirmation = self.backend.confirmation_for(plan, dlg.chosen_overrides(),
                                                      dlg.resend_ok())
         self.answers.execute(plan, confirmation)
+
+    def _remember_allow(self, finding: Any) -> None:
+        """"Don't flag this again": the value joins the detection allow-list (saved)."""
+        settings = self.backend.settings
+        allow = settings.detection.allow_list
+        if finding.value.casefold() not in {v.casefold() for v in allow}:
+            allow.append(finding.value)
+            self.backend.save_settings(settings)
+        self.status_text.setText(f"{finding.type} added to the detection allow-list; it "
+                                 "will not be flagged again (Settings to undo).")
 
     def _on_answer_started(self, mode: str) -> None:
         self.answer.start(mode, self.provider.currentData() or "The provider")

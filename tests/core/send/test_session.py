@@ -104,13 +104,15 @@ def test_finding_ids_are_stable_across_plans(server, tmp_path):
     assert finding_id("PERSON", "alice  MARTIN") == finding_id("PERSON", "Alice Martin")
 
 
-def test_surrogates_do_not_block_but_real_values_do(server, tmp_path):
+def test_surrogates_are_no_findings_but_real_values_block(server, tmp_path):
     session = make(server, tmp_path)
     text = "Alice Martin wrote to the team."
     plan = session.prepare_send(text, "loop", "fake-surrogate", SanitizeParams())
     assert "Carol Diaz" in plan.payload.decode()
-    (finding,) = [f for f in plan.findings if f.value == "Carol Diaz"]
-    assert not finding.blocking and "surrogate" in finding.reason
+    # The detector finds the surrogate, but sanitization put it there: not even a note.
+    out = plan.sanitized.text
+    assert any(out[s.start:s.end] == "Carol Diaz" for s in session.detector.detect(out))
+    assert [f for f in plan.findings if f.value == "Carol Diaz"] == []
     # If the surrogate happens to be a value of the original, it is a leak.
     text2 = "Alice Martin wrote to Carol Diaz."
     plan2 = session.prepare_send(text2, "loop", "fake-surrogate", SanitizeParams())
@@ -341,3 +343,44 @@ def test_estimate_counts_the_same_request_body_as_the_plan(server, tmp_path):
     assert est == plan.cost
     # The instruction is part of what the provider reads, so it is counted too.
     assert est.input_tokens > session.token_counter.count(plan.sanitized.text).tokens
+
+
+def test_the_real_restorer_never_puts_a_secret_into_the_answer(server, tmp_path):
+    from preflight.core.send.execute import default_restorer
+
+    provider = ProviderSettings("loop", server.url, "m-1")
+    session = SendSession(
+        Settings(providers=[provider], default_provider="loop"), detector=FakeDetector(),
+        audit=AuditLog(tmp_path / "audit.sqlite3"), token_counter=FakeCounter(),
+        embedder=FakeEmbedder(), flow=FakeFlow(), restorer_factory=default_restorer)
+    key = "sk-Zq8Rt5Yw2Xc9Vb6Nm3Lk"
+    plan = session.prepare_send(f"Alice Martin uses the key {key} for billing.", "loop",
+                                "placeholder", SanitizeParams(seed=1))
+    assert key not in plan.payload.decode() and plan.blocking == ()
+    server.script(Reply(deltas=["<PERSON_1> should revoke <API", "_KEY_1> today."]))
+    result = session.execute(plan, YES, learn=False)
+    assert result.answer.startswith("Alice Martin should revoke <API_KEY_1> today.")
+    assert "1 secret was not restored: <API_KEY_1>" in result.answer and key not in result.answer
+    assert key not in session.audit.get(result.record_id)["answer_restored"]
+
+
+def test_two_sends_of_the_same_file_carry_the_same_placeholders(server, tmp_path):
+    from preflight.core.sanitize.placeholder_memory import PlaceholderMemory, document_identity
+
+    session = make(server, tmp_path)
+    path = tmp_path / "doc.txt"
+
+    def payload(text: str) -> str:
+        path.write_text(text)
+        memory = PlaceholderMemory.open(document_identity(path, text))
+        return session.prepare_send(text, "loop", "placeholder", SanitizeParams(),
+                                    memory=memory).payload.decode()
+
+    first = payload(DOC)
+    again = payload("Carol Diaz joined the call. " + DOC)   # an edit: a name comes first
+    assert "<PERSON_1> (<EMAIL_ADDRESS_1>" in first and "<PERSON_1> (<EMAIL_ADDRESS_1>" in again
+    assert "<PERSON_3> joined the call" in again
+    other = PlaceholderMemory.open(document_identity(tmp_path / "other.txt", DOC))
+    fresh = session.prepare_send("Carol Diaz joined the call. " + DOC, "loop", "placeholder",
+                                 SanitizeParams(), memory=other).payload.decode()
+    assert "<PERSON_1> joined the call" in fresh

@@ -1,7 +1,8 @@
 """`preflight restore FILE|- --vault FILE`: put the originals back.
 
-Works on the sanitized text itself (gives the document back exactly) and on an LLM's
-answer about it (tolerant to spellings such as ``PERSON_1`` or ``<person_1>'s``).
+Works on the sanitized text itself (gives the document back exactly, secrets included) and
+on an LLM's answer about it (tolerant to spellings such as ``PERSON_1`` or
+``<person_1>'s``; secrets stay placeholders there, see ``core.sanitize.restoring``).
 The vault must belong to the text (see ``vault_file.check_vault_fits``): restoring with
 another document's vault would write that document's people into this text.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from preflight.core.sanitize.vault import Vault, restore
+from preflight.core.sanitize.vault import Vault, restore, withheld_note, withheld_secrets
 from preflight.core.sanitize.vault_file import check_vault_fits
 from preflight.core.textio import read_document
 
@@ -41,4 +42,7 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"preflight: note: {note}", file=sys.stderr)
     write_text(restore(text, vault))
+    withheld = withheld_secrets(text, vault)
+    if withheld:   # an answer, not the document itself: credentials stay placeholders
+        print(f"preflight: note: {withheld_note(withheld).strip()}", file=sys.stderr)
     return 0

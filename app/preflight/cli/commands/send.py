@@ -2,8 +2,12 @@
 
 Without ``--yes`` the payload, cost and any residual PII are printed and the user is asked
 on the terminal (``/dev/tty`` when the document comes from stdin). With no terminal and
-no ``--yes`` the command prints the plan and refuses. A residual identifier or secret is
-sent only when overridden item by item (asked one by one, or ``--allow ID``); a document
+no ``--yes`` the command prints the plan and refuses. What the re-scan blocks (a value the
+policy protects still in the payload, or a validated identifier or secret) is sent only
+when overridden item by item (asked one by one, or ``--allow ID``); notes (a name the NER
+model guesses, a value the policy keeps) never block. ``--remember-allow ID`` is
+``--allow ID`` that also adds the value to the detection allow-list in the settings, so a
+false positive is not flagged again (never for a secret); a document
 sent before needs ``--allow-resend`` (or a yes on the terminal). A degraded PII detector
 (e.g. the NER model missing) blocks the send until ``--accept-degraded-detection`` (or a
 yes on the terminal): ``--yes`` alone does not accept it.
@@ -41,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send without asking (residual PII still needs --allow)")
     parser.add_argument("--allow", action="append", default=[], metavar="ID",
                         help="send this residual PII item anyway (ID from the plan; repeatable)")
+    parser.add_argument("--remember-allow", action="append", default=[], metavar="ID",
+                        help="like --allow, and add the value to the detection allow-list "
+                             "in the settings so it is not flagged again (not for secrets)")
     parser.add_argument("--allow-resend", action="store_true",
                         help="confirm sending a document that was sent before")
     parser.add_argument("--accept-degraded-detection", action="store_true",
@@ -127,10 +134,41 @@ def _print_plan(plan: Any, out: Any) -> None:
             continue
         mark = "BLOCKS" if f.blocking else "note"
         w(f"  [{mark}] {f.type} '{f.value}' in the {f.part} (id {f.id}): {f.reason}\n")
+    if any(f.rememberable for f in plan.findings):
+        w("  (a false positive: --remember-allow ID sends it and stops flagging it)\n")
     for p in plan.prior_sends:
         w(f"  [RESEND] this document was sent on {p.created_at} to {p.provider} "
           f"({p.method}{f', ε {p.epsilon:g}' if p.epsilon is not None else ''}; "
           f"match: {p.match})\n")
+
+
+def remember_allowed(plan: Any, ids: list[str]) -> None:
+    """Add the values of findings ``ids`` to the detection allow-list (saved settings),
+    saying so on stderr; refuses a secret before changing anything."""
+    from preflight.core.config import load_settings, save_settings, settings_path
+
+    chosen = [f for f in plan.findings if f.id in set(ids)]
+    refused = [f for f in chosen if not f.rememberable]
+    if refused:
+        f = refused[0]
+        raise InputError(f"--remember-allow {f.id}: a {f.type} is never added to the "
+                         "allow-list (it would then leave unnoticed in every document).",
+                         f"Use --allow {f.id} to send it this once.")
+    settings = load_settings()
+    allow = settings.detection.allow_list
+    known = {v.casefold() for v in allow}
+    added = [f for f in chosen if f.value.casefold() not in known]
+    for f in added:
+        allow.append(f.value)
+        known.add(f.value.casefold())
+    if added:
+        save_settings(settings)
+    for f in chosen:
+        strong = " (a validated identifier: only you can tell it is not one)" if (
+            f.kind == "validated") else ""
+        print(f"preflight: {f.type} '{f.value}' is on the detection allow-list in "
+              f"{settings_path()} and will not be flagged again{strong}; remove it there "
+              "to undo.", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,11 +208,13 @@ def run(args: argparse.Namespace) -> int:
     sanitized, vault = services.sanitize(policy, text, spans, params)
     plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
                                 sanitized=sanitized, vault=vault)
-    overrides = set(args.allow)
+    overrides = set(args.allow) | set(args.remember_allow)
     unknown = overrides - {f.id for f in plan.findings}
     if unknown:
-        raise InputError(f"--allow names no finding of this plan: {', '.join(sorted(unknown))}.",
-                         "Use the ids printed with the plan.")
+        raise InputError(f"--allow/--remember-allow names no finding of this plan: "
+                         f"{', '.join(sorted(unknown))}.", "Use the ids printed with the plan.")
+    if args.remember_allow:
+        remember_allowed(plan, args.remember_allow)
     resend_ok = args.allow_resend
     accept_degraded = args.accept_degraded_detection
     plan_out = sys.stderr if args.json else sys.stdout

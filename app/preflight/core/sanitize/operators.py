@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
-from typing import Sequence
+from typing import Any, Sequence
 
 from faker import Faker
 
@@ -205,12 +205,17 @@ def _alias_name_parts(keys: list[tuple[str, str]], spans: Sequence[Span]
 
 
 class _ReversibleOperator:
+    """``memory`` (a :class:`~preflight.core.sanitize.placeholder_memory.PlaceholderMemory`)
+    keeps each value's token stable across sends and edits of one document; the caller
+    saves it. Without it, tokens depend on this text alone."""
+
     name = ""
     reversible = True
     kind = ""
 
-    def __init__(self, vault: Vault | None = None) -> None:
+    def __init__(self, vault: Vault | None = None, memory: Any = None) -> None:
         self.vault = vault if vault is not None else Vault()
+        self.memory = memory
 
     # subclass hooks
     def _prepare(self, text: str, params: SanitizeParams) -> None: ...
@@ -239,7 +244,8 @@ class _ReversibleOperator:
             tokens: dict[tuple[str, str], str] = {}
             taken = set(banned)
             for key, s in first.items():
-                tok = self._choose(key, forms[key][0], s, attempts.get(key, 0), taken)
+                tok = self._remembered(key, attempts.get(key, 0), taken) or self._choose(
+                    key, forms[key][0], s, attempts.get(key, 0), taken)
                 tokens[key] = tok
                 taken.add(tok.casefold())
             reps = [(s.start, s.end, tokens[k], s.type) for k, s in zip(keys, ordered)]
@@ -270,11 +276,26 @@ class _ReversibleOperator:
                     attempts[key] = attempts.get(key, 0) + 1
         else:  # pragma: no cover - would need an adversarial document
             raise RuntimeError("could not find unambiguous replacement tokens")
+        if self.memory is not None:
+            for key, tok in tokens.items():
+                self.memory.record(self.kind, key[0], key[1], tok)
         info = {"reversible": True, "replaced": len(ordered), "distinct_values": len(first)}
         return SanitizedText(out, self.name, changes, info)
 
     def _key_type(self, span: Span) -> str:
         return span.type
+
+    def _remembered(self, key: tuple[str, str], attempt: int, taken: set[str]) -> str | None:
+        """The token this document's memory gave the value, when it is still usable here."""
+        if self.memory is None or attempt:
+            return None
+        tok = self.memory.token_for(self.kind, key[0], key[1])
+        if tok and tok.casefold() not in taken and self._usable(tok):
+            return tok
+        return None
+
+    def _usable(self, token: str) -> bool:
+        return True
 
     def _start_round(self) -> None: ...
 
@@ -302,12 +323,20 @@ class PlaceholderOperator(_ReversibleOperator):
     def _key_type(self, span: Span) -> str:
         return placeholder_label(span.type)
 
+    def _usable(self, token: str) -> bool:
+        label, _, n = token[1:-1].rpartition("_")
+        return not self._in_text(label.lower(), n)
+
+    def _in_text(self, low: str, n: int | str) -> bool:
+        return f"{low}_{n}" in self._norm or f"{low}{n}" in self._norm
+
     def _choose(self, key, value, span, attempt, taken) -> str:
         label = key[0]
-        n = self._next.get(label, 1)
+        # New values come after every number this document's values ever had.
+        first = self.memory.highest(label) + 1 if self.memory is not None else 1
+        n = self._next.get(label, first)
         low = label.lower()
-        while (f"{low}_{n}" in self._norm or f"{low}{n}" in self._norm
-               or placeholder_token(label, n).casefold() in taken):
+        while self._in_text(low, n) or placeholder_token(label, n).casefold() in taken:
             n += 1
         self._next[label] = n + 1
         return placeholder_token(label, n)
@@ -346,6 +375,9 @@ class PseudonymOperator(_ReversibleOperator):
             if sur and folded not in self._folded and folded not in taken:
                 return sur
         raise RuntimeError("no free surrogate")  # pragma: no cover
+
+    def _usable(self, token: str) -> bool:
+        return token.casefold() not in self._folded
 
     def _glued(self, out: str, changes) -> set[str]:
         glued = set()

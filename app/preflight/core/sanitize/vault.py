@@ -302,89 +302,14 @@ def find_tokens(text: str, vault: Vault) -> list[tuple[int, int, VaultEntry]]:
     return found
 
 
-def restore(text: str, vault: Vault, *, exact_forms: bool = True) -> str:
-    """Put the originals back for every placeholder and surrogate found in ``text``.
+# Restoring lives in :mod:`.restoring` (secrets are withheld from answers there); the
+# names stay importable from here.
+from preflight.core.sanitize.restoring import (  # noqa: E402
+    StreamRestorer, is_secret_type, restore, withheld_note, withheld_secrets,
+)
 
-    With ``exact_forms`` (default), a token that appears exactly as often as it replaced
-    values gets each recorded spelling back in order — so restoring the sanitized text
-    gives the document back character for character. Otherwise every occurrence gets the
-    first spelling seen (an LLM answer rarely repeats tokens the same number of times).
-    """
-    found = find_tokens(text, vault)
-    counts: dict[str, int] = {}
-    for _, _, e in found:
-        counts[e.token] = counts.get(e.token, 0) + 1
-    seen: dict[str, int] = {}
-    parts: list[str] = []
-    cursor = 0
-    for s, e_, entry in found:
-        parts.append(text[cursor:s])
-        value = entry.original
-        if exact_forms and entry.forms and counts[entry.token] == len(entry.forms):
-            value = entry.forms[seen.get(entry.token, 0)]
-        seen[entry.token] = seen.get(entry.token, 0) + 1
-        parts.append(value)
-        cursor = e_
-    parts.append(text[cursor:])
-    return "".join(parts)
-
-
-class StreamRestorer:
-    """Restores a streamed answer chunk by chunk.
-
-    ``feed`` returns all text that can already be restored and holds back only a tail
-    that might still become a token (``<PERS`` or ``Maria Lo`` at the end of a chunk);
-    ``flush`` returns the rest at the end of the stream. The concatenated output equals
-    ``restore(whole_text, vault, exact_forms=False)`` for every way of chunking.
-    """
-
-    def __init__(self, vault: Vault) -> None:
-        self._pattern = vault.pattern
-        self._buf = ""      # one character of already-emitted context, then pending text
-        self._pos = 0       # where pending text starts in _buf
-
-    def feed(self, chunk: str) -> str:
-        if not chunk:
-            return ""
-        self._buf += chunk
-        buf, pos, n = self._buf, self._pos, len(self._buf)
-        pat = self._pattern
-        if pat.regex is None:
-            return self._emit(n, [])
-        # The earliest position whose tail could still grow into a token.
-        hold = n
-        for i in range(max(pos, n - pat.max_len - 1), n):
-            if pat.could_start(buf, i):
-                hold = i
-                break
-        matches = []
-        cut = hold
-        for m in pat.finditer(buf, pos):
-            if m.start() >= cut:
-                break
-            if m.end() > cut:
-                cut = m.start()  # a match straddling the hold point waits as a whole
-                break
-            matches.append(m)
-        return self._emit(cut, matches)
-
-    def flush(self) -> str:
-        buf, pos = self._buf, self._pos
-        matches = list(self._pattern.finditer(buf, pos))
-        return self._emit(len(buf), matches)
-
-    def _emit(self, cut: int, matches: list) -> str:
-        buf = self._buf
-        parts: list[str] = []
-        cursor = self._pos
-        for m in matches:
-            entry = self._pattern.entry_for(m)
-            parts.append(buf[cursor:m.start()])
-            parts.append(entry.original if entry is not None else m.group())
-            cursor = m.end()
-        parts.append(buf[cursor:cut])
-        # Keep one emitted character: the look-behinds of the pattern need it.
-        keep_from = max(cut - 1, 0)
-        self._buf = buf[keep_from:]
-        self._pos = cut - keep_from
-        return "".join(parts)
+__all__ = [
+    "PLACEHOLDER", "SURROGATE", "StreamRestorer", "Vault", "VaultEntry", "find_tokens",
+    "is_secret_type", "is_word_char", "normalize_label", "placeholder_token", "restore",
+    "withheld_note", "withheld_secrets",
+]

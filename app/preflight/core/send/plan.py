@@ -1,15 +1,16 @@
 """The send plan (everything shown before a send), its findings and the confirmation rules.
 
-A :class:`Finding` is something that blocks a send until the user accepts it explicitly:
-an identifier or secret the re-scan found in the payload (:func:`rescan`), or a detector
-running degraded (:func:`degraded_finding`) — then the re-scan itself cannot be trusted.
+A :class:`Finding` is what the re-scan of the payload reports (:mod:`.rescan`): a leak or
+a validated identifier or secret blocks the send until the user accepts it explicitly; a
+note (a name the NER model guesses, a value the policy keeps) is shown but does not block.
+A detector running degraded (:func:`degraded_finding`) blocks too: then the re-scan
+itself cannot be trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -37,7 +38,9 @@ class Finding:
     """A piece of PII the re-scan found in the payload (or the degraded-detector notice).
 
     ``id`` is stable for the same type and value, so an override given once survives a
-    re-preparation of the same text (e.g. after moving the ε slider).
+    re-preparation of the same text (e.g. after moving the ε slider). ``kind`` says why:
+    ``leak`` (a value of the original the policy protects), ``validated`` (an identifier
+    or secret on checksum/format evidence), ``note`` (not blocking) or ``degraded``.
     """
 
     id: str
@@ -50,12 +53,21 @@ class Finding:
     score: float
     blocking: bool
     reason: str
+    kind: str = "note"
+
+    @property
+    def rememberable(self) -> bool:
+        """Whether "don't flag this again" may add the value to the allow-list: never a
+        secret (an allow-listed key would leave unnoticed in every later document) nor
+        the degraded-detector notice."""
+        return self.kind != "degraded" and self.category is not Category.SECRET
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "type": self.type, "category": self.category.value,
             "value": self.value, "part": self.part, "start": self.start, "end": self.end,
             "score": round(self.score, 4), "blocking": self.blocking, "reason": self.reason,
+            "kind": self.kind,
         }
 
 
@@ -160,8 +172,8 @@ def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
         raise SendBlocked(
             f"The payload still contains {len(missing)} identifier(s) or secret(s): "
             f"{listed}{more}.",
-            "Choose a stronger method, or override each item explicitly "
-            "(CLI: --allow ID for each).",
+            "Choose a stronger policy, or override each item explicitly (CLI: --allow ID "
+            "for each; --remember-allow ID also stops flagging a false positive).",
         )
 
 
@@ -175,86 +187,8 @@ def degraded_finding(detector: Detector) -> Finding | None:
         DEGRADED_DETECTOR_ID, "DETECTOR_DEGRADED", Category.DIRECT_IDENTIFIER, text,
         "detector", 0, 0, 1.0, True,
         f"the PII detector runs degraded, so identifiers it cannot find would leave "
-        f"unnoticed: {text}",
+        f"unnoticed: {text}", "degraded",
     )
-
-
-def rescan(detector: Detector, original: str, sanitized: SanitizedText,
-           request: PreparedRequest, original_spans: Sequence[Span] = ()
-           ) -> tuple[Finding, ...]:
-    """Detect PII in every string of the payload a model reads.
-
-    Two checks: the detector runs on each string, and every identifier or secret value
-    detected in the *original* is searched for verbatim (case-insensitively) — a name
-    the detector flagged once but missed at a second mention, in a context where the
-    re-scan misses it too, must still block. A detected value that sanitization itself
-    put there (inside a change, and not a value of the original) is a surrogate, not a
-    leak; everything else in a blocking category blocks until overridden.
-    """
-    folded_original = original.casefold()
-    out: dict[str, Finding] = {}
-    known = {
-        (s.type, original[s.start:s.end]): s for s in original_spans
-        if s.category in BLOCKING_CATEGORIES and len(original[s.start:s.end].strip()) >= 3
-    }
-    for content in request.content_texts:
-        doc_at = content.find(sanitized.text) if sanitized.text else -1
-        for (typ, value), span in known.items():
-            # Whole words only: the name "Ann" must not match inside "Annual".
-            pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
-            for m in re.finditer(pattern, content, re.IGNORECASE):
-                in_doc = doc_at >= 0 and doc_at <= m.start() and m.end() <= doc_at + len(
-                    sanitized.text)
-                start = m.start() - doc_at if in_doc else m.start()
-                end = m.end() - doc_at if in_doc else m.end()
-                fid = finding_id(typ, value)
-                if fid in out:
-                    continue
-                out[fid] = Finding(
-                    fid, typ, span.category, m.group(0),
-                    "document" if in_doc else "instruction", start, end, span.score, True,
-                    "detected in the original and still in the payload unchanged",
-                )
-    for content in request.content_texts:
-        doc_at = content.find(sanitized.text) if sanitized.text else -1
-        for span in detector.detect(content):
-            value = content[span.start:span.end]
-            in_doc = doc_at >= 0 and doc_at <= span.start and span.end <= doc_at + len(
-                sanitized.text)
-            part = "document" if in_doc else "instruction"
-            start = span.start - doc_at if in_doc else span.start
-            end = span.end - doc_at if in_doc else span.end
-            introduced = (
-                in_doc
-                and _inside_changes(sanitized, start, end)
-                and value.casefold() not in folded_original
-            )
-            blocking = span.category in BLOCKING_CATEGORIES and not introduced
-            if introduced:
-                reason = "put there by sanitization (a surrogate, not from the original)"
-            elif blocking:
-                reason = (f"a {span.category.value.replace('_', ' ')} would leave the "
-                          f"machine: {span.why}")
-            else:
-                reason = f"remains in the text ({span.category.value.replace('_', ' ')})"
-            fid = finding_id(span.type, value)
-            prev = out.get(fid)
-            if prev is None or (blocking and not prev.blocking):
-                out[fid] = Finding(fid, span.type, span.category, value, part, start, end,
-                                   span.score, blocking, reason)
-    degraded = degraded_finding(detector)
-    if degraded is not None:
-        out[degraded.id] = degraded
-    return tuple(sorted(out.values(), key=lambda f: (not f.blocking, f.part, f.start)))
-
-
-def _inside_changes(sanitized: SanitizedText, start: int, end: int) -> bool:
-    for change in sanitized.changes:
-        if change.start <= start and end <= change.end:
-            return True
-        if change.start >= end:
-            break
-    return False
 
 
 def fast_features(text: str, sanitized: SanitizedText, spans: Sequence[Span]

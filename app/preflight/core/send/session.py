@@ -36,8 +36,9 @@ from preflight.core.send.learning import FlowRecorder
 from preflight.core.send.local import LocalResult, answer_locally
 from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
-    check_confirmation, fast_features, finding_id, rescan,
+    check_confirmation, fast_features, finding_id,
 )
+from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
@@ -171,13 +172,16 @@ class SendSession:
         spans: Sequence[Span] | None = None,
         sanitized: SanitizedText | None = None,
         vault: Any = None,
+        memory: Any = None,
         predicted_utility: float | None = None,
         features: dict[str, float] | None = None,
     ) -> SendPlan:
         """Build the plan for sending ``text`` sanitized by ``method`` to ``provider``.
 
         The window passes ``sanitized``/``spans``/``vault`` it already has; the CLI lets
-        this method detect and sanitize.
+        this method detect and sanitize. ``memory`` (a reversible method's
+        :class:`~preflight.core.sanitize.placeholder_memory.PlaceholderMemory`) keeps the
+        document's tokens stable across sends; it is saved once the text is sanitized.
         """
         settings = self.provider(provider)
         self.org_policy.check_provider(settings.base_url)   # fail closed when broken
@@ -192,8 +196,12 @@ class SendSession:
             if spans is None:
                 spans = self.detector.detect(text)
             collab = {"vault": vault} if vault is not None else {}
+            if memory is not None:
+                collab["memory"] = memory
             mechanism = self._mechanism_factory(method, **collab)
             sanitized = mechanism.sanitize(text, spans, params)
+            if memory is not None:
+                memory.save()
             vault = vault if vault is not None else _find_vault(mechanism, sanitized)
         client = self._client_factory(settings)
         request = client.build_request(task, sanitized.text)

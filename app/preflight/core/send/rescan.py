@@ -1,0 +1,234 @@
+"""The re-scan of a payload before it leaves: block leaks, note the rest.
+
+Every string of the request a model reads is checked in two ways, and each thing found is
+a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
+
+- ``leak`` (blocks): a value detected in the *original* under a protecting action — not
+  one the policy kept on purpose (``sanitized.info["kept_spans"]``) — is still in the
+  payload: verbatim (whole words, any case), or in another spelling the detector finds
+  again in the payload (same value key: ``ALICE MARTIN``, a card number with other
+  separators or zero-width characters inside). Without ``kept_spans`` (a classic
+  mechanism, no policy) only direct identifiers and secrets of the original count, as
+  before policies.
+- ``validated`` (blocks): a direct identifier or secret found fresh in the payload on
+  pattern plus checksum or format evidence (:data:`VALIDATED_TYPES`, from a recognizer
+  that is not the NER model's guess nor a propagated copy). A secret blocks even when the
+  policy kept it: a kept key is a mistake to confirm, never noise.
+- ``note`` (does not block): a fresh NER-only detection (a person, organization or place
+  the statistical model sees, e.g. the ticker "ASTS ST" read as a name once the text
+  around it became placeholders), a fresh weak-format match, or a validated direct
+  identifier the policy keeps.
+
+Never a finding: text the mechanism itself wrote (a placeholder, a surrogate, a coarser
+value — inside a change and not a value of the original), and a detection at the very
+place of a value the policy kept (the plan already shows what the policy keeps).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.ports import Detector
+from preflight.core.send.plan import (
+    BLOCKING_CATEGORIES, Finding, degraded_finding, finding_id,
+)
+from preflight.core.send.providers import PreparedRequest
+from preflight.core.types import Category, SanitizedText, Span
+
+LEAK, VALIDATED, NOTE = "leak", "validated", "note"
+
+#: Types whose detection rests on a pattern plus a checksum or a strict format (Luhn,
+#: mod-97, a parsed phone number, an e-mail with a known top-level domain, a vendor key
+#: prefix, a private-key block). ``DENY_LIST`` is the user's own "always protect" list.
+VALIDATED_TYPES = frozenset({
+    "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "US_ITIN",
+    "UK_NHS", "CRYPTO", "MEDICAL_LICENSE", "API_KEY", "SECRET", "DENY_LIST",
+})
+#: Recognizers whose spans are no independent evidence (the NER model's guess, or a copy
+#: of another detection of the same text).
+NOT_EVIDENCE = STATISTICAL_RECOGNIZERS | {"PropagatedValue"}
+MIN_LEAK_CHARS = 3      # shorter values ("Al", "3") match too much prose to block on
+
+
+def is_validated(span: Span) -> bool:
+    """Whether ``span`` is a direct identifier or secret on pattern/checksum evidence."""
+    return (span.category in BLOCKING_CATEGORIES and span.type in VALIDATED_TYPES
+            and span.recognizer not in NOT_EVIDENCE)
+
+
+def kept_ranges(sanitized: SanitizedText) -> list[tuple[int, int]] | None:
+    """The source ranges the policy kept on purpose, or None when the output has no
+    policy (a classic mechanism)."""
+    raw = sanitized.info.get("kept_spans") if isinstance(sanitized.info, dict) else None
+    if raw is None:
+        return None
+    return sorted((int(s), int(e)) for s, e in raw)
+
+
+class _Payload:
+    """One string of the request and where the sanitized document sits in it."""
+
+    def __init__(self, content: str, sanitized: SanitizedText) -> None:
+        self.content = content
+        self.sanitized = sanitized
+        self.doc_at = content.find(sanitized.text) if sanitized.text else -1
+
+    def locate(self, start: int, end: int) -> tuple[str, int, int]:
+        """(part, start, end) with offsets into that part."""
+        n = len(self.sanitized.text)
+        if self.doc_at >= 0 and self.doc_at <= start and end <= self.doc_at + n:
+            return "document", start - self.doc_at, end - self.doc_at
+        return "instruction", start, end
+
+    def change_around(self, part: str, start: int, end: int):
+        """The change of the sanitized document that contains [start, end), if any."""
+        if part != "document":
+            return None
+        for change in self.sanitized.changes:
+            if change.start <= start and end <= change.end:
+                return change
+            if change.start >= end:
+                break
+        return None
+
+    def source_range(self, part: str, start: int, end: int) -> tuple[int, int] | None:
+        """Where [start, end) of the document part came from in the original (None when
+        it lies in or across a change)."""
+        if part != "document":
+            return None
+        shift = 0
+        for change in self.sanitized.changes:
+            if change.end <= start:
+                shift = change.source_end - change.end
+                continue
+            if change.start < end:
+                return None
+            break
+        return start + shift, end + shift
+
+
+def rescan(detector: Detector, original: str, sanitized: SanitizedText,
+           request: PreparedRequest, original_spans: Sequence[Span] = ()
+           ) -> tuple[Finding, ...]:
+    """Every finding of the payload a model reads (see the module's rules)."""
+    from preflight.core.sanitize.operators import value_key   # (imports Faker: lazily)
+
+    kept = kept_ranges(sanitized)
+    kept_set = set(kept or ())
+    protected = [s for s in original_spans
+                 if len(original[s.start:s.end].strip()) >= MIN_LEAK_CHARS
+                 and ((s.start, s.end) not in kept_set if kept is not None
+                      else s.category in BLOCKING_CATEGORIES)]
+    protected_keys = {value_key(original[s.start:s.end], s.type): s for s in protected}
+    kept_keys = {value_key(original[s:e], "") for s, e in kept_set}
+    folded_original = original.casefold()
+    # (which string of the request, start, end in it, finding)
+    candidates: list[tuple[int, int, int, Finding]] = []
+    payloads = [_Payload(c, sanitized) for c in request.content_texts]
+    for i, pay in enumerate(payloads):
+        candidates += [(i, s, e, f) for s, e, f in _verbatim_leaks(pay, original, protected,
+                                                                    kept_set)]
+    for i, pay in enumerate(payloads):
+        for span in detector.detect(pay.content):
+            def add(f: Finding, where: tuple[int, int, int] = (i, span.start, span.end)
+                    ) -> None:
+                candidates.append((*where, f))
+
+            value = pay.content[span.start:span.end]
+            part, start, end = pay.locate(span.start, span.end)
+            change = pay.change_around(part, start, end)
+            if change is not None and value.casefold() not in folded_original:
+                continue        # the mechanism wrote it: a placeholder or a surrogate
+            source = pay.source_range(part, start, end)
+            if (source is not None and _within(source, kept_set)
+                    and span.category is not Category.SECRET):
+                continue        # the policy kept this very value here
+            key = value_key(value, span.type)
+            leaked = protected_keys.get(key)
+            if leaked is not None:
+                add(_finding(leaked.type, leaked.category, value, part, start, end,
+                             max(span.score, leaked.score), LEAK,
+                             "detected in the original as a value to protect and still "
+                             "in the payload"))
+            elif is_validated(span) and (span.category is Category.SECRET
+                                         or value_key(value, "") not in kept_keys):
+                add(_finding(span.type, span.category, value, part, start, end, span.score,
+                             VALIDATED, f"a {_cat(span.category)} would leave the "
+                             f"machine: {span.why}"))
+            else:
+                add(_finding(span.type, span.category, value, part, start, end, span.score,
+                             NOTE, _note_reason(span, value_key(value, "") in kept_keys)))
+    out: dict[str, Finding] = {}
+    for f in _drop_covered(candidates):      # one finding per id: blocking, else first
+        prev = out.get(f.id)
+        if prev is None or (f.blocking and not prev.blocking):
+            out[f.id] = f
+    degraded = degraded_finding(detector)
+    if degraded is not None:
+        out[degraded.id] = degraded
+    return tuple(sorted(out.values(), key=lambda f: (not f.blocking, f.part, f.start)))
+
+
+def _drop_covered(found: list[tuple[int, int, int, Finding]]) -> list[Finding]:
+    """Without the occurrences that lie inside another at least as blocking ("Martin"
+    inside "Martin Lundstedt"): one decision per value the user reads."""
+    kept: list[Finding] = []
+    reach: dict[tuple[int, bool], int] = {}   # (string, blocking) -> furthest end so far
+    for i, _, end, f in sorted(found, key=lambda t: (t[0], t[1], -t[2], not t[3].blocking)):
+        if max(reach.get((i, True), -1),
+               -1 if f.blocking else reach.get((i, False), -1)) >= end:
+            continue
+        reach[(i, f.blocking)] = max(reach.get((i, f.blocking), -1), end)
+        kept.append(f)
+    return kept
+
+
+def _verbatim_leaks(pay: _Payload, original: str, protected: Iterable[Span],
+                    kept: set[tuple[int, int]]) -> Iterable[tuple[int, int, Finding]]:
+    """Protected values of the original written verbatim (whole words, any case): a name
+    the detector flagged once but the re-scan misses in the payload must still block."""
+    seen: set[str] = set()
+    for span in protected:
+        value = original[span.start:span.end]
+        fid = finding_id(span.type, value)
+        if fid in seen:
+            continue
+        seen.add(fid)
+        pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
+        for m in re.finditer(pattern, pay.content, re.IGNORECASE):
+            part, start, end = pay.locate(m.start(), m.end())
+            change = pay.change_around(part, start, end)
+            if change is not None and value.casefold() in change.original.casefold():
+                continue   # the action let this value through on purpose (a generalization)
+            source = pay.source_range(part, start, end)
+            if source is not None and _within(source, kept):
+                continue   # the same value kept at this place (kept here, protected elsewhere)
+            yield m.start(), m.end(), Finding(
+                fid, span.type, span.category, m.group(0), part, start, end, span.score,
+                True, "detected in the original as a value to protect and still in the "
+                "payload unchanged", LEAK)
+
+
+def _finding(type_: str, category: Category, value: str, part: str, start: int, end: int,
+             score: float, kind: str, reason: str) -> Finding:
+    return Finding(finding_id(type_, value), type_, category, value, part, start, end, score,
+                   kind != NOTE, reason, kind)
+
+
+def _note_reason(span: Span, kept_value: bool) -> str:
+    if kept_value:
+        return f"a value the policy keeps ({_cat(span.category)})"
+    if span.recognizer in NOT_EVIDENCE:
+        return (f"the NER model's guess, not a validated identifier ({_cat(span.category)}); "
+                "check it reads as intended")
+    return f"remains in the text ({_cat(span.category)}, no checksum or strict format)"
+
+
+def _cat(category: Category) -> str:
+    return category.value.replace("_", " ")
+
+
+def _within(source: tuple[int, int], kept: Iterable[tuple[int, int]]) -> bool:
+    return any(s <= source[0] and source[1] <= e for s, e in kept)

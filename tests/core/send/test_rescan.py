@@ -1,0 +1,131 @@
+"""The re-scan blocks leaks, not noise: the real detector (Presidio + spaCy) on news-like
+text, the real placeholder operator, a request built by the real provider client.
+
+``policy_output`` stands in for the lead's ``policy_apply`` for policies whose actions are
+only placeholder and keep: the same contract (method = the policy's name,
+``info["policy"]`` = ``Policy.describe()``, ``info["kept_spans"]`` = the kept source
+ranges), the real placeholder operator on the protected spans."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pytest
+
+from _models import require_model
+from preflight.core.config import ProviderSettings
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.sanitize.operators import PlaceholderOperator
+from preflight.core.sanitize.policy import PRESETS, Action, Policy
+from preflight.core.send.plan import Finding
+from preflight.core.send.providers import create_client
+from preflight.core.send.rescan import rescan
+from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import SanitizedText, Span
+
+pytestmark = pytest.mark.slow
+
+# "Protect identifiers" with every date kept, so placeholder and keep are its only actions.
+POLICY = PRESETS["identifiers"].with_actions(
+    {"DATE_TIME": Action.KEEP, "AGE": Action.KEEP, "DATE_OF_BIRTH": Action.KEEP,
+     "URL": Action.KEEP})
+
+NEWS = ("STOCKHOLM, March 3 (Reuters) - Swedish truck maker Volvo <VOLV ST> said on Tuesday "
+        "that chief executive Martin Lundstedt would meet analysts in Gothenburg, while "
+        "shares of satellite group AST SpaceMobile, listed as ASTS ST in Stockholm, rose 4 "
+        "percent. Reporting by Johan Ahlander; editing by Susan Fenton.")
+TICKERS = ("VOLV ST", "ASTS ST")
+
+
+@pytest.fixture(scope="module")
+def detector():
+    from preflight.core.pii.detector import PiiDetector
+
+    return PiiDetector(nlp_model_path=require_model("ner"))
+
+
+def policy_output(text: str, spans: Sequence[Span], policy: Policy = POLICY) -> SanitizedText:
+    actions = [(s, policy.action_for(s, text[s.start:s.end])) for s in spans]
+    assert {a for _, a in actions} <= {Action.KEEP, Action.PLACEHOLDER}, "stand-in too simple"
+    protected = [s for s, a in actions if a is Action.PLACEHOLDER]
+    out = PlaceholderOperator().sanitize(text, protected, SanitizeParams())
+    info = dict(out.info, policy=policy.describe(),
+                kept_spans=[[s.start, s.end] for s, a in actions if a is Action.KEEP])
+    return SanitizedText(out.text, policy.name, out.changes, info)
+
+
+def findings(detector, text: str, spans: Sequence[Span], sanitized: SanitizedText,
+             task: Task = SUMMARIZE) -> tuple[Finding, ...]:
+    client = create_client(ProviderSettings("p", "http://127.0.0.1:9/v1", "m"))
+    request = client.build_request(task, sanitized.text)
+    return rescan(detector, text, sanitized, request, spans)
+
+
+def test_a_ticker_the_ner_model_calls_a_person_is_a_note_not_a_block(detector):
+    spans = detector.detect(NEWS)
+    # The tickers stay in the payload (the user unticked them as false positives; a
+    # detector that knows tickers would not flag them in the first place)...
+    kept_tickers = [s for s in spans if NEWS[s.start:s.end] not in TICKERS]
+    sanitized = policy_output(NEWS, kept_tickers)
+    assert all(t in sanitized.text for t in TICKERS)
+    assert "Martin Lundstedt" not in sanitized.text and "<PERSON_1>" in sanitized.text
+    # ...where the re-scan tags them as names (which used to block the send):
+    rescanned = detector.detect(sanitized.text)
+    assert any(s.type == "PERSON" and sanitized.text[s.start:s.end] in TICKERS
+               for s in rescanned)
+    found = findings(detector, NEWS, kept_tickers, sanitized)
+    assert [f for f in found if f.blocking] == []
+    tickers = [f for f in found if f.value in TICKERS]
+    assert tickers and all(f.kind == "note" and "NER" in f.reason for f in tickers)
+    # Placeholders the policy wrote and the values it kept are no findings at all.
+    assert not any("PERSON_" in f.value or f.value in ("Volvo", "Gothenburg", "Reuters")
+                   for f in found)
+
+
+@pytest.mark.parametrize("value, type_", [
+    ("jane.roe@example.com", "EMAIL_ADDRESS"),
+    ("DE89 3704 0044 0532 0130 00", "IBAN_CODE"),
+    ("4111 1111 1111 1111", "CREDIT_CARD"),
+    ("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "API_KEY"),
+])
+def test_a_validated_identifier_or_secret_fresh_in_the_payload_blocks(detector, value, type_):
+    text = "Volvo said on Tuesday that analysts in Gothenburg would meet its board."
+    spans = detector.detect(text)
+    sanitized = policy_output(text, spans)
+    question = f"Does this change anything for the account of {value} in the report?"
+    found = findings(detector, text, spans, sanitized, Task("question", question=question))
+    (hit,) = [f for f in found if f.value == value]
+    assert (hit.type, hit.kind, hit.blocking, hit.part) == (type_, "validated", True,
+                                                            "instruction")
+
+
+def test_a_protected_person_left_in_the_payload_blocks(detector):
+    text = ("Chief executive Martin Lundstedt met analysts in Gothenburg. Later Martin "
+            "Lundstedt said margins would improve.")
+    spans = detector.detect(text)
+    second = text.index("Martin", 20)
+    assert any(s.type == "PERSON" and s.start < second for s in spans)
+    # A sanitization that missed the second mention:
+    sanitized = policy_output(text, [s for s in spans if s.start < second])
+    assert sanitized.text.count("Martin Lundstedt") == 1
+    found = findings(detector, text, spans, sanitized)
+    (leak,) = [f for f in found if f.blocking]
+    assert (leak.type, leak.value, leak.kind) == ("PERSON", "Martin Lundstedt", "leak")
+
+
+def test_a_kept_organization_in_the_payload_is_no_finding(detector):
+    text = "Swedish truck maker Volvo said on Tuesday that Anna Svensson would lead sales."
+    spans = detector.detect(text)
+    assert any(s.type == "ORGANIZATION" and text[s.start:s.end] == "Volvo" for s in spans)
+    sanitized = policy_output(text, spans)
+    assert "Volvo" in sanitized.text and "Anna Svensson" not in sanitized.text
+    found = findings(detector, text, spans, sanitized)
+    assert not any(f.value == "Volvo" for f in found)
+    assert [f for f in found if f.blocking] == []
+    # The same organization under a policy that protects it would block if left.
+    everything = Policy("everything-placeholder", "t", fallback=Action.PLACEHOLDER)
+    missed = [s for s in spans if text[s.start:s.end] != "Volvo"]
+    out = policy_output(text, missed, everything)
+    found = findings(detector, text, spans, SanitizedText(
+        out.text, out.method, out.changes, dict(out.info, kept_spans=[])))
+    assert any(f.value == "Volvo" and f.kind == "leak" and f.blocking for f in found)
