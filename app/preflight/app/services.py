@@ -206,12 +206,26 @@ class Services:
         return self._once("dx", lambda: self.mechanism("dx"))
 
     def sanitize(self, policy: Any, text: str, spans: Sequence[Span],
-                 params: SanitizeParams = SanitizeParams()) -> tuple[SanitizedText, Any]:
+                 params: SanitizeParams = SanitizeParams(), *, memory: Any = None
+                 ) -> tuple[SanitizedText, Any]:
         """Sanitize under ``policy`` with a fresh mechanism (one vault per document);
-        returns ``(sanitized, vault or None)``."""
-        mech = self.mechanism(policy)
+        returns ``(sanitized, vault or None)``. ``memory`` (the document's
+        :class:`PlaceholderMemory`) keeps its placeholders and pseudonyms stable across
+        sends and edits; it is saved once the text is sanitized."""
+        mech = self.mechanism(policy, **({"memory": memory} if memory is not None else {}))
         out = mech.sanitize(text, list(spans), params)
+        if memory is not None:
+            memory.save()
         return out, mech.vault if getattr(mech, "reversible", False) else None
+
+    @staticmethod
+    def placeholder_memory(source: Any, text: str) -> Any:
+        """The placeholder memory of a document read from ``source`` ("-": stdin)."""
+        from preflight.core.sanitize.placeholder_memory import PlaceholderMemory, \
+            document_identity
+
+        return PlaceholderMemory.open(document_identity(None if source == "-" else source,
+                                                        text))
 
     # -- utility -----------------------------------------------------------------------
     def predictor(self) -> Any:

@@ -26,6 +26,7 @@ from preflight.core.config import SavedPolicy, Settings, load_settings, save_set
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.sanitize.placeholder_memory import PlaceholderMemory
 from preflight.core.sanitize.policy import PRESETS, Policy, policy_from_mapping
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
@@ -63,6 +64,9 @@ class WindowDoorway:
         self._session: Any = None
         self._raw_sink: Callable[[str], None] | None = None
         self._shut = False
+        # The open document's placeholders stay the same across edits and sends (kept in
+        # memory only: a pasted document has no name to key a file by).
+        self._memory = PlaceholderMemory()
 
     @property
     def settings(self) -> Settings:
@@ -149,12 +153,13 @@ class WindowDoorway:
 
     def prepare(self, policy: Policy, text: str, spans: Sequence[Span], seed: int) -> Any:
         """A d_X policy prepared once for the slider (``at(ε)``, ``resample``, ``update``)."""
-        return self.services.mechanism(policy).prepare(text, list(spans),
-                                                       SanitizeParams(seed=seed))
+        return self.services.mechanism(policy, memory=self._memory).prepare(
+            text, list(spans), SanitizeParams(seed=seed))
 
     def sanitize(self, policy: Policy, text: str, spans: Sequence[Span], seed: int
                  ) -> tuple[SanitizedText, Any]:
-        return self.services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
+        return self.services.sanitize(policy, text, spans, SanitizeParams(seed=seed),
+                                      memory=self._memory)
 
     # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
     def _prediction(self, assessment: Any, task: Task) -> Prediction:

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         detector = services.detector()
         spans = detector.detect(text)
         warnings.extend(detector.warnings)
-    result, vault = services.sanitize(policy, text, spans, params)
+    result, vault = services.sanitize(policy, text, spans, params,
+                                      memory=services.placeholder_memory(args.file, text))
 
     vault_path: Path | None = None
     if isinstance(vault, Vault):
