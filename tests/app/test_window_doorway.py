@@ -69,3 +69,32 @@ def test_estimate_uses_the_core_cost_estimate() -> None:
     unpriced = door.estimate("text", SUMMARIZE, None)
     assert not unpriced.priced and unpriced.max_total == 0.0
     assert unpriced.token_method == "tokenizer: test.gguf"
+
+
+class RecordingDetectorProcess:
+    """Stands in for DetectorProcess (same two detection methods)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def detect(self, text):
+        self.calls.append(("full", text))
+        return []
+
+    def detect_incremental(self, text):
+        self.calls.append(("incremental", text))
+        return []
+
+
+def test_window_detection_is_incremental_and_send_path_gets_the_process():
+    import inspect
+
+    from preflight.app.detect_process import DetectorProcess
+
+    for name in ("detect", "detect_incremental"):     # the fake matches the real one
+        assert list(inspect.signature(getattr(RecordingDetectorProcess, name)).parameters) \
+            == list(inspect.signature(getattr(DetectorProcess, name)).parameters)
+    door = WindowDoorway(services=Substituted(Settings()))
+    door._detector = proc = RecordingDetectorProcess()
+    door.detect("Jane Roe wrote.")
+    assert proc.calls == [("incremental", "Jane Roe wrote.")]
