@@ -385,7 +385,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         OrganizationCueRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
-    from preflight.core.pii.context import BisectContextEnhancer
+    from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass
 
-    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"],
+    return grouped_context_pass(AnalyzerEngine)(registry=registry, nlp_engine=engine, supported_languages=["en"],
                           context_aware_enhancer=BisectContextEnhancer())
