@@ -54,7 +54,7 @@ class BisectContextEnhancer(LemmaContextAwareEnhancer):
         self._ends_for: tuple[list[int], list[int]] | None = None
 
     def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers,
-                              context=None):  # noqa: D102
+                              context=None):
         _in_place.on = True
         try:
             return super().enhance_using_context(text, raw_results, nlp_artifacts,
