@@ -3,6 +3,10 @@ detector beside vanilla Presidio in the same process, on the same text.
 
 Run:  python -m preflight_eval.bench_detect [--runs 15] [--ner PATH]
 
+Also measures the window's live-preview path: the same 1,000 words cut into paragraphs of
+about 60 words, one paragraph edited per run, ``detect_incremental`` timed (only the
+edited paragraph is analyzed again).
+
 The text is the first 1,000 words of the held-out PII evaluation set (real paper text
 with inserted fictional PII, see pii_corpus.py). Peak memory is the process's maximum
 resident set size (resource.getrusage), read after each detector has loaded and run;
@@ -48,6 +52,22 @@ def time_runs(fn, text: str, runs: int) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+def incremental_runs(detector, text: str, runs: int) -> list[float]:
+    """Seconds per ``detect_incremental`` call after a one-word edit in one paragraph."""
+    words = text.split()
+    paras = [" ".join(words[i:i + 60]) for i in range(0, len(words), 60)]
+    detector.detect_incremental("\n\n".join(paras))
+    times = []
+    for i in range(runs):
+        k = i % len(paras)
+        paras[k] = paras[k] + (" too" if i % 2 == 0 else " also")
+        edited = "\n\n".join(paras)
+        t0 = time.perf_counter()
+        detector.detect_incremental(edited)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=15)
@@ -69,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     load_ours = time.perf_counter() - t0
     ours_times, ours_cpu = time_runs(ours.detect, text, args.runs)
     ours_mb = peak_rss_mb()
+    edit_times = incremental_runs(ours, text, args.runs)
 
     t0 = time.perf_counter()
     vanilla = vanilla_analyzer(ner)
@@ -85,10 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         "ours_ms_per_1000_words_median": round(statistics.median(ours_times) * 1000 * per_k, 1),
         "ours_ms_min": round(min(ours_times) * 1000 * per_k, 1),
         "ours_cpu_ms_median": round(statistics.median(ours_cpu) * 1000 * per_k, 1),
+        "ours_incremental_ms_per_edit_median": round(statistics.median(edit_times) * 1000, 1),
         "vanilla_ms_per_1000_words_median": round(
             statistics.median(vanilla_times) * 1000 * per_k, 1),
         "vanilla_ms_min": round(min(vanilla_times) * 1000 * per_k, 1),
         "vanilla_cpu_ms_median": round(statistics.median(vanilla_cpu) * 1000 * per_k, 1),
+        "ratio_ours_to_vanilla_cpu": round(statistics.median(ours_cpu)
+                                           / statistics.median(vanilla_cpu), 2),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "ours_load_s": round(load_ours, 2),
         "vanilla_load_s": round(load_vanilla, 2),

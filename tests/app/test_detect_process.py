@@ -21,6 +21,9 @@ def test_child_detects_like_in_process_and_follows_settings():
         spans = proc.detect(TEXT)
         assert spans == build_services(Settings()).make_detector().detect(TEXT)
         assert {s.type for s in spans} >= {"PERSON", "EMAIL_ADDRESS"}
+        edited = TEXT + "\n\nJohn Smith replied."
+        assert proc.detect_incremental(TEXT) == spans
+        assert proc.detect_incremental(edited) == proc.detect(edited)
         proc.settings = Settings(detection=DetectionSettings(deny_list=["Osprey"]))
         values = [TEXT[s.start:s.end] for s in proc.detect(TEXT)]
         assert "Osprey" in values

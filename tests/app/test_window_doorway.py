@@ -106,3 +106,31 @@ def test_policies_save_and_activate_through_the_settings(tmp_path, monkeypatch) 
     assert vault is not None and out.info["policy"]["name"] == "mine"
     kept, _ = again.sanitize(again.policy("identifiers"), text, spans, seed=1)
     assert kept.text == "<PERSON_1> works at Acme Corp."
+
+class RecordingDetectorProcess:
+    """Stands in for DetectorProcess (same two detection methods)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def detect(self, text):
+        self.calls.append(("full", text))
+        return []
+
+    def detect_incremental(self, text):
+        self.calls.append(("incremental", text))
+        return []
+
+
+def test_window_detection_is_incremental_and_send_path_gets_the_process():
+    import inspect
+
+    from preflight.app.detect_process import DetectorProcess
+
+    for name in ("detect", "detect_incremental"):     # the fake matches the real one
+        assert list(inspect.signature(getattr(RecordingDetectorProcess, name)).parameters) \
+            == list(inspect.signature(getattr(DetectorProcess, name)).parameters)
+    door = WindowDoorway(services=Substituted(Settings()))
+    door._detector = proc = RecordingDetectorProcess()
+    door.detect("Jane Roe wrote.")
+    assert proc.calls == [("incremental", "Jane Roe wrote.")]

@@ -77,7 +77,13 @@ class DetectorProcess:
         return self.warnings
 
     def detect(self, text: str) -> list[Span]:
+        """A full pass (the send path's re-scan)."""
         return list(self._call(_child_detect, text))
+
+    def detect_incremental(self, text: str) -> list[Span]:
+        """Same result as :meth:`detect`; the child re-analyzes only the paragraphs it has
+        not seen (the window's detection while the user edits)."""
+        return list(self._call(_child_detect_incremental, text))
 
     def shutdown(self) -> None:
         """:meth:`close` for good (at exit): later calls fail instead of starting a child
@@ -165,3 +171,12 @@ def _child_warm(settings: Settings) -> tuple[str, Any]:
 
 def _child_detect(settings: Settings, text: str) -> tuple[str, Any]:
     return _guard(lambda: _child_detector(settings).detect(text))
+
+
+def _child_detect_incremental(settings: Settings, text: str) -> tuple[str, Any]:
+    def run() -> list[Span]:
+        det = _child_detector(settings)
+        incremental = getattr(det, "detect_incremental", None)   # a Detector without it
+        return incremental(text) if incremental is not None else det.detect(text)
+
+    return _guard(run)

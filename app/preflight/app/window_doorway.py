@@ -101,7 +101,9 @@ class WindowDoorway:
     def detect(self, text: str) -> list[Span]:
         if not text.strip():
             return []
-        return list(self._detector_process().detect(text))
+        # edits re-analyze only the paragraphs they touched; the result equals a full
+        # pass, and the send path re-scans in full (lane "send")
+        return list(self._detector_process().detect_incremental(text))
 
     # -- policies (lane "dx" for d_X) ----------------------------------------------------
     def policies(self) -> list[tuple[str, str, bool]]:

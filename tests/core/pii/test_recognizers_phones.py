@@ -31,3 +31,25 @@ def test_phone_found(text, value):
 ])
 def test_phone_not_found(text):
     assert run(PhonePatternRecognizer(), text) == []
+
+
+@pytest.mark.parametrize("env,regions", [
+    ({"LANG": "en_GB.UTF-8"}, ("GB", "US")),
+    ({"LC_ALL": "de_DE.UTF-8", "LANG": "en_GB.UTF-8"}, ("DE", "US")),
+    ({"LANG": "en_US.UTF-8"}, ("US",)),
+    ({"LANG": "C.UTF-8"}, ("US",)),
+    ({}, ("US",)),
+])
+def test_phone_regions_follow_the_locale(env, regions):
+    from preflight.core.pii.recognizers.phones import phone_regions
+
+    assert phone_regions(env) == regions
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["+44 20 7946 0958", "+49 30 901820", "+33 1 42 68 53 00",
+                                   "+91 98765 43210", "+55 11 91234-5678", "(415) 555-0132"])
+def test_international_numbers_found_with_two_regions(real_detector, value):
+    text = f"Please call me on {value} tomorrow."
+    assert ("PHONE_NUMBER", value) in {(s.type, text[s.start:s.end])
+                                       for s in real_detector.detect(text)}

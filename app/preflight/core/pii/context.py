@@ -1,18 +1,49 @@
-"""Presidio's context-word enhancer without its quadratic token search.
+"""Presidio's context-word enhancer without its quadratic token search and without its
+deep copy of every result.
 
 ``LemmaContextAwareEnhancer`` finds the token of every result by walking the spaCy ``Doc``
 from the start (building a ``Token`` object per step): results × tokens work, which made
 a 1 MB document spend most of its time there. This subclass finds the same token — the
 first whose end lies after the result's start — by bisecting token end offsets computed
-once per analyzed text. Import only after :func:`~preflight.core.pii.presidio_loader.
+once per analyzed text.
+
+Presidio deep-copies the result list before raising scores (about a tenth of detection
+time: every result carries an explanation object); the analyzer drops the raw list right
+after, so this subclass lets it work on the results themselves. The copy is skipped only
+inside this subclass's calls (a thread-local flag), other enhancers are untouched. Import
+only after :func:`~preflight.core.pii.presidio_loader.
 import_presidio`.
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
+import threading
 
 from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
+from presidio_analyzer.context_aware_enhancers import (
+    lemma_context_aware_enhancer as _presidio_enhancer,
+)
+
+_in_place = threading.local()
+
+
+class _CopyUnlessInPlace:
+    """Stands in for the ``copy`` module inside Presidio's enhancer module."""
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+    @staticmethod
+    def deepcopy(value, memo=None):
+        if getattr(_in_place, "on", False) and isinstance(value, list):
+            return list(value)
+        return copy.deepcopy(value, memo)
+
+
+if not isinstance(_presidio_enhancer.copy, _CopyUnlessInPlace):
+    _presidio_enhancer.copy = _CopyUnlessInPlace()
 
 
 class BisectContextEnhancer(LemmaContextAwareEnhancer):
@@ -21,6 +52,15 @@ class BisectContextEnhancer(LemmaContextAwareEnhancer):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._ends_for: tuple[list[int], list[int]] | None = None
+
+    def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers,
+                              context=None):
+        _in_place.on = True
+        try:
+            return super().enhance_using_context(text, raw_results, nlp_artifacts,
+                                                 recognizers, context)
+        finally:
+            _in_place.on = False
 
     def _find_index_of_match_token(self, word, start, tokens, tokens_indices):  # noqa: D102
         if self._ends_for is None or self._ends_for[0] is not tokens_indices:
@@ -34,3 +74,37 @@ class BisectContextEnhancer(LemmaContextAwareEnhancer):
             raise ValueError(f"Did not find word '{word}' in the list of tokens although it "
                              "is expected to be found")
         return i
+
+
+def grouped_context_pass(engine_cls):
+    """An ``AnalyzerEngine`` subclass whose recognizer-level context pass groups the
+    results by recognizer once (Presidio filters the whole result list twice per
+    recognizer: recognizers × results work) and skips recognizers that do not override
+    ``enhance_using_context``. Same results, same order."""
+    from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+    key = RecognizerResult.RECOGNIZER_IDENTIFIER_KEY
+    default = EntityRecognizer.enhance_using_context
+
+    class GroupedContextAnalyzer(engine_cls):
+        def _enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers,
+                                   context=None):
+            by_id: dict[str, list] = {}
+            for r in raw_results:
+                by_id.setdefault(r.recognition_metadata[key], []).append(r)
+            results = []
+            for recognizer in recognizers:
+                rid = recognizer.id
+                mine = by_id.get(rid, [])
+                if type(recognizer).enhance_using_context is not default:
+                    mine = recognizer.enhance_using_context(
+                        text=text, raw_recognizer_results=mine,
+                        other_raw_recognizer_results=[
+                            r for r in raw_results if r.recognition_metadata[key] != rid],
+                        nlp_artifacts=nlp_artifacts, context=context)
+                results.extend(mine)
+            return self.context_aware_enhancer.enhance_using_context(
+                text=text, raw_results=results, nlp_artifacts=nlp_artifacts,
+                recognizers=recognizers, context=context)
+
+    return GroupedContextAnalyzer

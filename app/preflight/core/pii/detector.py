@@ -12,10 +12,12 @@ Evasions: detection runs on :func:`~preflight.core.pii.canonical.canonicalize`'s
 spelled or spaced digits...) and every span is mapped back to the original characters it
 covers.
 
-Long documents: the canonical text is analyzed in windows of about ``WINDOW_CHARS``
-characters cut at paragraph or line breaks, overlapping by ``WINDOW_OVERLAP`` so an entity
-on a boundary is found whole, once (each window keeps the spans that start in its own
-part). Value propagation then runs once over the whole document. Memory and time grow
+Paragraphs and long documents: the canonical text is analyzed paragraph by paragraph
+(:mod:`~preflight.core.pii.paragraphs`, whose cache lets ``detect_incremental`` re-analyze
+only edited paragraphs); a paragraph longer than ``WINDOW_CHARS`` is analyzed in windows
+cut at line or word breaks, overlapping by ``WINDOW_OVERLAP`` so an entity on a boundary
+is found whole, once (each window keeps the spans that start in its own part). Person
+checks and value propagation then run once over the whole document. Memory and time grow
 linearly with the length (see ``preflight_eval.bench_detect_limits``).
 
 Everything runs offline: e-mail validation uses the public-suffix snapshot bundled with
@@ -42,6 +44,8 @@ from preflight.core.pii.cleaning import DocTerms, to_span
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
 from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
+from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
+from preflight.core.pii.person_evidence import recheck_persons
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, propagate_values
 from preflight.core.ports import ModelLocator
@@ -97,6 +101,7 @@ class PiiDetector:
         self._lock = threading.RLock()
         self.warnings: list[str] = []
         self.ner_available: bool | None = None if analyzer is None else True
+        self._paragraphs = ParagraphCache()
 
     # -- loading -------------------------------------------------------------------------
 
@@ -165,7 +170,17 @@ class PiiDetector:
 
     def detect(self, text: str) -> list[Span]:
         """Non-overlapping spans sorted by start; offsets are code points into ``text``
-        (the original, whatever the canonical view changed)."""
+        (the original, whatever the canonical view changed). A full pass: every
+        paragraph is analyzed again."""
+        return self._detect(text, reuse=False)
+
+    def detect_incremental(self, text: str) -> list[Span]:
+        """:meth:`detect`, re-analyzing only paragraphs not seen in an earlier call (the
+        live preview while the user edits); the result equals a full pass (see
+        :mod:`~preflight.core.pii.paragraphs`)."""
+        return self._detect(text, reuse=True)
+
+    def _detect(self, text: str, reuse: bool) -> list[Span]:
         if not isinstance(text, str):
             raise InputError("The text to scan is not a string.", "Pass the document text.")
         check_threshold(self.settings)
@@ -173,7 +188,7 @@ class PiiDetector:
             return []
         analyzer = self._engine()
         canon = canonicalize(text)
-        spans = self._detect_canonical(canon.text, analyzer)
+        spans = self._detect_canonical(canon.text, analyzer, reuse)
         if canon.is_identity:
             return spans
         mapped = []
@@ -182,7 +197,22 @@ class PiiDetector:
             mapped.append(dataclasses.replace(span, start=start, end=end))
         return resolve_overlaps(mapped)
 
-    def _detect_canonical(self, text: str, analyzer) -> list[Span]:
+    def _analyze_paragraph(self, paragraph: str, analyzer, deny) -> list[RawResult]:
+        out = []
+        for start, end, own_start, own_end in text_windows(paragraph):
+            with self._lock:
+                results = analyzer.analyze(
+                    text=paragraph[start:end],
+                    language="en",
+                    ad_hoc_recognizers=[deny] if deny is not None else None,
+                )
+            for r in results:
+                if own_start <= r.start + start < own_end:  # else the next window reports it
+                    out.append(RawResult(r.start + start, r.end + start, r.entity_type,
+                                         r.score, dict(r.recognition_metadata or {})))
+        return out
+
+    def _detect_canonical(self, text: str, analyzer, reuse: bool = False) -> list[Span]:
         from preflight.core.pii.recognizers.lists import DenyListRecognizer, term_pattern
 
         settings = self.settings
@@ -192,20 +222,14 @@ class PiiDetector:
         allow = term_pattern(settings.allow_list)
         allowed_ranges = [m.span() for m in allow.finditer(text)] if allow else []
         allowed_values = {t.strip().casefold() for t in settings.allow_list if t.strip()}
+        variant = (id(analyzer), tuple(settings.deny_list))
         spans: list[Span] = []
-        for start, end, own_start, own_end in text_windows(text):
-            with self._lock:
-                results = analyzer.analyze(
-                    text=text[start:end],
-                    language="en",
-                    ad_hoc_recognizers=[deny] if deny is not None else None,
-                )
-            for r in results:
-                r.start += start
-                r.end += start
-                if not own_start <= r.start < own_end:
-                    continue  # the neighbouring window reports it
-                span = to_span(text, r, deny_category, terms)
+        for p_start, p_end in paragraph_units(text):
+            found = self._paragraphs.results(
+                text[p_start:p_end], variant, reuse,
+                lambda p: self._analyze_paragraph(p, analyzer, deny))
+            for r in found:
+                span = to_span(text, r.shifted(p_start), deny_category, terms)
                 if span is None:
                     continue
                 if span.type != "DENY_LIST":
@@ -216,6 +240,7 @@ class PiiDetector:
                     ):
                         continue
                 spans.append(span)
+        spans = recheck_persons(text, spans, terms)
         spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))
         return resolve_overlaps(spans)
@@ -303,9 +328,11 @@ def _deny_category(settings: DetectionSettings) -> Category:
         ) from None
 
 
-def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
+def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
+                   regions: tuple[str, ...] | None = None):
     """A Presidio ``AnalyzerEngine`` on an already loaded spaCy pipeline, with Presidio's
-    English recognizers (e-mail swapped for the offline one) plus Preflight's own."""
+    English recognizers (e-mail swapped for the offline one, phone numbers parsed for
+    ``regions``, default :func:`phone_regions`) plus Preflight's own."""
     import_presidio()
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
@@ -323,7 +350,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
         AllCapsNameRecognizer, EmailNameRecognizer, NameCueRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
-    from preflight.core.pii.recognizers.phones import PhonePatternRecognizer
+    from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
     from preflight.core.pii.recognizers.secrets import (
         HighEntropyTokenRecognizer, SecretsRecognizer,
     )
@@ -345,7 +372,11 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
     finally:
         presidio_log.setLevel(level)
     registry.remove_recognizer("EmailRecognizer")
+    registry.remove_recognizer("PhoneRecognizer")  # 8 regions by default: 8 passes
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
     for recognizer in (
+        PhoneRecognizer(supported_regions=regions or phone_regions()),
         OfflineEmailRecognizer(), SecretsRecognizer(), HighEntropyTokenRecognizer(),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
@@ -354,7 +385,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = ()):
         OrganizationCueRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
-    from preflight.core.pii.context import BisectContextEnhancer
+    from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass
 
-    return AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"],
+    return grouped_context_pass(AnalyzerEngine)(registry=registry, nlp_engine=engine, supported_languages=["en"],
                           context_aware_enhancer=BisectContextEnhancer())

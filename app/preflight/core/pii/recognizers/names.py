@@ -8,6 +8,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import generic_addressee
+from preflight.core.pii.person_evidence import known_names
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
@@ -17,7 +18,8 @@ CONTEXT_CHARS = 160  # text kept on each side of a run (within its line) for the
 
 
 class AllCapsNameRecognizer(EntityRecognizer):
-    """Re-runs the NER model on lines with ALL-CAPS word runs, re-cased as a person would
+    """Re-runs the NER model on lines with ALL-CAPS word runs that hold a known given name
+    or surname (:func:`~preflight.core.pii.person_evidence.known_names`), re-cased as a person would
     write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
     because re-casing never changes a word's length (words where it would are skipped)."""
 
@@ -32,7 +34,11 @@ class AllCapsNameRecognizer(EntityRecognizer):
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if (entities and "PERSON" not in entities) or nlp_artifacts is None:
             return []
-        runs = [m.span() for m in _CAPS_RUN.finditer(text)]
+        # only runs holding a known given name or surname are re-read by the model (a
+        # second NER pass over every line with an acronym cost about a fifth of detection)
+        names = known_names()
+        runs = [m.span() for m in _CAPS_RUN.finditer(text)
+                if any(w.strip("'’-").casefold() in names for w in m.group().split())]
         if not runs:
             return []
         nlp = nlp_artifacts.nlp_engine.get_nlp("en")

@@ -44,3 +44,29 @@ class PhonePatternRecognizer(RuleRecognizer):
              "A number written next to a phone word", context=_PHONE_CONTEXT,
              require_context=True, window=30, context_why=""),
     )
+
+
+def phone_regions(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Regions whose national number formats Presidio's ``PhoneRecognizer`` parses: the
+    user's (from the OS locale, ``en_GB.UTF-8`` → GB) and the US.
+
+    Each region is one more pass of ``phonenumbers`` over the text (about 3 ms per 1,000
+    words each); numbers written with a +country code are found whatever the region, and
+    national formats elsewhere are left to :class:`PhonePatternRecognizer`."""
+    import locale
+    import os
+
+    import phonenumbers
+
+    env = os.environ if environ is None else environ
+    candidates = [env.get(k, "") for k in ("LC_ALL", "LC_TELEPHONE", "LC_CTYPE", "LANG")]
+    if environ is None:
+        candidates.append(locale.getlocale()[0] or "")
+    regions = ["US"]
+    for value in candidates:
+        m = re.match(r"[a-z]{2,3}[_-]([A-Z]{2})\b", value)
+        if m and m.group(1) in phonenumbers.SUPPORTED_REGIONS:
+            if m.group(1) not in regions:
+                regions.insert(0, m.group(1))
+            break
+    return tuple(regions)

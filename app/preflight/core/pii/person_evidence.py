@@ -1,0 +1,154 @@
+"""Second look at the NER model's PERSON spans: stock tickers, companies and common words
+the small model calls people.
+
+A PERSON span is the costly wrong type: a policy that keeps organizations, places and
+codes would replace them. Each span from the statistical recognizers is checked against
+evidence in the text and a list of given names and surnames (Faker's person providers
+for 30 locales, shipped with a dependency the app already has):
+
+- a stock ticker or exchange code ("<VOLV ST>", "ASTS ST", "IBM.N") → ORGANIZATION;
+- a company cue: a legal suffix after it ("Esselte AB"), "shares of X", "X shares",
+  "X said in a statement" for a span with no known name in it, or the same text
+  tagged ORGANIZATION elsewhere in the document → ORGANIZATION;
+- ALL-CAPS words with no known name ("BEGIN PGP"); one unlisted word that is shaped like
+  no name ("XviD") or that the document never writes after a given name or a title
+  ("Java", "Kommersant"; "Skorich" stays when "Nick Skorich" is there); several words
+  with no known name that hold a common word or end in a plural ("Red Hat", "Sigma
+  Designs", "Philadelphia Eagles") → dropped.
+
+Spans that a rule found with its own cue (a title, a salutation, a name field, an e-mail
+local part) are left alone, and a span with a known given name or surname is never
+dropped, so recall on names is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import re
+
+from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms
+from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.types import Category, Span
+
+_LOCALES = ("en_US", "en_GB", "en_IE", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
+            "nl_NL", "pl_PL", "sv_SE", "da_DK", "no_NO", "fi_FI", "cs_CZ", "hu_HU", "ro_RO",
+            "tr_TR", "el_GR", "ru_RU", "uk_UA", "he_IL", "vi_VN", "id_ID", "ko_KR", "ja_JP",
+            "zh_CN", "ar_AA", "ga_IE")
+
+# Exchange suffixes of Reuters/Bloomberg codes: "VOLV ST", "IBM.N", "7203.T", "BP.L".
+_EXCHANGES = (r"(?:N|O|OQ|A|L|T|PA|DE|F|AS|BR|MI|MC|SW|S|ST|CO|HE|OL|TO|V|AX|HK|SS|SZ|KS|"
+              r"TW|SI|BO|NS|SA|MX|J|IR|LS|VI|WA|PR|BU|IS|TA|NZ|US|LN|GR|FP|NA|IM|SM|SJ|SS|"
+              r"SE|GY|JP|HK|CN|AU|CT|UN|UW)")
+_TICKER = re.compile(rf"[A-Z0-9]{{1,6}}(?:[ .]{_EXCHANGES})")
+_BRACKETED = re.compile(r"<[A-Z0-9][A-Z0-9. &-]{0,14}>")
+_COMPANY_AFTER = re.compile(
+    r"[ \t]*,?[ \t]+(?:Inc|Corp|Co|Ltd|LLC|plc|PLC|AG|AB|ASA|SA|SE|NV|BV|GmbH|SpA|Oyj|A/S|KK|"
+    r"Group|Holdings|Corporation|Company|Limited|Bank|Airlines|Motors|Industries|"
+    r"Technologies|Systems|Partners)\b\.?")
+_SHARES_BEFORE = re.compile(
+    r"(?i:\b(?:shares|stock|stake|units?|subsidiary|division|acquisition|takeover|"
+    r"merger|bid)[ \t]+(?:of|in|for|with)[ \t]+)$")
+_SHARES_AFTER = re.compile(r"(?:['’]s)?[ \t]+(?:shares|stock|shareholders|stake)\b|"
+                           r"[ \t]+said[ \t]+in[ \t]+a[ \t]+statement")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_NAME_SHAPE = re.compile(r"(?:Mc|Mac|De|Di|Da|La|Le|Van|Von|O['’])?[^\W\d_][^\W\d_A-Z]+"
+                         r"(?:['’-][^\W\d_][^\W\d_A-Z]*)*")
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Sir)\.?[ \t]+$")
+_WHY_TICKER = "Shaped like a stock ticker or exchange code, so a company, not a person"
+_WHY_COMPANY = "Tagged as a person by the NER model, but the text marks it as a company"
+
+
+@functools.lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """Given names and surnames (case-folded) from Faker's person providers."""
+    names: set[str] = set()
+    for loc in _LOCALES:
+        try:
+            provider = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        except (ImportError, AttributeError):
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            values = getattr(provider, attr, None) or ()
+            names.update(v.casefold() for v in values if isinstance(v, str))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    try:
+        from faker.providers.lorem.en_US import Provider
+    except ImportError:
+        return frozenset()
+    return frozenset(w.casefold() for w in Provider.word_list)
+
+
+def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]:
+    """``spans`` with statistical PERSON spans retyped or dropped on the evidence above."""
+    if not any(s.type == "PERSON" for s in spans):
+        return spans
+    org_values = {text[s.start:s.end].casefold() for s in spans if s.type == "ORGANIZATION"}
+    full_names = {w.casefold() for s in spans if s.type == "PERSON"
+                  for w in text[s.start:s.end].split()[1:]}
+    out = []
+    for span in spans:
+        if span.type != "PERSON" or span.recognizer not in STATISTICAL_RECOGNIZERS:
+            out.append(span)
+            continue
+        verdict = _verdict(text, span, terms, org_values, full_names)
+        if verdict == "person":
+            out.append(span)
+        elif verdict is not None:
+            out.append(dataclasses.replace(
+                span, type="ORGANIZATION", category=Category.QUASI_IDENTIFIER,
+                why=_WHY_TICKER if verdict == "ticker" else _WHY_COMPANY))
+    return out
+
+
+def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
+             full_names: set[str]) -> str | None:
+    """"person", "ticker", "company", or None (not a name: drop). ``full_names``: the
+    words after the first of the document's multi-word person spans."""
+    value = text[span.start:span.end]
+    if _is_ticker(text, span.start, span.end):
+        return "ticker"
+    words = [w for w in _WORD.findall(value) if w.rstrip(".").casefold() not in NAME_AFFIXES]
+    names = known_names()
+    known = [w for w in words if w.casefold().removesuffix("'s") in names]
+    if _COMPANY_AFTER.match(text, span.end) or _SHARES_BEFORE.search(
+            text, max(0, span.start - 40), span.start):
+        return "company"
+    if not known and (value.casefold() in org_values or _SHARES_AFTER.match(text, span.end)):
+        return "company"
+    if known or not words:
+        return "person"
+    if value.isupper():
+        return None                             # "BEGIN PGP", "ASTS"
+    if len(words) == 1:
+        w = words[0]
+        if not _NAME_SHAPE.fullmatch(w) or w.casefold() in _common_words():
+            return None                         # "XviD", "Wifi"
+        if w.casefold() in full_names or _TITLE_BEFORE.search(
+                text, max(0, span.start - 8), span.start):
+            return "person"                     # "Skorich" after "Nick Skorich", "Mr Pes"
+        return None                             # "Java", "Kommersant", "Tools"
+    if any(w.casefold() in _common_words() or (w[0].isupper() and terms.used_in_lower_case(w))
+           for w in words) or words[-1].endswith("s"):
+        return None                             # "Red Hat", "Sigma Designs"
+    return "person"
+
+
+def _is_ticker(text: str, start: int, end: int) -> bool:
+    lo = text.rfind("<", max(0, start - 8), start + 1)
+    if lo >= 0:
+        m = _BRACKETED.match(text, lo)
+        if m and m.end() >= end:
+            return True
+    value = text[start:end]
+    if _TICKER.fullmatch(value):
+        return True
+    # the model's span may stop before the exchange code ("ASTS" of "ASTS ST")
+    m = _TICKER.match(text, start)
+    return bool(value.isupper() and m and m.end() >= end and
+                (m.end() == len(text) or not text[m.end()].isalnum()))

@@ -1,0 +1,38 @@
+"""The faster context pass (no deep copy, results grouped by recognizer) gives Presidio's
+results, and Presidio's own enhancer still copies when used elsewhere."""
+
+from __future__ import annotations
+
+import pytest
+
+TEXT = ("Call me on 212-555-0147 or my mobile 07700 900123. SSN 078-05-1120, "
+        "card 4111 1111 1111 1111. Jane Roe of Acme Corp lives at 12 Elm Street, Boston. "
+        "Her date of birth: 03/04/1981.")
+
+
+def test_presidio_enhancer_still_deep_copies_outside_ours():
+    import preflight.core.pii.context  # noqa: F401 - installs the copy stand-in
+    from presidio_analyzer.context_aware_enhancers import lemma_context_aware_enhancer as m
+
+    items = [{"score": 0.5}]
+    copied = m.copy.deepcopy(items)
+    assert copied == items and copied[0] is not items[0]
+
+
+@pytest.mark.slow
+def test_fast_context_pass_matches_presidio(real_detector):
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
+
+    ours = real_detector._engine()
+    plain = AnalyzerEngine(registry=ours.registry, nlp_engine=ours.nlp_engine,
+                           supported_languages=["en"],
+                           context_aware_enhancer=LemmaContextAwareEnhancer())
+    assert type(ours) is not AnalyzerEngine
+
+    def key(results):
+        return sorted((r.start, r.end, r.entity_type, round(r.score, 6)) for r in results)
+
+    got = key(ours.analyze(TEXT, language="en"))
+    assert got == key(plain.analyze(TEXT, language="en"))
+    assert any(t == "PHONE_NUMBER" for _, _, t, _ in got)

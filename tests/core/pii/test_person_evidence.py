@@ -1,0 +1,94 @@
+"""Second look at PERSON spans: tickers and companies retyped, non-names dropped, names
+kept (unit tests on hand-made spans, then the real model on news-style text)."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.cleaning import DocTerms
+from preflight.core.pii.person_evidence import known_names, recheck_persons
+from preflight.core.types import Category, Span
+
+
+def _person(text: str, value: str, recognizer: str = "SpacyRecognizer") -> Span:
+    start = text.index(value)
+    return Span(start, start + len(value), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
+                recognizer, "")
+
+
+def _check(text: str, value: str, recognizer: str = "SpacyRecognizer", others=()):
+    spans = [_person(text, value, recognizer), *others]
+    out = recheck_persons(text, spans, DocTerms(text))
+    mine = [s for s in out if text[s.start:s.end] == value]
+    return mine[0].type if mine else None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("AB Volvo <VOLV ST> said profits rose.", "VOLV ST"),
+    ("Shares in ASTS ST fell 3 pct.", "ASTS ST"),
+    ("Shares in ASTS ST fell 3 pct.", "ASTS"),
+    ("IBM.N gained 2 pct in New York.", "IBM.N"),
+])
+def test_tickers_become_organizations(text, value):
+    assert _check(text, value) == "ORGANIZATION"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Esselte AB said sales rose.", "Esselte"),
+    ("He bought shares of Esselte last year.", "Esselte"),
+    ("Esselte said in a statement that sales rose.", "Esselte"),
+    ("Nippon Kokan KK said output fell.", "Nippon Kokan"),
+])
+def test_company_cues_retype_to_organization(text, value):
+    assert _check(text, value) == "ORGANIZATION"
+
+
+def test_same_text_tagged_organization_elsewhere_wins():
+    text = "Esselte rose. Analysts like Esselte."
+    org = Span(text.rindex("Esselte"), len(text) - 1, "ORGANIZATION",
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+    assert _check(text, "Esselte", others=[org]) == "ORGANIZATION"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("-----BEGIN PGP SIGNATURE-----", "BEGIN PGP"),
+    ("Encoded with XviD at 900 kbps.", "XviD"),
+    ("Java is for kiddies, he wrote.", "Java"),
+    ("He joined Red Hat in May.", "Red Hat"),
+    ("Sigma Designs makes the chip.", "Sigma Designs"),
+])
+def test_non_names_are_dropped(text, value):
+    assert _check(text, value) is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("John Smith said in a statement that he would stay.", "John Smith"),
+    ("JOHN SMITH signed the form.", "JOHN SMITH"),
+    ("Nick Skorich coached. Later Skorich left.", "Skorich"),
+    ("Mr Pes mounted the horse.", "Pes"),
+    ("Tran Quoc Bao will attend.", "Tran Quoc Bao"),
+])
+def test_names_are_kept(text, value):
+    others = [_person(text, "Nick Skorich")] if "Nick" in text else []
+    assert _check(text, value, others=others) == "PERSON"
+
+
+def test_rule_found_names_are_not_rechecked():
+    # a name a rule found with its own cue (here a title) is left as it is
+    assert _check("Dear Java,", "Java", recognizer="NameCueRecognizer") == "PERSON"
+
+
+def test_name_list_is_broad():
+    names = known_names()
+    assert len(names) > 10_000
+    assert {"john", "smith", "maria", "nguyen", "müller"} <= names
+
+
+@pytest.mark.slow
+def test_real_model_news_text(real_detector):
+    text = ("STOCKHOLM, March 3 - AB Volvo <VOLV ST> said on Friday that profits rose. "
+            "Esselte AB said in a statement that shares of Esselte rose, while ASTS ST "
+            "fell. Anna Lindqvist, a spokeswoman, confirmed the figures.")
+    spans = real_detector.detect(text)
+    persons = [text[s.start:s.end] for s in spans if s.type == "PERSON"]
+    assert persons == ["Anna Lindqvist"]
