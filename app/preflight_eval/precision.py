@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if args.cache is None:
-        from preflight.runtime import paths
+        from preflight.core import paths
 
         args.cache = paths.install_root() / ".cache"
     docs, hosts = build(args.split, args.cache)

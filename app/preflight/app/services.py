@@ -220,7 +220,9 @@ class Services:
 
     @staticmethod
     def placeholder_memory(source: Any, text: str) -> Any:
-        """The placeholder memory of a document read from ``source`` ("-": stdin)."""
+        """The placeholder memory of a document read from ``source`` ("-": stdin). The
+        faces skip it when the user passes a seed: then the seed alone decides, so the
+        same seed reproduces the same output."""
         from preflight.core.sanitize.placeholder_memory import PlaceholderMemory, \
             document_identity
 

@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         spans = detector.detect(text)
         warnings.extend(detector.warnings)
     result, vault = services.sanitize(policy, text, spans, params,
-                                      memory=services.placeholder_memory(args.file, text))
+                                      memory=None if args.seed is not None
+                                      else services.placeholder_memory(args.file, text))
 
     vault_path: Path | None = None
     if isinstance(vault, Vault):

@@ -206,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
     for warning in detector.warnings:
         print(f"preflight: warning: {warning}", file=sys.stderr)
     sanitized, vault = services.sanitize(policy, text, spans, params,
-                                         memory=services.placeholder_memory(args.file, text))
+                                         memory=None if args.seed is not None
+                                      else services.placeholder_memory(args.file, text))
     plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
                                 sanitized=sanitized, vault=vault)
     overrides = set(args.allow) | set(args.remember_allow)

@@ -8,8 +8,9 @@ only. Policies are plain data: the presets below, the user's named policies in t
 settings, or a TOML file (``--policy FILE``); :mod:`.policy_apply` carries them out.
 
 Dates are split before the lookup: a DATE_TIME that names no calendar date ("today",
-"Friday", "this week") is the pseudo-type ``RELATIVE_DATE`` and an age written as a date
-("26-year-old") is ``AGE``, so a policy can keep the one and generalize the other.
+"Friday", "this week") is the pseudo-type ``RELATIVE_DATE``, a year or month without a day
+("1959", "March 1980") is ``PARTIAL_DATE``, and an age written as a date ("26-year-old")
+is ``AGE`` — so a policy can keep what names no day and generalize what does.
 """
 
 from __future__ import annotations
@@ -67,19 +68,29 @@ class DxScope(str, Enum):
 
 
 RELATIVE_DATE = "RELATIVE_DATE"
+PARTIAL_DATE = "PARTIAL_DATE"
 _AGE_RE = re.compile(r"\b\d{1,3}\s*-?\s*(?:years?|yrs?)\s*-?\s*old\b|\baged?\s+\d{1,3}\b",
                      re.IGNORECASE)
-_DIGIT_DATE_RE = re.compile(r"\d{1,4}\s*[-/.]\s*\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b")
+_NUMERIC_DATE_RE = re.compile(r"\b\d{1,4}\s*[-/.]\s*\d{1,2}\s*[-/.]\s*\d{1,4}\b")
+_DAY_RE = re.compile(r"(?<![\d,.])\d{1,2}(?:st|nd|rd|th)?\b(?![.,]?\d)", re.IGNORECASE)
 
 
 def effective_type(span: Span, value: str) -> str:
-    """The type a policy looks up: DATE_TIME split into a date, an age or a relative one."""
+    """The type a policy looks up. DATE_TIME is split by how much it pins down: a day
+    ("12 March 1980", "3/12/80") stays DATE_TIME; a year or a month without a day ("1959",
+    "March 1980") is PARTIAL_DATE; no calendar date at all ("Friday", "this week") is
+    RELATIVE_DATE; an age written as a date ("26-year-old") is AGE."""
     if span.type != "DATE_TIME":
         return span.type
     if _AGE_RE.search(value):
         return "AGE"
-    if find_year(value) is not None or month_name_match(value) or _DIGIT_DATE_RE.search(value):
+    if _NUMERIC_DATE_RE.search(value):
         return "DATE_TIME"
+    month = month_name_match(value)
+    if month and _DAY_RE.search(value):
+        return "DATE_TIME"
+    if month or find_year(value) is not None:
+        return PARTIAL_DATE
     return RELATIVE_DATE
 
 
@@ -106,7 +117,7 @@ class Policy:
         etype = effective_type(span, value)
         if etype in self.by_type:
             return self.by_type[etype]
-        if etype == RELATIVE_DATE and "DATE_TIME" in self.by_type:
+        if etype in (RELATIVE_DATE, PARTIAL_DATE) and "DATE_TIME" in self.by_type:
             return self.by_type["DATE_TIME"]
         return self.by_category.get(span.category, self.fallback)
 
@@ -173,6 +184,7 @@ _IDENTIFIER_TYPES: dict[str, Action] = {
     "DATE_TIME": Action.GENERALIZE,
     "AGE": Action.GENERALIZE,
     RELATIVE_DATE: Action.KEEP,
+    PARTIAL_DATE: Action.KEEP,
     "NRP": Action.KEEP,
     "LOCATION": Action.KEEP,
     "ORGANIZATION": Action.KEEP,
@@ -200,8 +212,8 @@ def _presets() -> dict[str, Policy]:
             name="identifiers", title="Protect identifiers",
             description="Names, contact details, account numbers, secrets and health or "
                         "payment details become placeholders; full dates, birth dates and "
-                        "ages are generalized; relative dates, places, organizations and "
-                        "nationalities stay as written (unless on the deny-list).",
+                        "ages are generalized; years, relative dates, places, organizations "
+                        "and nationalities stay as written (unless on the deny-list).",
             by_type=_IDENTIFIER_TYPES, by_category=_IDENTIFIER_CATEGORIES,
             fallback=Action.PLACEHOLDER),
         Policy(
