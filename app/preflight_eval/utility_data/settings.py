@@ -14,7 +14,8 @@ calibrated range, one per equal-width bin of log ε; each ε also, with probabil
 ``CORRECT_P``, in a "corrected" variant where the local SLM repairs the grammar first and
 both models read the repaired text) and the classic operators over every detected span
 (``placeholder``, ``pseudonym``, ``generalize``, ``redact``), each with its own
-probability per document.
+probability per document; and the policies ``identifiers`` (the default) and
+``identifiers-dx`` (the hybrid, at 2 ε).
 """
 
 from __future__ import annotations
@@ -152,6 +153,40 @@ class OperatorKind:
         return out, vault if vault is not None else getattr(mech, "vault", None)
 
 
+class PolicyKind:
+    """A named policy (issue 12's presets): "identifiers" as it is, "identifiers-dx" at
+    2 ε drawn like d_X's (one preparation per document serves both)."""
+
+    def __init__(self, name: str, probability: float, dx_counts: tuple[int, ...] = ()) -> None:
+        self.name = name
+        self.probability = probability
+        self.dx_counts = dx_counts
+
+    def sample(self, ctx: DocumentContext) -> list[Setting]:
+        rng = ctx.rng(self.name)
+        if rng.random() >= self.probability:
+            return []
+        seed = ctx.doc_seed(self.name)
+        if not self.dx_counts:
+            return [Setting(self.name, self.name, None, seed)]
+        lo, hi = setting_kinds()["dx"].mechanism.epsilon_range   # type: ignore[attr-defined]
+        return [Setting(self.name, self.name, eps, seed)
+                for eps in log_uniform_bins(lo, hi, rng.choice(self.dx_counts), rng)]
+
+    def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
+        key = f"{self.name}:{setting.seed}"
+        if key not in ctx.cache:
+            mech = _mechanism_factory(setting.method)
+            params = SanitizeParams(seed=setting.seed)
+            ctx.cache[key] = (mech, mech.prepare(ctx.text, ctx.spans, params)
+                              if self.dx_counts else mech.sanitize(ctx.text, ctx.spans, params))
+        mech, made = ctx.cache[key]
+        out = made.at(setting.epsilon) if self.dx_counts else made
+        return out, mech.vault if mech.reversible else None
+
+
+POLICY_P = {"identifiers": 0.8, "identifiers-dx": 0.5}
+
 _KINDS: dict[str, SettingKind] = {}
 
 
@@ -164,6 +199,8 @@ def setting_kinds() -> dict[str, SettingKind]:
         register_setting_kind(DxKind())
         for name, p in OPERATOR_P.items():
             register_setting_kind(OperatorKind(name, p))
+        register_setting_kind(PolicyKind("identifiers", POLICY_P["identifiers"]))
+        register_setting_kind(PolicyKind("identifiers-dx", POLICY_P["identifiers-dx"], (2,)))
     return dict(_KINDS)
 
 
