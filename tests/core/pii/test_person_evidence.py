@@ -92,3 +92,19 @@ def test_real_model_news_text(real_detector):
     spans = real_detector.detect(text)
     persons = [text[s.start:s.end] for s in spans if s.type == "PERSON"]
     assert persons == ["Anna Lindqvist"]
+
+
+def test_a_date_cut_at_a_line_break_takes_its_day_back():
+    from preflight.core.pii.date_spans import complete_dates
+    from preflight.core.types import Category, Span
+
+    text = "We met on\n3 March 2024 and on 12 4 May."
+    cut = Span(text.index("March"), text.index("March") + 10, "DATE_TIME",
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+    may = Span(text.index("May"), text.index("May") + 3, "DATE_TIME",
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+    fixed = complete_dates(text, [cut, may])
+    assert text[fixed[0].start:fixed[0].end] == "3 March 2024"
+    assert text[fixed[1].start:fixed[1].end] == "4 May"
+    other = Span(0, 2, "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "x", "")
+    assert complete_dates(text, [other]) == [other]
