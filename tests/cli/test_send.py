@@ -292,13 +292,12 @@ def test_crash_report_never_holds_a_key(monkeypatch, capsys):
     assert "RuntimeError" in log and "sk-live-abcdefghijklmnop0123" not in log
 
 
-def test_remember_allow_sends_and_adds_the_value_to_the_allow_list(server, doc, capsys,
-                                                                   no_always_protect):
+def test_remember_allow_sends_and_adds_the_value_to_the_allow_list(server, doc, capsys):
     from preflight.core.send.session import finding_id
 
     add_provider(server.url)
     bob = finding_id("PERSON", "Bob Stone")
-    args = ["send", str(doc), "--method", "fake-identity", "--yes", "--no-learn",
+    args = ["send", str(doc), "--policy", "fake-identity", "--yes", "--no-learn",
             "--allow", finding_id("PERSON", "Alice Martin"),
             "--allow", finding_id("EMAIL_ADDRESS", "alice.martin@corp.example")]
     assert cli.main(args + ["--remember-allow", bob]) == 0 and len(server.requests) == 1
@@ -310,14 +309,14 @@ def test_remember_allow_sends_and_adds_the_value_to_the_allow_list(server, doc, 
     assert load_settings().detection.allow_list == ["Bob Stone"]
 
 
-def test_remember_allow_refuses_a_secret(server, tmp_path, capsys, no_always_protect):
+def test_remember_allow_refuses_a_secret(server, tmp_path, capsys):
     from preflight.core.send.session import finding_id
 
     key = "sk-Zq8Rt5Yw2Xc9Vb6Nm3Lk"
     path = tmp_path / "k.txt"
     path.write_text(f"The billing key is {key}.")
     add_provider(server.url)
-    assert cli.main(["send", str(path), "--method", "fake-identity", "--yes",
+    assert cli.main(["send", str(path), "--policy", "fake-identity", "--yes",
                      "--remember-allow", finding_id("API_KEY", key)]) == 2
     assert "never added to the allow-list" in capsys.readouterr().err
     assert load_settings().detection.allow_list == [] and server.requests == []

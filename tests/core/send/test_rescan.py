@@ -61,6 +61,27 @@ def findings(detector, text: str, spans: Sequence[Span], sanitized: SanitizedTex
     return rescan(detector, text, sanitized, request, spans)
 
 
+class TickersReadAsNames:
+    """The real detector, plus what the NER model used to say of the tickers in a
+    placeholder payload: a PERSON (the detector now retypes most tickers itself, so the
+    re-scan's rule for NER-only names is exercised on the model's old reading)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.warnings = inner.warnings
+
+    def detect(self, text: str) -> list[Span]:
+        from preflight.core.types import Category
+
+        spans = [s for s in self.inner.detect(text) if text[s.start:s.end] not in TICKERS]
+        for t in TICKERS:
+            i = text.find(t)
+            if i >= 0:
+                spans.append(Span(i, i + len(t), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
+                                  "SpacyRecognizer", "The NER model tagged it as a name"))
+        return sorted(spans, key=lambda s: s.start)
+
+
 def test_a_ticker_the_ner_model_calls_a_person_is_a_note_not_a_block(detector):
     spans = detector.detect(NEWS)
     # The tickers stay in the payload (the user unticked them as false positives; a
@@ -70,10 +91,8 @@ def test_a_ticker_the_ner_model_calls_a_person_is_a_note_not_a_block(detector):
     assert all(t in sanitized.text for t in TICKERS)
     assert "Martin Lundstedt" not in sanitized.text and "<PERSON_1>" in sanitized.text
     # ...where the re-scan tags them as names (which used to block the send):
-    rescanned = detector.detect(sanitized.text)
-    assert any(s.type == "PERSON" and sanitized.text[s.start:s.end] in TICKERS
-               for s in rescanned)
-    found = findings(detector, NEWS, kept_tickers, sanitized)
+    noisy = TickersReadAsNames(detector)
+    found = findings(noisy, NEWS, kept_tickers, sanitized)
     assert [f for f in found if f.blocking] == []
     tickers = [f for f in found if f.value in TICKERS]
     assert tickers and all(f.kind == "note" and "NER" in f.reason for f in tickers)

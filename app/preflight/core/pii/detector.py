@@ -209,8 +209,12 @@ class PiiDetector:
                 )
             for r in results:
                 if own_start <= r.start + start < own_end:  # else the next window reports it
-                    out.append(RawResult(r.start + start, r.end + start, r.entity_type,
-                                         r.score, dict(r.recognition_metadata or {})))
+                    meta = dict(r.recognition_metadata or {})
+                    a, b = r.start + start, r.end + start
+                    if meta.get("recognizer_name") in STATISTICAL_RECOGNIZERS:
+                        a, b = _first_line(paragraph, a, b)
+                    if a < b:
+                        out.append(RawResult(a, b, r.entity_type, r.score, meta))
         return out
 
     def _detect_canonical(self, text: str, analyzer, reuse: bool = False) -> list[Span]:
@@ -246,6 +250,19 @@ class PiiDetector:
         spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))
         return resolve_overlaps(spans)
+
+
+def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
+    """A NER span cut to its first non-blank line: the model reads a signature's name and
+    the address line under it as one name ("Carolyn Kline\n4724"), which would lose the
+    name to the address when the two overlap."""
+    pos = start
+    for line in text[start:end].split("\n"):
+        if line.strip():
+            a = pos + len(line) - len(line.lstrip())
+            return a, a + len(line.strip())
+        pos += len(line) + 1
+    return start, start
 
 
 def check_threshold(settings: DetectionSettings) -> None:

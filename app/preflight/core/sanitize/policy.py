@@ -188,7 +188,7 @@ _IDENTIFIER_TYPES: dict[str, Action] = {
     "NRP": Action.KEEP,
     "LOCATION": Action.KEEP,
     "ORGANIZATION": Action.KEEP,
-    "URL": Action.GENERALIZE,
+    "URL": Action.KEEP,        # mostly file and host names; an e-mail is its own type
     "IP_ADDRESS": Action.PLACEHOLDER,
     "MAC_ADDRESS": Action.PLACEHOLDER,
     "UUID": Action.PLACEHOLDER,
@@ -212,8 +212,9 @@ def _presets() -> dict[str, Policy]:
             name="identifiers", title="Protect identifiers",
             description="Names, contact details, account numbers, secrets and health or "
                         "payment details become placeholders; full dates, birth dates and "
-                        "ages are generalized; years, relative dates, places, organizations "
-                        "and nationalities stay as written (unless on the deny-list).",
+                        "ages are generalized; years, relative dates, places, organizations, "
+                        "nationalities and web addresses stay as written (unless on the "
+                        "deny-list).",
             by_type=_IDENTIFIER_TYPES, by_category=_IDENTIFIER_CATEGORIES,
             fallback=Action.PLACEHOLDER),
         Policy(

@@ -7,7 +7,8 @@ a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
   one the policy kept on purpose (``sanitized.info["kept_spans"]``) — is still in the
   payload: verbatim (whole words, any case), or in another spelling the detector finds
   again in the payload (same value key: ``ALICE MARTIN``, a card number with other
-  separators or zero-width characters inside). Without ``kept_spans`` (a classic
+  separators or zero-width characters inside). A single lower-case word ("company" read as
+  a name) is not searched for elsewhere: that is prose. Without ``kept_spans`` (a classic
   mechanism, no policy) only direct identifiers and secrets of the original count, as
   before policies.
 - ``validated`` (blocks): a direct identifier or secret found fresh in the payload on
@@ -119,6 +120,7 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
     kept_set = set(kept or ())
     protected = [s for s in original_spans
                  if len(original[s.start:s.end].strip()) >= MIN_LEAK_CHARS
+                 and not _plain_word(original[s.start:s.end])
                  and ((s.start, s.end) not in kept_set if kept is not None
                       else s.category in BLOCKING_CATEGORIES)]
     protected_keys = {value_key(original[s.start:s.end], s.type): s for s in protected}
@@ -224,6 +226,16 @@ def _note_reason(span: Span, kept_value: bool) -> str:
         return (f"the NER model's guess, not a validated identifier ({_cat(span.category)}); "
                 "check it reads as intended")
     return f"remains in the text ({_cat(span.category)}, no checksum or strict format)"
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def _plain_word(value: str) -> bool:
+    """A single lower-case word ("company", "for"): as a detected name or condition it is
+    the detector's noise, and other occurrences of it are ordinary prose — they do not
+    block (the detected occurrence itself was replaced)."""
+    return bool(_PLAIN_WORD.fullmatch(value))
 
 
 def _cat(category: Category) -> str:

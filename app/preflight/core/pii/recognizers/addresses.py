@@ -140,6 +140,6 @@ class StreetAddressRecognizer(RuleRecognizer):
             r"\b(?:P\.?[ \t]?O\.?[ \t]*Box|Post[ \t]+Office[ \t]+Box)[ \t]+\d{1,7}\b"
             rf"(?:{_US_LOCALITY}|{_UK_LOCALITY})?", re.I), 0.9, "A post office box"),
         Rule("STREET_ADDRESS", re.compile(
-            r"\b(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Box[ \t]+\d{1,5}|US[NS]S?[ \t]+[A-Z][a-z]+)"
+            r"\b(?:(?:PSC|CMR|Unit)[ \t]+\d{1,5},?[ \t]+Box[ \t]+\d{1,5}|(?:USNS|USNV|USCGC|USS)[ \t]+[A-Z][a-z]+)"
             rf"{_SEP}[AFD]PO[ \t]+A[AEP][ \t]+{_ZIP}\b"), 0.95, "A US military mail address"),
     )

@@ -108,6 +108,14 @@ def _not_generic(value: str) -> bool:
     return not generic_addressee(value)
 
 
+def _known_given_name(value: str) -> bool:
+    """The first word is a given name or surname of Faker's 30 locales' lists."""
+    from preflight.core.pii.person_evidence import known_names
+
+    first = value.split()[0]
+    return first.casefold() in known_names() and not generic_addressee(value)
+
+
 class NameCueRecognizer(RuleRecognizer):
     """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
     name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
@@ -122,6 +130,13 @@ class NameCueRecognizer(RuleRecognizer):
             rf"(?im:^[ \t]*(?:(?:full[ \t]+)?name|patient|employee|customer|client|"
             rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FIELD_NAME})[ \t]*(?=\r?\n|$)"),
             0.75, "A value in a name field", group=1),
+        Rule("PERSON", re.compile(
+            rf"(?m:^[ \t]*({_NAME}(?:[ \t]+[A-Z]\.)?(?:[ \t]+{_NAME}){{1,2}})[ \t]*\r?\n"
+            rf"[ \t]*(?=\d|(?:Flat|Apt|Apartment|Unit|Studio|Suite|PSC|USNS|USNV|USS|USCGC|"
+            rf"Tel|Phone|Mobile|Email|E-mail)\b))"),
+            0.7, "A line of capitalized words starting with a known given name, above an "
+                 "address or phone line (a signature block)", group=1,
+            validate=_known_given_name),
         Rule("PERSON", re.compile(
             rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"

@@ -39,6 +39,12 @@ class PhonePatternRecognizer(RuleRecognizer):
             r"(?<![\w+.-])\(0\d{2,4}\)[ \t]?\d{3,4}[ \t]?\d{3,4}" + _EXT + r"(?![\w-])"), 0.55,
             "Has the shape of a phone number with a trunk prefix in brackets",
             context=_PHONE_CONTEXT, context_score=0.85, window=40),
+        Rule("PHONE_NUMBER", re.compile(
+            r"(?i:\b(?:tel|phone|mobile|cell|fax|ph)\.?[ \t]*:[ \t]*"
+            r"|\b(?:call|ring|reach|text)[ \t]+(?:me|us|him|her|them)[ \t]+(?:on|at)[ \t]+)"
+            r"(\(?\+?\d[\d \t().-]{5,20}\d)" + _EXT + r"(?![\w-])"), 0.8,
+            "A number in a phone field (Tel:, Mobile:) or after “call me on”", group=1,
+            validate=lambda v: 7 <= len(digits(v)) <= 15),
         Rule("PHONE_NUMBER", re.compile(r"(?<![\w+.-])(?:\d{10}|0\d{2,4}[ \t]?\d{3,4}[ \t]?\d{3,4})"
                                         r"(?![\w-])"), 0.6,
              "A number written next to a phone word", context=_PHONE_CONTEXT,
