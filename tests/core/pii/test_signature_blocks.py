@@ -37,3 +37,16 @@ def test_a_heading_above_a_number_is_not_a_name(real_detector):
 def test_a_tel_field_needs_enough_digits(real_detector):
     text = "Tel: 12-34\n"
     assert not any(t == "PHONE_NUMBER" for _v, t in found(real_detector, text))
+
+
+@pytest.mark.parametrize("text,value,expected", [
+    ("Briana Hall said the invoice went to cory98@example.org last week.", "Briana Hall",
+     "PERSON"),
+    ("Amanda Brown DDS\n2493 Rogers Ford, Melaniehaven, PR 00578", "Amanda Brown DDS",
+     "PERSON"),
+    ("Morgan Stanley Inc. raised its target.", "Morgan Stanley Inc", "ORGANIZATION"),
+    ("Shares of Johnson Matthey fell.", "Johnson Matthey", "ORGANIZATION"),
+])
+def test_a_name_the_model_calls_a_company_is_a_person_unless_a_cue_says_company(
+        real_detector, text, value, expected):
+    assert (value, expected) in found(real_detector, text)

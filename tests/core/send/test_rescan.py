@@ -148,3 +148,41 @@ def test_a_kept_organization_in_the_payload_is_no_finding(detector):
     found = findings(detector, text, spans, SanitizedText(
         out.text, out.method, out.changes, dict(out.info, kept_spans=[])))
     assert any(f.value == "Volvo" and f.kind == "leak" and f.blocking for f in found)
+
+
+@pytest.mark.parametrize("noise", ["company", "Company", "for"])
+def test_an_ordinary_word_detected_once_does_not_block_elsewhere(noise):
+    """The detector once read an ordinary word as a name; its other occurrences are
+    prose, not a leak (the detected one was replaced)."""
+    from preflight.core.types import Category
+
+    text = f"{noise} records. The {noise.lower()} will call."
+    span = Span(0, len(noise), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
+                "SpacyRecognizer", "")
+
+    class Quiet:
+        warnings: list[str] = []
+
+        def detect(self, text):
+            return []
+
+    sanitized = policy_output(text, [span])
+    assert noise.lower() in sanitized.text.lower()
+    assert [f for f in findings(Quiet(), text, [span], sanitized) if f.blocking] == []
+
+
+def test_a_name_detected_once_still_blocks_where_it_was_missed():
+    from preflight.core.types import Category
+
+    text = "Kline wrote it. Later Kline signed."
+    span = Span(0, 5, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+
+    class Quiet:
+        warnings: list[str] = []
+
+        def detect(self, text):
+            return []
+
+    sanitized = policy_output(text, [span])
+    blocking = [f for f in findings(Quiet(), text, [span], sanitized) if f.blocking]
+    assert [f.value for f in blocking] == ["Kline"]

@@ -46,7 +46,7 @@ from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
-from preflight.core.pii.person_evidence import recheck_persons
+from preflight.core.pii.person_evidence import recheck_organizations, recheck_persons
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, propagate_values
 from preflight.core.ports import ModelLocator
@@ -245,7 +245,7 @@ class PiiDetector:
                     ):
                         continue
                 spans.append(span)
-        spans = recheck_persons(text, spans, terms)
+        spans = recheck_organizations(text, recheck_persons(text, spans, terms))
         spans = complete_dates(text, spans)
         spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))

@@ -10,6 +10,8 @@ for 30 locales, shipped with a dependency the app already has):
 - a company cue: a legal suffix after it ("Esselte AB"), "shares of X", "X shares",
   "X said in a statement" for a span with no known name in it, or the same text
   tagged ORGANIZATION elsewhere in the document → ORGANIZATION;
+- the reverse, in :func:`recheck_organizations`: an ORGANIZATION that is a listed given
+  name and listed surname(s) with no company cue ("Briana Hall said…") → PERSON;
 - ALL-CAPS words with no known name ("BEGIN PGP"); one unlisted word that is shaped like
   no name ("XviD") or that the document never writes after a given name or a title
   ("Java", "Kommersant"; "Skorich" stays when "Nick Skorich" is there); several words
@@ -60,23 +62,63 @@ _WHY_TICKER = "Shaped like a stock ticker or exchange code, so a company, not a 
 _WHY_COMPANY = "Tagged as a person by the NER model, but the text marks it as a company"
 
 
-@functools.lru_cache(maxsize=1)
-def known_names() -> frozenset[str]:
-    """Given names and surnames (case-folded) from Faker's person providers."""
+_GIVEN = ("first_names", "first_names_male", "first_names_female")
+
+
+@functools.lru_cache(maxsize=2)
+def _name_list(attrs: tuple[str, ...]) -> frozenset[str]:
     names: set[str] = set()
     for loc in _LOCALES:
         try:
             provider = importlib.import_module(f"faker.providers.person.{loc}").Provider
         except (ImportError, AttributeError):
             continue
-        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
+        for attr in attrs:
             values = getattr(provider, attr, None) or ()
             names.update(v.casefold() for v in values if isinstance(v, str))
     return frozenset(names)
 
 
+def known_names() -> frozenset[str]:
+    """Given names and surnames (case-folded) from Faker's person providers."""
+    return _name_list((*_GIVEN, "last_names"))
+
+
+def given_names() -> frozenset[str]:
+    """Given names only (case-folded)."""
+    return _name_list(_GIVEN)
+
+
+def recheck_organizations(text: str, spans: list[Span]) -> list[Span]:
+    """The other wrong type: a NER ORGANIZATION that is a person's name — a listed given
+    name, then one or two listed names (and maybe a qualification: "Amanda Brown DDS"),
+    with no company cue around it — becomes PERSON."""
+    out = []
+    for span in spans:
+        if span.type == "ORGANIZATION" and span.recognizer in STATISTICAL_RECOGNIZERS \
+                and _reads_as_name(text, span):
+            span = dataclasses.replace(
+                span, type="PERSON", category=Category.DIRECT_IDENTIFIER,
+                why="Tagged as an organization by the NER model, but it is a given name "
+                    "and a surname with no company cue")
+        out.append(span)
+    return out
+
+
+def _reads_as_name(text: str, span: Span) -> bool:
+    words = [w for w in _WORD.findall(text[span.start:span.end])
+             if w.rstrip(".").casefold() not in NAME_AFFIXES]
+    if not 2 <= len(words) <= 3 or not all(_NAME_SHAPE.fullmatch(w) for w in words):
+        return False
+    if words[0].casefold() not in given_names() or \
+            not all(w.casefold() in known_names() for w in words[1:]):
+        return False
+    return not (_COMPANY_AFTER.match(text, span.end) or _SHARES_AFTER.match(text, span.end)
+                or _SHARES_BEFORE.search(text, max(0, span.start - 40), span.start))
+
+
 @functools.lru_cache(maxsize=1)
-def _common_words() -> frozenset[str]:
+def common_words() -> frozenset[str]:
     try:
         from faker.providers.lorem.en_US import Provider
     except ImportError:
@@ -127,13 +169,13 @@ def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
         return None                             # "BEGIN PGP", "ASTS"
     if len(words) == 1:
         w = words[0]
-        if not _NAME_SHAPE.fullmatch(w) or w.casefold() in _common_words():
+        if not _NAME_SHAPE.fullmatch(w) or w.casefold() in common_words():
             return None                         # "XviD", "Wifi"
         if w.casefold() in full_names or _TITLE_BEFORE.search(
                 text, max(0, span.start - 8), span.start):
             return "person"                     # "Skorich" after "Nick Skorich", "Mr Pes"
         return None                             # "Java", "Kommersant", "Tools"
-    if any(w.casefold() in _common_words() or (w[0].isupper() and terms.used_in_lower_case(w))
+    if any(w.casefold() in common_words() or (w[0].isupper() and terms.used_in_lower_case(w))
            for w in words) or words[-1].endswith("s"):
         return None                             # "Red Hat", "Sigma Designs"
     return "person"

@@ -228,14 +228,19 @@ def _note_reason(span: Span, kept_value: bool) -> str:
     return f"remains in the text ({_cat(span.category)}, no checksum or strict format)"
 
 
-_PLAIN_WORD = re.compile(r"[a-z]+")
+_PLAIN_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+")
 
 
 def _plain_word(value: str) -> bool:
-    """A single lower-case word ("company", "for"): as a detected name or condition it is
-    the detector's noise, and other occurrences of it are ordinary prose — they do not
-    block (the detected occurrence itself was replaced)."""
-    return bool(_PLAIN_WORD.fullmatch(value))
+    """A single ordinary word ("company", "for", "Company" at a sentence start): as a
+    detected name or condition it is the detector's noise, and other occurrences of it
+    are prose — they do not block (the detected occurrence itself was replaced). A
+    capitalized word counts only when it is a common English word."""
+    from preflight.core.pii.person_evidence import common_words
+
+    if not _PLAIN_WORD.fullmatch(value):
+        return False
+    return value.islower() or value.casefold() in common_words()
 
 
 def _cat(category: Category) -> str:
