@@ -1,6 +1,7 @@
 """What keeping word boundaries costs or gains d_X in utility (issue 12, item 3).
 
     nice python -m preflight_eval.dx_boundaries [--docs 20] [--steps 5] [--seed 2024] [--json]
+    nice python -m preflight_eval.dx_boundaries --slider [--rounds 2]
 
 On ``--docs`` business documents of the utility corpus (data/utility/business.jsonl.gz,
 every 15th of the 300, so memos, HR notes, complaints and minutes alike), whole-text d_X
@@ -13,12 +14,17 @@ reverse), the sum over documents of |words out − words in| (``str.split``), an
 cosine similarity of the sanitized text to the original with the project's sentence
 embedder (all-mpnet-base-v2, ``build_services().embedder()``). It also times
 ``prepare`` of both settings in this one process (medians over the documents).
+
+``--slider`` times the slider instead, in one process, alternating the two settings
+``--rounds`` times: on bench_dx's 1,000-token document (neighbour tables built first),
+``prepare`` (3 seeds) and ``at(ε)`` over 50 ε of the calibrated range each (wall and CPU).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from typing import Any
@@ -95,13 +101,62 @@ def run(n_docs: int, steps: int, seed: int) -> dict[str, Any]:
     }
 
 
+def slider_timing(rounds: int) -> list[dict[str, Any]]:
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+    from preflight_eval.bench_dx import bench_document
+
+    space = build_services(Settings()).token_space()
+    text = bench_document(space)
+    out = []
+    for wb in [True, False] * rounds:
+        mech = DxMechanism(space, word_boundaries=wb)
+        mech.warm_up()
+        lo, hi = mech.epsilon_range
+        grid = np.geomspace(lo, hi, 50)
+        mech.prepare(text, [], SanitizeParams(seed=1)).at(float(grid[10]))  # warm pools
+        prep_wall, prep_cpu, step_wall, step_cpu = [], [], [], []
+        for r in range(3):
+            t, c = time.perf_counter(), time.process_time()
+            prep = mech.prepare(text, [], SanitizeParams(seed=100 + r))
+            prep_wall.append(time.perf_counter() - t)
+            prep_cpu.append(time.process_time() - c)
+            for e in grid:
+                t, c = time.perf_counter(), time.process_time()
+                prep.at(float(e))
+                step_wall.append(time.perf_counter() - t)
+                step_cpu.append(time.process_time() - c)
+        out.append({
+            "word_boundaries": "kept" if wb else "not kept",
+            "prepare_s": statistics.median(prep_wall),
+            "prepare_cpu_s": statistics.median(prep_cpu),
+            "step_ms": 1000 * statistics.median(step_wall),
+            "step_max_ms": 1000 * max(step_wall),
+            "step_cpu_ms": 1000 * statistics.median(step_cpu),
+            "step_cpu_max_ms": 1000 * max(step_cpu),
+            "load_average": os.getloadavg()[0],
+        })
+        r = out[-1]
+        print(f"word boundaries {r['word_boundaries']}: prepare {r['prepare_s']:.2f} s "
+              f"(CPU {r['prepare_cpu_s']:.2f} s); at(ε) median {r['step_ms']:.1f} ms "
+              f"(max {r['step_max_ms']:.1f} ms; CPU median {r['step_cpu_ms']:.1f} ms, max "
+              f"{r['step_cpu_max_ms']:.1f} ms); load average {r['load_average']:.1f}",
+              flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="d_X with and without word-boundary classes")
     ap.add_argument("--docs", type=int, default=20)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--slider", action="store_true", help="time prepare and at(ε) instead")
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args(argv)
+    if args.slider:
+        slider_timing(args.rounds)
+        return 0
     report = run(args.docs, args.steps, args.seed)
     if args.json:
         print(json.dumps(report, indent=2))

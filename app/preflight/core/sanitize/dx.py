@@ -82,6 +82,7 @@ class DxMechanism:
         self._classes: BoundaryClasses | None = None
         self._geometries: dict[str, Geometry] | None = None
         self._whole: Geometry | None = None
+        self._texts: list[str] | None = None
         self._annoy: dict[str | None, object] = {}
         if epsilon_range is not None:
             lo, hi = float(epsilon_range[0]), float(epsilon_range[1])
@@ -131,6 +132,15 @@ class DxMechanism:
             if self._whole is None:
                 self._whole = Geometry(self._space.matrix, self._space.candidate_ids)
             return self._whole
+
+    def token_texts(self) -> list[str]:
+        """The text of every token id (decoded once; the render of every ``at``)."""
+        with self._lock:
+            if self._texts is None:
+                piece = self._space.piece
+                self._texts = [piece(i).decode("utf-8", "replace")
+                               for i in range(int(self._space.matrix.shape[0]))]
+            return self._texts
 
     @property
     def calibration(self) -> dict:

@@ -243,6 +243,7 @@ class DxPrepared:
         changed = out_ids != in_ids
         reps: list[tuple[int, int, str, str]] = []
         if changed.any():
+            texts = self.mech.token_texts()   # outputs are candidates: complete UTF-8
             units = w.unit_of[w.active]
             # active tokens are whole units, listed in text order
             bounds = np.flatnonzero(np.diff(units)) + 1
@@ -251,8 +252,7 @@ class DxPrepared:
             any_changed = np.logical_or.reduceat(changed, starts)
             for s, e in zip(starts[any_changed].tolist(), ends[any_changed].tolist()):
                 u = int(units[s])
-                # outputs are candidates: complete UTF-8 pieces
-                new = "".join(space.piece(j).decode("utf-8") for j in out_ids[s:e].tolist())
+                new = "".join([texts[j] for j in out_ids[s:e].tolist()])
                 reps.append((int(w.unit_start[u]), int(w.unit_end[u]), new, "TOKEN"))
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope == "pii" else 0
