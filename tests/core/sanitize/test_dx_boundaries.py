@@ -205,3 +205,18 @@ def test_real_space_output_keeps_the_word_boundary_pattern(real_mech, text, seed
     assert_boundaries_kept(text, res)
     if frac == 0.0 and len(text) > 40:
         assert res.info["tokens_changed"] > 0.5 * res.info["tokens_total"]
+
+
+def test_installed_class_tables_are_found_by_a_new_mechanism(tmp_path, monkeypatch):
+    """What `preflight models install` does: build into installed_table_path(); a later
+    mechanism loads every class's table from there (and not from the cache)."""
+    monkeypatch.setenv("PREFLIGHT_MODELS_DIR", str(tmp_path / "models"))
+    space = ByteSpace(seed=1)
+    mech = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
+    dest = mech.installed_table_path()
+    assert dest.is_relative_to(tmp_path / "models") and "wb1" in dest.name
+    assert mech.build_neighbour_table(dest=dest) == dest and dest.is_file()
+    assert not dx_store.cached_table_path(space, mech.classes).exists()
+    later = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
+    assert all(g.table is not None for g in later.geometries.values())
+    assert later.describe()["neighbour_table_cached"] is True
