@@ -55,3 +55,31 @@ class ByteSpace(BaseSpace):
                     break
         unit_of, us, ue = units_from_byte_pieces(text, pieces)
         return Tokenization(np.asarray(ids, np.int64), unit_of, us, ue)
+
+
+class SpacedWordSpace(BaseSpace):
+    """``V`` random vectors: token ``i`` is ``"w<i>"`` (a continuation) for even ``i`` and
+    ``" w<i>"`` (a word start) for odd ``i``, plus whitespace tokens; text is tokenized
+    into those pieces exactly (a small stand-in for a GPT-2 style vocabulary)."""
+
+    WHITESPACE = [" ", "\n", "  "]
+
+    def __init__(self, V: int = 200, dim: int = 8, seed: int = 0) -> None:
+        words = [f"w{i}" if i % 2 == 0 else f" w{i}" for i in range(V)] + self.WHITESPACE
+        self._pieces = [w.encode() for w in words]
+        self._index = {w: i for i, w in enumerate(words)}
+        rng = np.random.default_rng(seed)
+        self._matrix = rng.standard_normal((len(words), dim)).astype(np.float32)
+        self.name = f"spaced words {V}x{dim}"
+        self.key = f"spaced{V}x{dim}s{seed}"
+        self._build_filter([False] * len(words))
+
+    def tokenize(self, text: str) -> Tokenization:
+        import re
+
+        # odd words carry their space; a double space before one is " " + " w<odd>"
+        pieces = re.findall(r" w\d*[13579](?!\d)|w\d*[02468](?!\d)"
+                            r"|  (?!w\d*[13579](?!\d))| |\n", text)
+        ids = [self._index[p] for p in pieces]
+        unit_of, us, ue = units_from_byte_pieces(text, [p.encode() for p in pieces])
+        return Tokenization(np.asarray(ids, np.int64), unit_of, us, ue)

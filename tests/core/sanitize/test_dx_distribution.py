@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _dx_spaces import random_space
+from _dx_spaces import SpacedWordSpace, random_space
 from scipy import stats
 
 from preflight.core.sanitize.base import SanitizeParams
@@ -88,6 +88,31 @@ def test_output_distribution_matches_brute_force(x, eps, rank_step, seed):
     mech = DxMechanism(SPACE, rank_constant=C, epsilon_range=(1.0, 50.0))
     observed = our_counts(mech, x, eps, rank_step, seed)
     p = reference_distribution(SPACE.matrix, x, eps, C, rank_step)
+    assert chi_square_pvalue(observed, p) > ALPHA
+
+
+SPACED = SpacedWordSpace(200, 8, seed=7)
+
+
+@pytest.mark.parametrize("x,eps,rank_step,seed", [
+    (3, 2.0, True, 301),        # a word start: " w3"
+    (50, 8.0, False, 302),      # a continuation: "w50"
+    (51, 30.0, True, 303),
+])
+def test_word_boundary_class_distribution_matches_brute_force_over_the_class(
+        x, eps, rank_step, seed):
+    """With word boundaries kept the output is the mechanism run over the token's class:
+    the brute force over that class's vectors alone (a different class's tokens never
+    come out)."""
+    mech = DxMechanism(SPACED, rank_constant=C, epsilon_range=(1.0, 50.0))
+    members = mech.classes.members["WN" if x % 2 else "N"]
+    piece = SPACED.piece(x).decode()
+    prep = mech.prepare(piece * N_OURS, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    _, out = prep.token_outputs(eps)
+    assert np.isin(out, members).all()
+    observed = np.bincount(np.searchsorted(members, out), minlength=len(members))
+    p = reference_distribution(SPACED.matrix[members], int(np.searchsorted(members, x)),
+                               eps, C, rank_step)
     assert chi_square_pvalue(observed, p) > ALPHA
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _dx_spaces import ByteSpace, random_space
+from _dx_spaces import ByteSpace, SpacedWordSpace, random_space
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +83,27 @@ def test_prepared_at_equals_reference_at_any_epsilon(words, seed, eps, rank_step
     text = " ".join(f"w{i}" for i in words)
     prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
     for e in eps:   # some outside the prepared range: the range is extended exactly
+        _, fast = prep.token_outputs(e)
+        assert np.array_equal(fast, prep.reference_outputs(e))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    words=st.lists(st.tuples(st.integers(0, 59), st.sampled_from(["", " ", "\n", "  "])),
+                   min_size=0, max_size=30),
+    seed=st.integers(0, 2**31),
+    eps=st.lists(st.floats(0.02, 500.0), min_size=1, max_size=6),
+    rank_step=st.booleans(),
+)
+def test_word_boundary_classes_prepared_at_equals_masked_reference(words, seed, eps,
+                                                                   rank_step):
+    """Per-class geometries (fast path) == the whole-vocabulary search masked to the
+    token's class (reference), across word starts, continuations and whitespace."""
+    space = SpacedWordSpace(60, 5, seed=11)
+    mech = DxMechanism(space, rank_constant=0.3, epsilon_range=(0.5, 50.0))
+    text = "".join(space.piece(i).decode() + sep for i, sep in words)
+    prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    for e in eps:
         _, fast = prep.token_outputs(e)
         assert np.array_equal(fast, prep.reference_outputs(e))
 

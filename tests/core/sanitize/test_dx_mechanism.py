@@ -41,11 +41,14 @@ def test_space_is_a_typed_collaborator_and_caches_are_the_mechanism_s():
     a = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
     b = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
     assert a.space is space
-    assert a.geometry is a.geometry                 # built once, kept by the mechanism
-    assert a.geometry is not b.geometry             # no state shared between mechanisms
+    assert a.geometries is a.geometries             # built once, kept by the mechanism
+    assert a.geometry is a.geometry
+    assert a.geometries["WN"] is not b.geometries["WN"]   # no state shared between mechanisms
     prep = a.prepare(TEXT, [], SanitizeParams(seed=1))
     prep.at(1.0)
-    assert a.geometry._nb and not b.geometry._nb     # a's neighbour memo is a's alone
+    # a's neighbour memos are a's alone
+    assert any(g._nb for g in a.geometries.values())
+    assert not any(g._nb for g in b.geometries.values())
     assert prep.epsilon_range == (0.3, 30.0)        # one name for the range everywhere
     prep.at(100.0)
     assert prep.epsilon_range == (0.3, 100.0)       # extended exactly on demand

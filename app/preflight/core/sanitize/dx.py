@@ -12,6 +12,13 @@ keep it. Modules: :mod:`.dx_prepared` (a prepared document), :mod:`.dx_engine` (
 numerics), :mod:`.dx_geometry`, :mod:`.dx_reference` (the brute-force yardstick),
 :mod:`.dx_store` (what is kept on disk), :mod:`.dx_calibration`.
 
+Word boundaries (:mod:`.dx_classes`): a token that starts a word is replaced only by a
+token that starts a word, a continuation only by a continuation, whitespace only by
+whitespace — the mechanism runs, exactly, over the candidate set of the token's class (one
+geometry and neighbour table per class), so the output never glues or splits words. The
+class pattern is revealed (the text shows it anyway). ``DxMechanism(...,
+word_boundaries=False)`` is the unrestricted research setting (evaluation scripts only).
+
 Research flags (``SanitizeParams``): ``rank_step=False`` outputs the pivot itself (the
 original Feyisetan et al. mechanism); ``approximate=True`` finds the pivot with an annoy
 index at its default search_k — the seeds show this silently changes the output
@@ -30,16 +37,17 @@ from preflight.core.errors import ConfigError, InputError
 from preflight.core.ports import Progress, TokenSpace
 from preflight.core.sanitize import dx_store
 from preflight.core.sanitize.base import SanitizeParams, register
+from preflight.core.sanitize.dx_classes import BoundaryClasses
 from preflight.core.sanitize.dx_geometry import Geometry
 from preflight.core.sanitize.dx_prepared import DxPrepared, guarantee_sentence
-from preflight.core.sanitize.dx_store import ANNOY_TREES, TABLE_K, installed_table_path
+from preflight.core.sanitize.dx_store import ANNOY_TREES, TABLE_K
 from preflight.core.types import SanitizedText, Span
 
 SCOPES = ("all", "pii", "rest")   # "rest": tokens outside the spans (a policy's hybrid)
 
 __all__ = [
     "ANNOY_TREES", "SCOPES", "TABLE_K", "DxMechanism", "DxPrepared", "build_neighbour_table",
-    "guarantee_sentence", "installed_table_path",
+    "guarantee_sentence",
 ]
 
 
@@ -54,10 +62,13 @@ class DxMechanism:
         rank_constant: float | None = None,
         *,
         epsilon_range: tuple[float, float] | None = None,
+        word_boundaries: bool = True,
     ) -> None:
         """``space``: the token embedding space (the composition root builds the default,
         the SLM's token embeddings, and keeps one mechanism per space);
-        ``rank_constant`` and ``epsilon_range`` default to the space's calibration."""
+        ``rank_constant`` and ``epsilon_range`` default to the space's calibration;
+        ``word_boundaries=False`` is the unrestricted research setting (any token may
+        replace any token: words get glued and split; evaluation scripts and tests)."""
         if space is None:
             raise ConfigError(
                 "The d_X mechanism needs a token embedding space.",
@@ -67,8 +78,12 @@ class DxMechanism:
         self._space = space
         self._rank_constant = rank_constant
         self._calibration: dict | None = None
-        self._geometry: Geometry | None = None
-        self._annoy = None
+        self._word_boundaries = bool(word_boundaries)
+        self._classes: BoundaryClasses | None = None
+        self._geometries: dict[str, Geometry] | None = None
+        self._whole: Geometry | None = None
+        self._texts: list[str] | None = None
+        self._annoy: dict[str | None, object] = {}
         if epsilon_range is not None:
             lo, hi = float(epsilon_range[0]), float(epsilon_range[1])
             if not (0 < lo <= hi and math.isfinite(hi)):
@@ -86,15 +101,46 @@ class DxMechanism:
         return self._space
 
     @property
-    def geometry(self) -> Geometry:
-        """The candidate geometry (memoizes neighbour lists across documents); loads the
-        space's neighbour table from disk when it was built."""
+    def classes(self) -> BoundaryClasses:
+        """The word-boundary classes of the candidate vocabulary (one class ``any`` in
+        the unrestricted research setting)."""
         with self._lock:
-            if self._geometry is None:
-                geom = Geometry(self._space.matrix, self._space.candidate_ids)
-                dx_store.load_table(self._space, geom)
-                self._geometry = geom
-            return self._geometry
+            if self._classes is None:
+                self._classes = BoundaryClasses.of_space(self._space, self._word_boundaries)
+            return self._classes
+
+    @property
+    def geometries(self) -> dict[str, Geometry]:
+        """One candidate geometry per class (each memoizes its neighbour lists across
+        documents); loads the classes' neighbour tables from disk when they were built."""
+        with self._lock:
+            if self._geometries is None:
+                cls = self.classes
+                geoms = {lab: Geometry(self._space.matrix, cls.members[lab])
+                         for lab in cls.labels}
+                dx_store.load_tables(self._space, cls, geoms)
+                self._geometries = geoms
+            return self._geometries
+
+    @property
+    def geometry(self) -> Geometry:
+        """The whole candidate vocabulary's geometry (calibration, the reference search
+        and research scripts; the mechanism itself runs on :attr:`geometries`)."""
+        with self._lock:
+            if not self._word_boundaries:
+                return self.geometries[next(iter(self.geometries))]
+            if self._whole is None:
+                self._whole = Geometry(self._space.matrix, self._space.candidate_ids)
+            return self._whole
+
+    def token_texts(self) -> list[str]:
+        """The text of every token id (decoded once; the render of every ``at``)."""
+        with self._lock:
+            if self._texts is None:
+                piece = self._space.piece
+                self._texts = [piece(i).decode("utf-8", "replace")
+                               for i in range(int(self._space.matrix.shape[0]))]
+            return self._texts
 
     @property
     def calibration(self) -> dict:
@@ -133,8 +179,13 @@ class DxMechanism:
             "calibration_rule": self.calibration.get(
                 "rule", "given explicitly (not calibrated)"),
             "nearest_neighbour": "exact (approximate annoy search only with the research flag)",
-            "neighbour_table_cached": (dx_store.installed_table_path(space).is_file()
-                                       or dx_store.cached_table_path(space).is_file()),
+            "neighbour_table_cached": (
+                dx_store.installed_table_path(space, self.classes).is_file()
+                or dx_store.cached_table_path(space, self.classes).is_file()),
+            "word_boundaries": self.classes.describe(),
+            "revealed": "the word-boundary pattern (which tokens start a word, continue "
+                        "one, or are whitespace): the text shows it anyway"
+                        if self._word_boundaries else "nothing beyond the output",
         }
 
     # ----- the Mechanism protocol
@@ -193,22 +244,26 @@ class DxMechanism:
 
     def build_neighbour_table(self, progress: Progress | None = None, cancel=None,
                               dest: Path | None = None) -> Path:
-        """Build (once) and store the space's neighbour table; ``dest`` defaults to the
-        per-user cache (the model installer passes :meth:`installed_table_path`)."""
-        return dx_store.build_table(self._space, self.geometry, progress, cancel, dest)
+        """Build (once) and store the neighbour table of every word-boundary class (one
+        file); ``dest`` defaults to the per-user cache (the model installer passes
+        :meth:`installed_table_path`)."""
+        return dx_store.build_tables(self._space, self.classes, self.geometries, progress,
+                                     cancel, dest)
 
     def installed_table_path(self) -> Path:
-        """Where `preflight models install` puts this space's neighbour table."""
-        return dx_store.installed_table_path(self._space)
+        """Where `preflight models install` puts this space's neighbour tables."""
+        return dx_store.installed_table_path(self._space, self.classes)
 
     # ----- approximate research flag
 
-    def annoy_index(self):
-        """Annoy index over the candidate embeddings (built once, cached on disk)."""
+    def annoy_index(self, label: str | None = None):
+        """Annoy index over a class's candidate embeddings, or the whole vocabulary's
+        when ``label`` is None (research scripts); built once, cached on disk."""
         with self._lock:
-            if self._annoy is None:
-                self._annoy = dx_store.annoy_index(self._space, self.geometry)
-            return self._annoy
+            if label not in self._annoy:
+                geom = self.geometry if label is None else self.geometries[label]
+                self._annoy[label] = dx_store.annoy_index(self._space, geom, label)
+            return self._annoy[label]
 
 
 @register("dx")
@@ -220,7 +275,8 @@ def _factory(space: TokenSpace | None = None, rank_constant: float | None = None
 
 def build_neighbour_table(space: TokenSpace, progress: Progress | None = None, cancel=None,
                           dest: Path | None = None) -> Path:
-    """Build and store ``space``'s neighbour table with a geometry of its own (scripts;
-    a running app calls :meth:`DxMechanism.build_neighbour_table`)."""
-    return dx_store.build_table(space, Geometry(space.matrix, space.candidate_ids),
-                                progress, cancel, dest)
+    """Build and store ``space``'s neighbour tables with geometries of their own
+    (scripts; a running app calls :meth:`DxMechanism.build_neighbour_table`)."""
+    classes = BoundaryClasses.of_space(space)
+    geoms = {lab: Geometry(space.matrix, classes.members[lab]) for lab in classes.labels}
+    return dx_store.build_tables(space, classes, geoms, progress, cancel, dest)

@@ -4,6 +4,10 @@
 <preflight.core.sanitize.dx.DxMechanism.prepare>`; ``at(ε)`` walks the prepared envelope
 (:mod:`preflight.core.sanitize.dx_engine`) and the neighbour lists, and is identical to
 running the mechanism from scratch at that ε with the same noise.
+
+The tokens in scope are grouped by word-boundary class (:mod:`.dx_classes`); each group
+has its class's geometry, its noise and its envelope, so the mechanism of a token is the
+mechanism over its class's candidates.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ if TYPE_CHECKING:
 
 
 def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
-                       approximate: bool, oov: int = 0) -> str:
+                       approximate: bool, oov: int = 0, word_boundaries: bool = True,
+                       unclassed: int = 0) -> str:
     if scope == "all":
         s = (f"ε-d_X-privacy with ε = {eps:.4g} holds for every token of the text, "
              f"whatever the PII detection found.")
@@ -62,6 +67,15 @@ def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
         s += (" APPROXIMATE: the nearest neighbour was found with annoy at its default "
               "search_k, which changes the mechanism's output distribution; the stated "
               "guarantee is not established for this output.")
+    if word_boundaries:
+        s += (" The word-boundary pattern (which tokens start a word, continue one or are "
+              "whitespace) is revealed: each token is replaced only by a token of the same "
+              "kind, and the text shows the pattern anyway.")
+        if unclassed:
+            s += (f" {unclassed} token(s) whose pattern no replacement has were left "
+                  "unchanged and are not covered.")
+    else:
+        s += " (Research mode: word boundaries not kept.)"
     return s
 
 
@@ -75,6 +89,19 @@ class _TokenWork:
     unit_end: np.ndarray
     occurrence: np.ndarray   # (T,) how many earlier tokens have the same id
     active: np.ndarray       # (A,) indices of tokens in scope (sanitized)
+    cls: np.ndarray          # (A,) word-boundary class of each; -1: no candidate, unchanged
+
+
+@dataclass
+class _Group:
+    """The tokens in scope of one word-boundary class, with their draws and envelope."""
+
+    label: str
+    geom: Geometry
+    rows: np.ndarray         # (G,) positions among the tokens in scope (ascending)
+    P64: np.ndarray          # (G, n) float64 embeddings of the tokens
+    noise: Noise
+    env: Envelope | None     # None with the approximate research flag
 
 
 class DxPrepared:
@@ -88,9 +115,7 @@ class DxPrepared:
         self.seed: int
         self.epsilon_range: tuple[float, float]   # the prepared ε range (grows on demand)
         self._work: _TokenWork
-        self._P64: np.ndarray
-        self._noise: Noise
-        self._env: Envelope | None
+        self._groups: list[_Group] = []
         self._oov = 0
         self._lock = threading.Lock()
 
@@ -106,25 +131,27 @@ class DxPrepared:
         self.seed = seed
         self.epsilon_range = epsilon_range
         space = mech.space
-        geom = mech.geometry
         tok = space.tokenize(text)
         self._oov = int(tok.out_of_vocabulary)
         ids = tok.ids
         occ = occurrences(ids)
         active = _active_tokens(tok, spans, params.scope)
-        self._work = _TokenWork(ids, tok.unit_of, tok.unit_start, tok.unit_end, occ, active)
-        aid = ids[active]
-        self._P64 = space.matrix[aid].astype(np.float64)
-        if reuse is not None and reuse.seed == seed and reuse._env is not None \
+        classes = mech.classes.token_classes(tok, text, space.piece)[active]
+        self._work = _TokenWork(ids, tok.unit_of, tok.unit_start, tok.unit_end, occ, active,
+                                classes)
+        old = None
+        if reuse is not None and reuse.seed == seed and not params.approximate \
                 and reuse.epsilon_range == epsilon_range:
-            self._noise, self._env = _reuse_work(self, reuse, geom)
-        else:
-            self._noise = draw_noise(seed, aid, occ[active], geom.n)
-            self._env = None if params.approximate else build_envelope(
-                geom, space.matrix[aid], self._noise, epsilon_range[0], epsilon_range[1],
-                token_ids=aid, rank_c=mech.rank_constant if params.rank_step else None)
-        if self._env is not None and params.rank_step and len(active):
-            geom.ensure_neighbours(plan_depths(self._env, self._noise, mech.rank_constant, geom.C))
+            old = _old_rows(reuse)
+        geoms = mech.geometries
+        labels = mech.classes.labels
+        for k in np.unique(classes[classes >= 0]).tolist():
+            rows = np.flatnonzero(classes == k)
+            group = _make_group(self, labels[k], geoms[labels[k]], rows, old)
+            if group.env is not None and params.rank_step:
+                group.geom.ensure_neighbours(
+                    plan_depths(group.env, group.noise, mech.rank_constant, group.geom.C))
+            self._groups.append(group)
         return self
 
     # ----- public API
@@ -153,70 +180,73 @@ class DxPrepared:
     def token_outputs(self, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
         """(input ids, output ids) of the tokens in scope at ``epsilon`` (for evaluation)."""
         eps = self.mech._require_epsilon(epsilon)
-        out = self._outputs(eps)
-        return self._work.ids[self._work.active], self.mech.geometry.cand[out]
+        return self._work.ids[self._work.active], self._outputs(eps)
 
     def reference_outputs(self, epsilon: float) -> np.ndarray:
         """Output ids by the per-ε exact search with the same noise: a full scan of the
-        vocabulary for the pivot and a full ranking for the rank step (slow; the
-        yardstick of tests and benchmarks)."""
+        whole vocabulary for the pivot and a full ranking for the rank step, restricted
+        to each token's class by a mask (slow; the yardstick of tests and benchmarks)."""
         eps = self.mech._require_epsilon(epsilon)
-        geom = self.mech.geometry
-        if len(self._work.active) == 0:
-            return np.zeros(0, dtype=np.int64)
-        out = exact_outputs(geom, self._P64, self._noise, eps, self.mech.rank_constant,
-                            rank_step=self.params.rank_step)
-        return geom.cand[out]
+        whole = self.mech.geometry
+        out = self._work.ids[self._work.active].copy()
+        for g in self._groups:
+            allowed = np.isin(whole.cand, g.geom.cand)
+            o = exact_outputs(whole, g.P64, g.noise, eps, self.mech.rank_constant,
+                              rank_step=self.params.rank_step, allowed=allowed)
+            out[g.rows] = whole.cand[o]
+        return out
 
     # ----- internals
 
     def _outputs(self, eps: float) -> np.ndarray:
-        """Candidate index output by each token in scope."""
-        geom = self.mech.geometry
+        """Output token id of each token in scope (its own id if it has no class)."""
         c = self.mech.rank_constant
-        if len(self._work.active) == 0:
-            return np.zeros(0, dtype=np.int64)
-        if self.params.approximate:
-            piv = self._annoy_pivots(eps)
-            return apply_rank_step(geom, piv, self._noise.U, eps, c) \
-                if self.params.rank_step else piv
-        with self._lock:
-            lo, hi = self.epsilon_range
-            if not (lo <= eps <= hi):
-                self._extend_range(min(lo, eps), max(hi, eps))
-            env = self._env
-        return envelope_outputs(geom, env, self._P64, self._noise, eps, c,
-                                with_rank_step=self.params.rank_step)
+        out = self._work.ids[self._work.active].copy()
+        if not self.params.approximate:
+            with self._lock:
+                lo, hi = self.epsilon_range
+                if not (lo <= eps <= hi):
+                    self._extend_range(min(lo, eps), max(hi, eps))
+                groups = [(g, g.env) for g in self._groups]
+        else:
+            groups = [(g, None) for g in self._groups]
+        for g, env in groups:
+            if env is None:
+                piv = self._annoy_pivots(g, eps)
+                o = apply_rank_step(g.geom, piv, g.noise.U, eps, c) \
+                    if self.params.rank_step else piv
+            else:
+                o = envelope_outputs(g.geom, env, g.P64, g.noise, eps, c,
+                                     with_rank_step=self.params.rank_step)
+            out[g.rows] = g.geom.cand[o]
+        return out
 
     def _extend_range(self, lo: float, hi: float) -> None:
-        geom = self.mech.geometry
-        aid = self._work.ids[self._work.active]
-        self._env = build_envelope(
-            geom, self.mech.space.matrix[aid], self._noise, lo, hi, token_ids=aid,
-            rank_c=self.mech.rank_constant if self.params.rank_step else None)
+        c = self.mech.rank_constant
+        for g in self._groups:
+            aid = self._work.ids[self._work.active][g.rows]
+            g.env = build_envelope(g.geom, self.mech.space.matrix[aid], g.noise, lo, hi,
+                                   token_ids=aid, rank_c=c if self.params.rank_step else None)
+            if self.params.rank_step:
+                g.geom.ensure_neighbours(plan_depths(g.env, g.noise, c, g.geom.C))
         self.epsilon_range = (lo, hi)
-        if self.params.rank_step:
-            geom.ensure_neighbours(
-                plan_depths(self._env, self._noise, self.mech.rank_constant, geom.C))
 
-    def _annoy_pivots(self, eps: float) -> np.ndarray:
-        idx = self.mech.annoy_index()
-        out = np.empty(len(self._work.active), dtype=np.int64)
+    def _annoy_pivots(self, g: _Group, eps: float) -> np.ndarray:
+        idx = self.mech.annoy_index(g.label if self.mech.classes.restricted else None)
+        out = np.empty(len(g.rows), dtype=np.int64)
         for t in range(len(out)):
-            e = noisy_point(self._P64[t], self._noise.u[t], self._noise.g[t], eps)
+            e = noisy_point(g.P64[t], g.noise.u[t], g.noise.g[t], eps)
             out[t] = idx.get_nns_by_vector(e.astype(np.float32).tolist(), 1)[0]
         return out
 
-    def _render(self, eps: float, out: np.ndarray) -> SanitizedText:
+    def _render(self, eps: float, out_ids: np.ndarray) -> SanitizedText:
         w = self._work
-        geom = self.mech.geometry
         space = self.mech.space
-        strings = geom.candidate_strings(space.piece)
         in_ids = w.ids[w.active]
-        out_ids = geom.cand[out]
         changed = out_ids != in_ids
         reps: list[tuple[int, int, str, str]] = []
         if changed.any():
+            texts = self.mech.token_texts()   # outputs are candidates: complete UTF-8
             units = w.unit_of[w.active]
             # active tokens are whole units, listed in text order
             bounds = np.flatnonzero(np.diff(units)) + 1
@@ -225,7 +255,7 @@ class DxPrepared:
             any_changed = np.logical_or.reduceat(changed, starts)
             for s, e in zip(starts[any_changed].tolist(), ends[any_changed].tolist()):
                 u = int(units[s])
-                new = "".join(strings[j] for j in out[s:e].tolist())
+                new = "".join([texts[j] for j in out_ids[s:e].tolist()])
                 reps.append((int(w.unit_start[u]), int(w.unit_end[u]), new, "TOKEN"))
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
@@ -238,12 +268,14 @@ class DxPrepared:
             "rank_constant": self.mech.rank_constant,
             "rank_step": bool(self.params.rank_step),
             "approximate": bool(self.params.approximate),
+            "word_boundaries": bool(self.mech.classes.restricted),
             "nearest_neighbour": ("approximate (annoy, %d trees, default search_k)" % ANNOY_TREES
                                   if self.params.approximate else "exact"),
             "embedding": space.name,
             "guarantee": guarantee_sentence(self.params.scope, eps, n_spans,
                                             self.params.rank_step, self.params.approximate,
-                                            self._oov),
+                                            self._oov, self.mech.classes.restricted,
+                                            int((w.cls < 0).sum())),
         }
         return SanitizedText(text=text, method="dx", changes=changes, info=info)
 
@@ -264,47 +296,50 @@ def _active_tokens(tok: Tokenization, spans: Sequence[Span], scope: str) -> np.n
     return np.flatnonzero(hit[tok.unit_of]).astype(np.int64)
 
 
-def _reuse_work(new: DxPrepared, old: DxPrepared, geom: Geometry) -> tuple[Noise, Envelope]:
-    """Noise and envelope of the new document, copying tokens the old one already had."""
-    ow, nw = old._work, new._work
-    old_keys = {
-        (int(ow.ids[t]), int(ow.occurrence[t])): r for r, t in enumerate(ow.active.tolist())
-    }
-    rows_old: list[int] = []
-    fresh: list[int] = []
-    for r, t in enumerate(nw.active.tolist()):
-        k = (int(nw.ids[t]), int(nw.occurrence[t]))
-        if k in old_keys:
-            rows_old.append(old_keys[k])
-        else:
-            rows_old.append(-1)
-            fresh.append(r)
-    aid = nw.ids[nw.active]
-    n = geom.n
-    T = len(aid)
-    u = np.empty((T, n))
-    g = np.empty(T)
-    U = np.empty(T)
-    reuse_rows = [r for r in range(T) if rows_old[r] >= 0]
-    if reuse_rows:
-        src = np.asarray([rows_old[r] for r in reuse_rows])
-        u[reuse_rows] = old._noise.u[src]
-        g[reuse_rows] = old._noise.g[src]
-        U[reuse_rows] = old._noise.U[src]
-    if fresh:
-        fr = np.asarray(fresh)
-        nz = draw_noise(new.seed, aid[fr], nw.occurrence[nw.active][fr], n)
-        u[fr], g[fr], U[fr] = nz.u, nz.g, nz.U
-        env_new = build_envelope(
-            geom, new.mech.space.matrix[aid[fr]], nz, new.epsilon_range[0], new.epsilon_range[1],
-            token_ids=aid[fr],
-            rank_c=new.mech.rank_constant if new.params.rank_step else None)
-    noise = Noise(u, g, U)
-    parts = []
-    fresh_pos = {r: i for i, r in enumerate(fresh)}
-    for r in range(T):
-        if rows_old[r] >= 0:
-            parts.append(take_envelope(old._env, rows_old[r]))
-        else:
-            parts.append(take_envelope(env_new, fresh_pos[r]))
-    return noise, concat_envelopes(parts, old._env)
+_OldRows = dict[tuple[int, int, str], tuple[_Group, int]]
+
+
+def _old_rows(old: DxPrepared) -> _OldRows:
+    """(token id, occurrence, class) -> (group, row) of an earlier preparation."""
+    w = old._work
+    aid, occ = w.ids[w.active], w.occurrence[w.active]
+    return {(int(aid[r]), int(occ[r]), g.label): (g, j)
+            for g in old._groups for j, r in enumerate(g.rows.tolist())}
+
+
+def _make_group(prep: DxPrepared, label: str, geom: Geometry, rows: np.ndarray,
+                old: _OldRows | None) -> _Group:
+    """The group of ``rows``: noise and envelope drawn/built, or copied from ``old`` for
+    tokens it already had in the same class (the draw is keyed by id and occurrence, so
+    the copy is what a fresh preparation would compute)."""
+    w = prep._work
+    aid = w.ids[w.active][rows]
+    occ = w.occurrence[w.active][rows]
+    matrix = prep.mech.space.matrix
+    lo, hi = prep.epsilon_range
+    rank_c = prep.mech.rank_constant if prep.params.rank_step else None
+    src = [None if old is None else old.get((int(i), int(o), label))
+           for i, o in zip(aid.tolist(), occ.tolist())]
+    fresh = np.asarray([r for r, s in enumerate(src) if s is None], dtype=np.int64)
+    if len(fresh) == len(rows):      # nothing to copy
+        noise = draw_noise(prep.seed, aid, occ, geom.n)
+        env = None if prep.params.approximate else build_envelope(
+            geom, matrix[aid], noise, lo, hi, token_ids=aid, rank_c=rank_c)
+        return _Group(label, geom, rows, matrix[aid].astype(np.float64), noise, env)
+    G = len(rows)
+    u, g, U = np.empty((G, geom.n)), np.empty(G), np.empty(G)
+    parts: list[Envelope | None] = [None] * G
+    for r, s in enumerate(src):
+        if s is not None:
+            og, j = s
+            u[r], g[r], U[r] = og.noise.u[j], og.noise.g[j], og.noise.U[j]
+            parts[r] = take_envelope(og.env, j)
+    if len(fresh):
+        nz = draw_noise(prep.seed, aid[fresh], occ[fresh], geom.n)
+        u[fresh], g[fresh], U[fresh] = nz.u, nz.g, nz.U
+        env_new = build_envelope(geom, matrix[aid[fresh]], nz, lo, hi, token_ids=aid[fresh],
+                                 rank_c=rank_c)
+        for i, r in enumerate(fresh.tolist()):
+            parts[r] = take_envelope(env_new, i)
+    env = concat_envelopes(parts, parts[0])  # type: ignore[arg-type]
+    return _Group(label, geom, rows, matrix[aid].astype(np.float64), Noise(u, g, U), env)

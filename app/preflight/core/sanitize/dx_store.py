@@ -1,5 +1,6 @@
-"""What d_X keeps on disk per embedding: the neighbour table, the calibration and the
-annoy index of the approximate research flag.
+"""What d_X keeps on disk per embedding: the neighbour tables (one per word-boundary
+class of :mod:`.dx_classes`, all in one file), the calibration and the annoy index of the
+approximate research flag.
 
 Everything is named by the token space's ``key`` (the sha256 of its source file), under
 ``models_dir()/derived/dx/<key>`` (installed beside the models, shared by every user) or
@@ -22,6 +23,7 @@ from preflight.core import paths
 from preflight.core.errors import ConfigError
 from preflight.core.fsutil import atomic_write_bytes, atomic_write_text
 from preflight.core.ports import Progress, TokenSpace
+from preflight.core.sanitize.dx_classes import BoundaryClasses
 from preflight.core.sanitize.dx_geometry import Geometry
 
 log = logging.getLogger(__name__)
@@ -34,56 +36,91 @@ def _space_cache(space: TokenSpace) -> Path:
     return paths.cache_dir() / "dx" / space.key
 
 
-def _table_name(space: TokenSpace) -> str:
-    # The candidate set is part of the name: a changed vocabulary filter must never reuse
-    # a table whose rows refer to other tokens.
-    cand = hashlib.sha256(np.asarray(space.candidate_ids, dtype=np.int64).tobytes())
-    return f"neighbours_k{TABLE_K}_{cand.hexdigest()[:12]}.npz"
+def _table_name(space: TokenSpace, classes: BoundaryClasses) -> str:
+    # The candidate sets are part of the name: a changed vocabulary filter must never reuse
+    # a table whose rows refer to other tokens. Word-boundary classes have a name of
+    # their own ("wb1"), so the unrestricted whole-vocabulary table is never loaded for
+    # a class (nor the reverse).
+    if not classes.restricted:
+        cand = hashlib.sha256(np.asarray(space.candidate_ids, dtype=np.int64).tobytes())
+        return f"neighbours_k{TABLE_K}_{cand.hexdigest()[:12]}.npz"
+    h = hashlib.sha256()
+    for lab in classes.labels:
+        h.update(lab.encode() + b"\0" + classes.members[lab].astype(np.int64).tobytes())
+    return f"neighbours_wb1_k{TABLE_K}_{h.hexdigest()[:12]}.npz"
 
 
-def installed_table_path(space: TokenSpace) -> Path:
-    """Where `preflight models install` puts the table, beside the models (shipped in the
-    installer's bundle, shared by every user and test run)."""
-    return paths.models_dir() / "derived" / "dx" / space.key / _table_name(space)
+def _keys(classes: BoundaryClasses, label: str) -> tuple[str, str]:
+    if not classes.restricted:
+        return "table", "table_len"
+    return f"class_{label}_table", f"class_{label}_table_len"
 
 
-def cached_table_path(space: TokenSpace) -> Path:
+def installed_table_path(space: TokenSpace, classes: BoundaryClasses) -> Path:
+    """Where `preflight models install` puts the tables (one file, one table per class),
+    beside the models (shipped in the installer's bundle, shared by every user)."""
+    return paths.models_dir() / "derived" / "dx" / space.key / _table_name(space, classes)
+
+
+def cached_table_path(space: TokenSpace, classes: BoundaryClasses) -> Path:
     """The per-user cache copy, built on first use when the install has none."""
-    return _space_cache(space) / _table_name(space)
+    return _space_cache(space) / _table_name(space, classes)
 
 
-def load_table(space: TokenSpace, geom: Geometry) -> bool:
-    """Give ``geom`` the stored table (installed first, then cached); False if none."""
-    for f in (installed_table_path(space), cached_table_path(space)):
+def load_tables(space: TokenSpace, classes: BoundaryClasses,
+                geoms: dict[str, Geometry]) -> bool:
+    """Give every class geometry its stored table (installed first, then cached)."""
+    for f in (installed_table_path(space, classes), cached_table_path(space, classes)):
         if not f.is_file():
             continue
         try:
             with np.load(f, allow_pickle=False) as z:
-                geom.set_table(z["table"], z["table_len"])
+                loaded = {lab: (z[_keys(classes, lab)[0]], z[_keys(classes, lab)[1]])
+                          for lab in classes.labels}
+            for lab, (table, tlen) in loaded.items():
+                geoms[lab].set_table(table, tlen)
             return True
         except (OSError, ValueError, KeyError) as exc:
             log.warning("ignoring unreadable neighbour table %s: %s", f, exc)
     return False
 
 
-def build_table(space: TokenSpace, geom: Geometry, progress: Progress | None = None,
-                cancel=None, dest: Path | None = None) -> Path:
-    """Build (once) and store the first-K neighbour lists of the whole vocabulary, so
-    preparing a document needs no neighbour search (~a minute on 2 cores).
+def build_tables(space: TokenSpace, classes: BoundaryClasses, geoms: dict[str, Geometry],
+                 progress: Progress | None = None, cancel=None,
+                 dest: Path | None = None) -> Path:
+    """Build (once) and store the first-K neighbour lists of every class, so preparing
+    a document needs no neighbour search (~a minute on 2 cores).
 
     ``dest`` defaults to the per-user cache; the model installer passes
     :func:`installed_table_path`."""
-    f = dest or cached_table_path(space)
-    if f.is_file() and (geom.table is not None or load_table(space, geom)):
+    f = dest or cached_table_path(space, classes)
+    have = all(g.table is not None for g in geoms.values())
+    if f.is_file() and (have or load_tables(space, classes, geoms)):
         return f
-    if dest is None and installed_table_path(space).is_file() and geom.table is not None:
-        return installed_table_path(space)
-    table, tlen = geom.build_table(TABLE_K, progress=progress, cancel=cancel)
-    dtype = np.uint16 if geom.C < 2 ** 16 else np.int32
+    if dest is None and installed_table_path(space, classes).is_file() and have:
+        return installed_table_path(space, classes)
+    total = sum(g.C for g in geoms.values())
+    arrays: dict[str, np.ndarray] = {}
+    built: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    done = 0
+    for lab in classes.labels:
+        geom = geoms[lab]
+
+        def part(x: float, msg: str, base: int = done, size: int = geom.C) -> None:
+            if progress is not None:
+                progress(min(1.0, (base + x * size) / total), msg)
+
+        table, tlen = geom.build_table(TABLE_K, progress=part, cancel=cancel)
+        dtype = np.uint16 if geom.C < 2 ** 16 else np.int32
+        built[lab] = (table.astype(dtype), tlen.astype(np.int32))
+        tk, lk = _keys(classes, lab)
+        arrays[tk], arrays[lk] = built[lab]
+        done += geom.C
     buf = io.BytesIO()
-    np.savez(buf, table=table.astype(dtype), table_len=tlen.astype(np.int32))
+    np.savez(buf, **arrays)
     atomic_write_bytes(f, buf.getvalue())
-    geom.set_table(table.astype(dtype), tlen)
+    for lab, (table, tlen) in built.items():
+        geoms[lab].set_table(table, tlen)
     return f
 
 
@@ -109,11 +146,17 @@ def load_calibration(space: TokenSpace, compute: Callable[[], dict] | None) -> d
     return result
 
 
-def annoy_index(space: TokenSpace, geom: Geometry):
-    """Annoy index over the candidate embeddings (built once, cached on disk)."""
+def annoy_index(space: TokenSpace, geom: Geometry, label: str | None = None):
+    """Annoy index over a geometry's candidate embeddings (built once, cached on disk):
+    the whole vocabulary (``label`` None, research scripts) or one word-boundary class."""
     from annoy import AnnoyIndex
 
-    f = _space_cache(space) / f"annoy_{ANNOY_TREES}.ann"
+    if label is None:
+        name = f"annoy_{ANNOY_TREES}.ann"
+    else:
+        cand = hashlib.sha256(geom.cand.tobytes()).hexdigest()[:12]
+        name = f"annoy_{ANNOY_TREES}_wb1_{label}_{cand}.ann"
+    f = _space_cache(space) / name
     idx = AnnoyIndex(geom.n, "euclidean")
     if f.is_file():
         idx.load(str(f))
