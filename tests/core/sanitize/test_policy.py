@@ -213,3 +213,31 @@ def test_unknown_type_falls_back_by_category():
     assert policy.action_for(odd, "CUSTOMER-7") is Action.KEEP      # unknown: quasi-id
     direct = Span(2, 12, "NEW_ID", Category.DIRECT_IDENTIFIER, 1.0, "x", "y")
     assert policy.action_for(direct, "CUSTOMER-7") is Action.PLACEHOLDER
+
+
+@st.composite
+def _doc_with_names(draw):
+    words = draw(st.lists(st.sampled_from(
+        ["the", "café", "naïve", "end", "Hello", "world", "a", "of", "$2,404", "sk-proj",
+         "—", "👍"]), min_size=1, max_size=20))
+    seps = draw(st.lists(st.sampled_from([" ", "  ", "\n", ", ", "\u00a0", "-"]),
+                         min_size=len(words), max_size=len(words)))
+    text = "Ann Lee wrote: " + "".join(w + s for w, s in zip(words, seps)) + " to Ann Lee."
+    return text
+
+
+@given(_doc_with_names(), st.integers(0, 2**31), st.floats(0.05, 100.0))
+@settings(max_examples=50, deadline=None)
+def test_hybrid_d_x_part_never_glues_or_splits_words(text, seed, eps):
+    from preflight.core.sanitize.dx_classes import boundary_pattern
+
+    spans = [span(text, "Ann Lee", "PERSON", k) for k in (0, 1)]
+    out = PolicyMechanism(PRESETS["identifiers-dx"], dx=dx_mech()).sanitize(
+        text, spans, SanitizeParams(seed=seed, epsilon=eps))
+    assert_change_invariants(text, out)
+    assert "Ann Lee" not in out.text
+    for c in out.changes:
+        if c.type == "TOKEN":       # d_X's part: the same whitespace pattern, word for word
+            assert boundary_pattern(c.original) == boundary_pattern(c.replacement)
+    assert boundary_pattern(out.text.replace("<PERSON_1>", "x")) == \
+        boundary_pattern(text.replace("Ann Lee", "x"))

@@ -67,7 +67,7 @@ def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
         s += (" APPROXIMATE: the nearest neighbour was found with annoy at its default "
               "search_k, which changes the mechanism's output distribution; the stated "
               "guarantee is not established for this output.")
-    if word_boundaries:
+    if word_boundaries and (scope in ("all", "rest") or n_spans):
         s += (" The word-boundary pattern (which tokens start a word, continue one or are "
               "whitespace) is revealed: each token is replaced only by a token of the same "
               "kind, and the text shows the pattern anyway.")
