@@ -8,6 +8,7 @@ state and signals); split out to keep the controller readable.
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import replace
 
@@ -164,6 +165,10 @@ class PolicyOps:
         self._load_policies(select=DEFAULT_POLICY)
 
     def _on_range(self, rng: tuple[float, float]) -> None:
+        # What is loaded by now stays for the session: moved out of the collector's
+        # reach, a full collection no longer walks it (one took 80-100 ms in the middle
+        # of a slider step; bench_policy).
+        gc.freeze()
         lo, hi = rng
         self.epsilon_range = (lo, hi)
         start = self.policy.epsilon if self.policy is not None else None

@@ -156,11 +156,15 @@ class DxPrepared:
 
     # ----- public API
 
-    def at(self, epsilon: float) -> SanitizedText:
-        """The sanitized text at ``epsilon`` (same noise as every other ε)."""
+    def at(self, epsilon: float, *,
+           fixed: Sequence[tuple[int, int, str, str]] = ()) -> SanitizedText:
+        """The sanitized text at ``epsilon`` (same noise as every other ε). ``fixed``:
+        sorted replacements ``(source start, end, text, type)`` of other parts of the
+        text (a policy's protected spans) written into the same output in one pass; a
+        token change overlapping one of them is dropped (a deleted value's space)."""
         eps = self.mech._require_epsilon(epsilon)
         out = self._outputs(eps)
-        return self._render(eps, out)
+        return self._render(eps, out, fixed)
 
     def resample(self, seed: int | None = None) -> "DxPrepared":
         """The same document with fresh noise (a new random seed unless given)."""
@@ -239,7 +243,8 @@ class DxPrepared:
             out[t] = idx.get_nns_by_vector(e.astype(np.float32).tolist(), 1)[0]
         return out
 
-    def _render(self, eps: float, out_ids: np.ndarray) -> SanitizedText:
+    def _render(self, eps: float, out_ids: np.ndarray,
+                fixed: Sequence[tuple[int, int, str, str]] = ()) -> SanitizedText:
         w = self._work
         space = self.mech.space
         in_ids = w.ids[w.active]
@@ -257,6 +262,8 @@ class DxPrepared:
                 u = int(units[s])
                 new = "".join([texts[j] for j in out_ids[s:e].tolist()])
                 reps.append((int(w.unit_start[u]), int(w.unit_end[u]), new, "TOKEN"))
+        if fixed:
+            reps = _merge_fixed(reps, fixed)
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
         info = {
@@ -278,6 +285,22 @@ class DxPrepared:
                                             int((w.cls < 0).sum())),
         }
         return SanitizedText(text=text, method="dx", changes=changes, info=info)
+
+
+def _merge_fixed(reps: list[tuple[int, int, str, str]],
+                 fixed: Sequence[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
+    """Both sorted lists in one, without the token changes that overlap a fixed one."""
+    out: list[tuple[int, int, str, str]] = []
+    j, n = 0, len(fixed)
+    for r in reps:
+        while j < n and fixed[j][1] <= r[0]:
+            out.append(fixed[j])
+            j += 1
+        if j < n and fixed[j][0] < r[1]:
+            continue                     # overlaps the next fixed replacement
+        out.append(r)
+    out.extend(fixed[j:])
+    return out
 
 
 def _active_tokens(tok: Tokenization, spans: Sequence[Span], scope: str) -> np.ndarray:

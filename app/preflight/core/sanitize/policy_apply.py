@@ -132,22 +132,27 @@ class PolicyMechanism:
 
 
 def _compose(policy: Policy, text: str, parts: _Parts | None,
-             dx_out: SanitizedText | None) -> SanitizedText:
-    """The policy's output: operator replacements plus d_X's (if any), in text order."""
+             dx_out: SanitizedText | None, *, merged: bool = False) -> SanitizedText:
+    """The policy's output: operator replacements plus d_X's (if any), in text order.
+    ``merged``: ``dx_out`` already holds the operator replacements (the slider path)."""
     if parts is None:                     # the policy is d_X alone
         assert dx_out is not None
         info = dict(dx_out.info)
         info.update(policy=policy.describe(), kept_spans=[],
                     guarantee=guarantee(policy, 0, dx_out.info.get("guarantee")))
         return SanitizedText(dx_out.text, policy.name, dx_out.changes, info)
-    reps = list(parts.reps)
-    if dx_out is not None:
-        taken = [(r[0], r[1]) for r in parts.reps]
-        for c in dx_out.changes:         # a deleted span may have taken a space with it
-            if not any(c.source_start < e and s < c.source_end for s, e in taken):
-                reps.append((c.source_start, c.source_end, c.replacement, c.type))
-        reps.sort(key=lambda r: (r[0], r[1]))
-    out, changes = apply_replacements(text, reps)
+    if merged:
+        assert dx_out is not None
+        out, changes = dx_out.text, dx_out.changes
+    else:
+        reps = list(parts.reps)
+        if dx_out is not None:
+            taken = [(r[0], r[1]) for r in parts.reps]
+            for c in dx_out.changes:         # a deleted span may have taken a space with it
+                if not any(c.source_start < e and s < c.source_end for s, e in taken):
+                    reps.append((c.source_start, c.source_end, c.replacement, c.type))
+            reps.sort(key=lambda r: (r[0], r[1]))
+        out, changes = apply_replacements(text, reps)
     info: dict[str, Any] = dict(dx_out.info) if dx_out is not None else {}
     info.update(
         policy=policy.describe(),
@@ -188,7 +193,11 @@ class PolicyPrepared:
         return int(self._inner.seed)
 
     def at(self, epsilon: float) -> SanitizedText:
-        return _compose(self.mech.policy, self.text, self._parts, self._inner.at(epsilon))
+        if self._parts is None:
+            return _compose(self.mech.policy, self.text, None, self._inner.at(epsilon))
+        # one pass writes d_X's tokens and the fixed replacements (no second rebuild)
+        return _compose(self.mech.policy, self.text, self._parts,
+                        self._inner.at(epsilon, fixed=self._parts.reps), merged=True)
 
     def resample(self, seed: int | None = None) -> "PolicyPrepared":
         """The same replacements with fresh d_X noise."""
