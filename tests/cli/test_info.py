@@ -87,3 +87,16 @@ def test_info_survives_damaged_settings(capsys, empty_models):
     settings_path().write_text("{broken json")
     data = run_json(capsys)
     assert len(data["models"]) == 6
+
+
+def test_policy_section_names_the_active_policy(capsys, empty_models, monkeypatch):
+    from preflight.core.config import load_settings, save_settings
+
+    monkeypatch.setattr(info, "SECTIONS", [("policy", info._policy)])
+    assert run_json(capsys)["policy"]["active"] == "identifiers"
+    settings = load_settings()
+    settings.policy.active = "identifiers-dx"
+    save_settings(settings)
+    data = run_json(capsys)["policy"]
+    assert data["active"] == "identifiers-dx" and data["dx"] == "rest"
+    assert "everything" in data["available"]

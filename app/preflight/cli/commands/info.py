@@ -54,8 +54,18 @@ def _org_policy() -> dict:
     return load_org_policy().describe()
 
 
+def _policy() -> dict:
+    """The policy commands use when given none, and the others there are."""
+    services = _services()
+    active = services.policy()
+    return {"active": active.name, "title": active.title, "dx": active.dx.value,
+            "raised_by_organization": {k: list(v) for k, v in active.raised.items()},
+            "available": services.policy_names()}
+
+
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
     ("settings", _settings),
+    ("policy", _policy),
     ("org_policy", _org_policy),
     ("dx", _dx),
 ]
