@@ -87,7 +87,7 @@ class QtConfirmSendDialog(QDialog):
             f"{cost.input_tokens:,} input tokens ({html.escape(cost.token_method)}), up to "
             f"{cost.max_output_tokens} output tokens · estimated cost "
             f"{html.escape(cost_text)}<br>"
-            f"Method {html.escape(str(plan.method))}"
+            f"Policy {html.escape(_policy_title(plan))}"
             + (f", ε {plan.epsilon:.3g}" if plan.epsilon is not None else "")
             + (f" · predicted utility {plan.predicted_utility:.2f}"
                if plan.predicted_utility is not None else ""))
@@ -324,3 +324,9 @@ def add_escape_shortcut(widget: QWidget, slot) -> QShortcut:
     sc.setContext(Qt.ShortcutContext.WindowShortcut)
     sc.activated.connect(slot)
     return sc
+
+
+def _policy_title(plan) -> str:
+    """The policy that produced the payload, as the window names it."""
+    policy = (plan.sanitized.info or {}).get("policy") or {}
+    return str(policy.get("title") or plan.method)
