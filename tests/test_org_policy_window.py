@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "qt"))
 
-from fakes import SAMPLE, FakeBackend  # noqa: E402
+from fakes import SAMPLE, FakeBackend, open_window  # noqa: E402
 
 from preflight.core.config import ProviderSettings, Settings  # noqa: E402
 from preflight.core.org_policy import LOCKED_TEXT, load_org_policy  # noqa: E402
@@ -33,14 +33,6 @@ def backend_with(org) -> FakeBackend:
     return b
 
 
-def open_window(qtbot, backend):
-    from preflight.qt.qt_app import build_window
-
-    win = build_window(backend, theme="light")
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
-    return win
 
 
 def test_a_broken_policy_shows_a_red_banner_and_disables_send(qtbot, tmp_path, monkeypatch):

@@ -27,13 +27,11 @@ def fake_backend() -> FakeBackend:
 
 @pytest.fixture
 def window(qtbot, fake_backend):
-    from preflight.qt.qt_app import build_window
+    from fakes import open_window
+
     from preflight.qt.qt_workers import wait_all
 
-    win = build_window(fake_backend, theme="light")
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
+    win = open_window(qtbot, fake_backend)
     yield win
     win.doc.cancel_all()
     win.answers.stop()

@@ -431,3 +431,14 @@ def _chunks(text: str, n: int = 3) -> list[str]:
     words = text.split(" ")
     return [" ".join(words[i:i + n]) + (" " if i + n < len(words) else "")
             for i in range(0, len(words), n)]
+
+
+def open_window(qtbot, backend):
+    """The main window over ``backend``, shown and started (light theme)."""
+    from preflight.qt.qt_app import build_window
+
+    win = build_window(backend, theme="light")
+    qtbot.addWidget(win)
+    win.show()
+    win.start()
+    return win

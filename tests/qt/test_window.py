@@ -309,13 +309,9 @@ def test_void_qt_calls_cannot_free_none():
 
 # -- policies ---------------------------------------------------------------------------
 def _policy_window(qtbot, backend):
-    from preflight.qt.qt_app import build_window
+    from fakes import open_window
 
-    win = build_window(backend, theme="light")
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
-    return win
+    return open_window(qtbot, backend)
 
 
 def test_protect_identifiers_keeps_the_organization_everything_replaces_it(qtbot):
