@@ -106,7 +106,9 @@ class FakePrepared:
                                                 for s in self.spans)]
         return words
 
-    def at(self, epsilon: float) -> SanitizedText:
+    def at(self, epsilon: float, *, fixed=()) -> SanitizedText:
+        from preflight.core.sanitize.dx_prepared import merge_fixed
+
         self.calls.append(epsilon)
         keep = 1 - math.exp(-epsilon / 10)           # more ε → more words kept
         reps = []
@@ -114,6 +116,8 @@ class FakePrepared:
         for i, (s, e) in enumerate(words):
             if _u(self.seed, i) > keep:
                 reps.append((s, e, f"w{i}", "TOKEN"))
+        if fixed:                                    # as DxPrepared.at: one pass
+            reps = merge_fixed(reps, list(fixed))
         out, changes = apply_replacements(self.text, reps)
         return SanitizedText(out, "dx", changes, {
             "epsilon": epsilon, "scope": self.scope, "tokens_changed": len(reps),
@@ -187,6 +191,7 @@ class FakePlan:
     epsilon: float | None
     predicted_utility: float | None
     vault: Any = None
+    sanitized: Any = None          # the SanitizedText the payload carries (as SendPlan)
 
     @property
     def payload(self) -> bytes:
@@ -334,7 +339,7 @@ class FakeBackend:
         return FakePlan(prov, FakeRequest(prov.base_url + "/chat/completions", body),
                         FakeCost(len(sanitized.text) // 4), self.findings, self.prior_sends,
                         sanitized.method, sanitized.info.get("epsilon"),
-                        prediction.value if prediction else None, vault)
+                        prediction.value if prediction else None, vault, sanitized)
 
     def confirmation_for(self, plan, overrides, resend_ok):
         return FakeConfirmation(frozenset(overrides), resend_ok)

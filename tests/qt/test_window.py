@@ -349,7 +349,7 @@ def test_slider_follows_whether_the_policy_uses_dx(qtbot):
     qtbot.waitUntil(lambda: bool(win.controls.slider.isEnabled()), timeout=3000)
     assert win.assessment.find_best.isEnabled()
     qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.result.epsilon is not None),
-                    timeout=3000)
+                    timeout=10000)
     out = win.doc.result.sanitized.text
     assert "<PERSON_1>" in out and "<EMAIL_ADDRESS_1>" in out    # placeholders + noise
     _choose(qtbot, win, "redact")

@@ -263,7 +263,7 @@ class DxPrepared:
                 new = "".join([texts[j] for j in out_ids[s:e].tolist()])
                 reps.append((int(w.unit_start[u]), int(w.unit_end[u]), new, "TOKEN"))
         if fixed:
-            reps = _merge_fixed(reps, fixed)
+            reps = merge_fixed(reps, fixed)
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
         info = {
@@ -287,7 +287,7 @@ class DxPrepared:
         return SanitizedText(text=text, method="dx", changes=changes, info=info)
 
 
-def _merge_fixed(reps: list[tuple[int, int, str, str]],
+def merge_fixed(reps: list[tuple[int, int, str, str]],
                  fixed: Sequence[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
     """Both sorted lists in one, without the token changes that overlap a fixed one."""
     out: list[tuple[int, int, str, str]] = []
