@@ -79,9 +79,8 @@ def run(args: argparse.Namespace) -> int:
         detector = services.detector()
         spans = detector.detect(text)
         warnings.extend(detector.warnings)
-    result, vault = services.sanitize(policy, text, spans, params,
-                                      memory=None if args.seed is not None
-                                      else services.placeholder_memory(args.file, text))
+    memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
+    result, vault = services.sanitize(policy, text, spans, params, memory=memory)
 
     vault_path: Path | None = None
     if isinstance(vault, Vault):

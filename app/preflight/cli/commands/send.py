@@ -205,9 +205,8 @@ def run(args: argparse.Namespace) -> int:
     spans = detector.detect(text) if text.strip() else []
     for warning in detector.warnings:
         print(f"preflight: warning: {warning}", file=sys.stderr)
-    sanitized, vault = services.sanitize(policy, text, spans, params,
-                                         memory=None if args.seed is not None
-                                      else services.placeholder_memory(args.file, text))
+    memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
+    sanitized, vault = services.sanitize(policy, text, spans, params, memory=memory)
     plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
                                 sanitized=sanitized, vault=vault)
     overrides = set(args.allow) | set(args.remember_allow)

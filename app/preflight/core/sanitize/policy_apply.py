@@ -15,6 +15,7 @@ Every output says which policy produced it (``method`` is the policy's name,
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -50,7 +51,7 @@ class _Parts:
         decided = [(s, policy.action_for(s, text[s.start:s.end])) for s in ordered]
         self.protected = [s for s, a in decided if a is not Action.KEEP]
         self.kept = [s for s, a in decided if a is Action.KEEP]
-        self.actions = {a.value: sum(1 for _s, b in decided if b is a) for _s, a in decided}
+        self.actions = dict(Counter(a.value for _s, a in decided))
         self.reps: list[tuple[int, int, str, str]] = []
         entries = []
         for action in dict.fromkeys(a for _s, a in decided if a is not Action.KEEP):
