@@ -134,3 +134,39 @@ def test_window_detection_is_incremental_and_send_path_gets_the_process():
     door._detector = proc = RecordingDetectorProcess()
     door.detect("Jane Roe wrote.")
     assert proc.calls == [("incremental", "Jane Roe wrote.")]
+
+
+def test_an_opened_file_keeps_its_placeholders_across_sessions(tmp_path, monkeypatch):
+    """The window's placeholders of a file are the CLI's for that path: reopening it (a
+    new window) gives the same placeholder to the same name after an edit."""
+    from preflight.core.sanitize.policy import PRESETS
+    from preflight.core.types import Category, Span
+
+    monkeypatch.setenv("PREFLIGHT_HOME", str(tmp_path / "home"))
+    path = tmp_path / "letter.txt"
+    first = "Bob Stone met Ann Lee."
+    path.write_text(first)
+
+    def spans(text):
+        return [Span(text.index(n), text.index(n) + len(n), "PERSON",
+                     Category.DIRECT_IDENTIFIER, 0.9, "t", "") for n in ("Bob Stone", "Ann Lee")
+                if n in text]
+
+    door = WindowDoorway(services=Services(Settings()))
+    door.new_document(path, first)
+    out, _ = door.sanitize(PRESETS["everything"], first, spans(first), seed=1)
+    assert out.text == "<PERSON_1> met <PERSON_2>."
+    edited = "Ann Lee wrote. Bob Stone met Ann Lee."
+    again = WindowDoorway(services=Services(Settings()))
+    again.new_document(path, edited)
+    every = [Span(i, i + len(n), "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "t", "")
+             for n, i in (("Ann Lee", 0), ("Bob Stone", edited.index("Bob")),
+                          ("Ann Lee", edited.rindex("Ann Lee")))]
+    out, _ = again.sanitize(PRESETS["everything"], edited, every, seed=1)
+    assert out.text == "<PERSON_2> wrote. <PERSON_1> met <PERSON_2>."
+    pasted = WindowDoorway(services=Services(Settings()))
+    pasted.new_document(None, edited)
+    out, _ = pasted.sanitize(PRESETS["everything"], edited,
+                             [Span(0, 7, "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "t", "")],
+                             seed=1)
+    assert out.text.startswith("<PERSON_1> wrote.")

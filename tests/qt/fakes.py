@@ -234,6 +234,7 @@ class FakeBackend:
         self.rows: list[dict[str, Any]] = []
         self.saved = 0
         self.prepared: list[FakePrepared] = []
+        self.opened: list[Any] = []           # sources given to new_document
         self.stop_seen = threading.Event()
 
     # settings
@@ -284,6 +285,9 @@ class FakeBackend:
     def prepare(self, policy, text, spans, seed):
         mech = PolicyMechanism(policy, dx=FakeDx(self.prepared))
         return mech.prepare(text, list(spans), SanitizeParams(seed=seed))
+
+    def new_document(self, source, text):
+        self.opened.append(source)
 
     def sanitize(self, policy, text, spans, seed):
         mech = PolicyMechanism(policy, dx=FakeDx(self.prepared))

@@ -239,6 +239,7 @@ def test_open_files_txt_eml_docx(qtbot, window, tmp_path):
     txt.write_text("Jane Doe\r\nwrote.", encoding="utf-8")
     window.open_file(str(txt))
     qtbot.waitUntil(lambda: bool(window.doc.text == "Jane Doe\nwrote."), timeout=3000)
+    assert window.backend.opened == [txt]       # its placeholder memory is the file's
     eml = tmp_path / "m.eml"
     eml.write_bytes(b"From: Max Power <max@example.com>\r\nSubject: Plan\r\n"
                     b"Content-Type: text/plain; charset=utf-8\r\n"

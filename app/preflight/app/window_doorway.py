@@ -153,6 +153,12 @@ class WindowDoorway:
                               "Open Settings → Policy and set 0 < minimum < maximum.")
         return float(lo), float(hi)
 
+    def new_document(self, source: Path | None, text: str) -> None:
+        """A document was opened: a file keeps the placeholders of its earlier sends (the
+        same memory as the CLI's for that path); anything else starts afresh."""
+        self._memory = (self.services.placeholder_memory(str(source), text)
+                        if source is not None else PlaceholderMemory())
+
     def prepare(self, policy: Policy, text: str, spans: Sequence[Span], seed: int) -> Any:
         """A d_X policy prepared once for the slider (``at(ε)``, ``resample``, ``update``)."""
         return self.services.mechanism(policy, memory=self._memory).prepare(

@@ -475,8 +475,12 @@ class QtMainWindow(QMainWindow):
             self.original.set_document_text(text)
             self.status_text.setText(f"Opened {Path(path).name}.")
 
-        QtOp(self, lambda ctx: read_for_window(path), done,
-             lambda exc: show_error(self, *error_text(exc))).run()
+        def read(ctx) -> str:
+            text = read_for_window(path)
+            self.backend.new_document(Path(path), text)   # its placeholders stay stable
+            return text
+
+        QtOp(self, read, done, lambda exc: show_error(self, *error_text(exc))).run()
 
     # -- other windows -----------------------------------------------------------------------
     def open_settings(self, tab: str = "") -> QtSettingsDialog:
