@@ -353,8 +353,10 @@ def test_slider_follows_whether_the_policy_uses_dx(qtbot):
                     timeout=10000)
     out = win.doc.result.sanitized.text
     assert "<PERSON_1>" in out and "<EMAIL_ADDRESS_1>" in out    # placeholders + noise
+    assert win.controls.eps_label.text() != "ε —"
     _choose(qtbot, win, "redact")
     qtbot.waitUntil(lambda: bool(not win.controls.slider.isEnabled()), timeout=3000)
+    assert win.controls.eps_label.text() == "ε —"
 
 
 def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monkeypatch):

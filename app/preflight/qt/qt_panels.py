@@ -172,6 +172,9 @@ class QtControlsPanel(QGroupBox):
         self.slider.setToolTip(EPS_TIP if dx else NO_DX_TIP)
         self.resample.setEnabled(self._resample_ok)
         self.eps_label.setEnabled(dx)
+        # a policy without d_X has no ε: say so rather than show the last one
+        self.eps_label.setText(f"ε {self.epsilon_for(self.slider.value()):.3g}"
+                               if dx and self._range is not None else "ε —")
         self.range_label.setVisible(dx)
 
     def set_guarantee(self, text: str) -> None:
