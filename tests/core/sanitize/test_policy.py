@@ -241,3 +241,13 @@ def test_hybrid_d_x_part_never_glues_or_splits_words(text, seed, eps):
             assert boundary_pattern(c.original) == boundary_pattern(c.replacement)
     assert boundary_pattern(out.text.replace("<PERSON_1>", "x")) == \
         boundary_pattern(text.replace("Ann Lee", "x"))
+
+
+def test_a_policy_s_epsilon_is_its_starting_point():
+    policy = policy_from_mapping({"name": "mine", "dx": "rest", "epsilon": 2.0}, "test")
+    out = PolicyMechanism(policy, dx=dx_mech()).sanitize(DOC, spans_of(DOC),
+                                                         SanitizeParams(seed=4))
+    assert out.info["epsilon"] == 2.0
+    with pytest.raises(ConfigError, match="privacy level"):
+        PolicyMechanism(PRESETS["identifiers-dx"], dx=dx_mech()).sanitize(
+            DOC, spans_of(DOC), SanitizeParams(seed=4))

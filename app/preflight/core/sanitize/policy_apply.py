@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
+from preflight.core.sanitize.dx_prepared import merge_fixed
 from preflight.core.sanitize.operators import document_sha256, validate_spans
 from preflight.core.sanitize.policy import Action, DxScope, Policy, effective_type
 from preflight.core.sanitize.vault import Vault
@@ -147,12 +148,9 @@ def _compose(policy: Policy, text: str, parts: _Parts | None,
         out, changes = dx_out.text, dx_out.changes
     else:
         reps = list(parts.reps)
-        if dx_out is not None:
-            taken = [(r[0], r[1]) for r in parts.reps]
-            for c in dx_out.changes:         # a deleted span may have taken a space with it
-                if not any(c.source_start < e and s < c.source_end for s, e in taken):
-                    reps.append((c.source_start, c.source_end, c.replacement, c.type))
-            reps.sort(key=lambda r: (r[0], r[1]))
+        if dx_out is not None:           # the same merge as the slider's one-pass path
+            reps = merge_fixed([(c.source_start, c.source_end, c.replacement, c.type)
+                                for c in dx_out.changes], reps)
         out, changes = apply_replacements(text, reps)
     info: dict[str, Any] = dict(dx_out.info) if dx_out is not None else {}
     info.update(
