@@ -135,7 +135,9 @@ def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tm
     assert "<PERSON_1>" in hist.detail.toPlainText()
     out = tmp_path / "h.json"
     hist.sig_export.emit(str(out))
-    qtbot.waitUntil(lambda: bool(out.exists()), timeout=3000)
+    # written on a worker: wait for the whole file, not its creation
+    qtbot.waitUntil(lambda: bool(out.exists() and out.read_text().endswith("]")),
+                    timeout=3000)
     assert json.loads(out.read_text())[0]["provider"] == "loopback"
     hist.close()
 

@@ -17,9 +17,20 @@ import hashlib
 import random
 import string
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Callable
 
 from faker import Faker
+from faker.providers.date_time import Provider as _DateProvider, change_year
+
+#: The day dates are drawn around (the corpus was built on it): Faker counts from today,
+#: which made the committed corpus differ from the generator on any later day.
+ANCHOR = date(2026, 11, 22)
+
+
+def _from_anchor(offset: str) -> date:
+    """``offset`` ("-2y", "+1y") as Faker reads it, from :data:`ANCHOR`."""
+    return ANCHOR + timedelta(**_DateProvider._parse_date_string(offset))
 
 BUSINESS_KINDS = ("memo", "hr_note", "complaint", "minutes")
 MIN_WORDS, MAX_WORDS = 150, 400
@@ -68,11 +79,14 @@ class _Doc:
         return self.v("AMOUNT", f"{cur}{self.rng.randint(120, 98000):,}")
 
     def date(self) -> str:
-        d = self.fake.date_between(start_date="-2y", end_date="+1y")
+        d = self.fake.date_between(start_date=_from_anchor("-2y"), end_date=_from_anchor("+1y"))
         return self.v("DATE", d.strftime(self.rng.choice(["%d %B %Y", "%B %d, %Y", "%Y-%m-%d"])))
 
     def dob(self) -> str:
-        d = self.fake.date_of_birth(minimum_age=21, maximum_age=64)
+        # Faker's date_of_birth, counted from the anchor instead of today
+        start, end = change_year(ANCHOR, -65), change_year(ANCHOR, -21)
+        d = self.fake.date_time_ad(start_datetime=start, end_datetime=end).date()
+        d = d if d != start else d + timedelta(days=1)
         return self.v("DOB", d.strftime(self.rng.choice(["%d/%m/%Y", "%B %d, %Y", "%Y-%m-%d"])))
 
     def address(self) -> str:
