@@ -49,7 +49,7 @@ from preflight_eval.utility_data.corpus import (
     generation_order, load_business, split_of,
 )
 from preflight_eval.utility_data.settings import (
-    DocumentContext, Setting, SettingKind, document_settings, setting_kinds,
+    FULL_GRID_DOCS, DocumentContext, Setting, SettingKind, document_settings, setting_kinds,
 )
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -149,9 +149,9 @@ class Generator:
 
     def run(self, docs: list[Document]) -> None:
         log.info("%d documents, %d rows already in %s", len(docs), len(self.done), self.path)
-        for doc in docs[: self.args.max_docs or None]:
+        for position, doc in enumerate(docs[: self.args.max_docs or None]):
             ctx = DocumentContext(doc.doc_id, doc.text, self.detector.detect(doc.text),
-                                  self.args.seed)
+                                  self.args.seed, light=position >= FULL_GRID_DOCS)
             for setting in document_settings(ctx, self.kinds):
                 if (doc.doc_id, setting.key) in self.done:
                     continue
