@@ -42,7 +42,7 @@ def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
 class FeaturePass:
     def __init__(self, rows_path: Path, out_path: Path, assessor: Any, detector: Any,
                  kinds: dict[str, Any] | None = None, seed: int = SEED,
-                 time_limit_min: float = 60.0) -> None:
+                 time_limit_min: float = 60.0, max_docs: int = 0) -> None:
         self.rows_path = Path(rows_path)
         self.writer = ShardWriter(out_path)
         self.out_path = Path(out_path)
@@ -53,11 +53,12 @@ class FeaturePass:
         self.done = {(r["doc_id"], r["key"]) for r in read_rows(self.out_path)}
         self.deadline = time.monotonic() + time_limit_min * 60
         self.n_new = 0
+        self.max_docs = max_docs
 
     def run(self) -> None:
         rows = read_rows(self.rows_path)
         originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"}
-        for doc_id, orig in originals.items():
+        for doc_id, orig in list(originals.items())[: self.max_docs or None]:
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
                     and "error" not in r and (doc_id, r["key"]) not in self.done]
             if not todo:
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slm-role", default="slm", help="manifest role of the local SLM")
     ap.add_argument("--n-threads", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=60.0, help="minutes; rerun resumes")
+    ap.add_argument("--max-docs", type=int, default=0,
+                    help="only the first N documents of the generation order (0: all), e.g. "
+                         "to compare a slower SLM on part of the data")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         data / f"{args.cloud_role}.jsonl.gz",
         data / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz",
         UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor()),
-        services.detector(), time_limit_min=args.time_limit)
+        services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs)
     try:
         feature_pass.run()
     except KeyboardInterrupt:

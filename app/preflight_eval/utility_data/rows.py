@@ -1,0 +1,91 @@
+"""The committed utility data set as regressor rows, split by document.
+
+Reads ``data/utility/features-<cloud role>-<slm role>.jsonl.gz`` (written by
+:mod:`.features` from the stand-in's answers of :mod:`.generate`) and turns each row into
+the flat form the regressor reads: the feature names of
+:mod:`preflight.core.utility.features`, plus ``target`` (E), ``target_original`` (E of the
+unsanitized send of the same document), ``variant`` ("plain" / "corrected"), ``group``
+(document id), ``split`` (from ``split.json``: train / calibration / test), ``method`` and
+``kind`` (the setting kind: dx, identifiers, placeholder, ...).
+
+Rows are dropped, and counted, when they cannot describe what the stand-in read:
+an ``error`` (the sanitization failed and nothing was sent) or ``reproduced`` false (the
+d_X rows written before the word-boundary classes: today's mechanism no longer makes
+that payload, so the features would describe another text).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from preflight_eval.utility_data.corpus import DATA_DIR
+from preflight_eval.utility_data.shards import read_rows
+
+
+@dataclass
+class DataSet:
+    cloud: str
+    slm: str
+    path: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def split(self, name: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["split"] == name]
+
+    @property
+    def documents(self) -> int:
+        return len({r["group"] for r in self.rows})
+
+
+def feature_files(data_dir: Path = DATA_DIR) -> list[tuple[str, str, Path]]:
+    """(cloud role, slm role, path) of every committed features file."""
+    out = []
+    for path in sorted(Path(data_dir).glob("features-*.jsonl.gz")):
+        stem = path.name[len("features-"):-len(".jsonl.gz")]
+        cloud, _, slm = stem.partition("-")
+        out.append((cloud, slm, path))
+    return out
+
+
+def flat_row(r: dict[str, Any]) -> dict[str, Any]:
+    setting = r["setting"]
+    flat: dict[str, Any] = {k: (math.nan if v is None else float(v))
+                            for k, v in r["features"].items()}
+    flat.update(
+        target=float(r["target"]), target_original=float(r["target_original"]),
+        variant="corrected" if setting.get("corrected") else "plain",
+        group=r["doc_id"], split=r["split"], doc_kind=r.get("doc_kind", ""),
+        method=setting["method"], kind=setting["kind"], epsilon_setting=setting.get("epsilon"),
+        seed=setting.get("seed"),
+    )
+    return flat
+
+
+def load(path: Path) -> DataSet:
+    stem = path.name[len("features-"):-len(".jsonl.gz")]
+    cloud, _, slm = stem.partition("-")
+    data = DataSet(cloud, slm, path)
+    for r in read_rows(path):
+        if "error" in r or r.get("target") is None:
+            data.dropped["error"] = data.dropped.get("error", 0) + 1
+        elif not r.get("reproduced", True):
+            data.dropped["not reproduced"] = data.dropped.get("not reproduced", 0) + 1
+        else:
+            data.rows.append(flat_row(r))
+    return data
+
+
+def original_rows(data: DataSet) -> list[dict[str, Any]]:
+    """One row per document: the unsanitized send (E of the original), for the model of
+    "what would sending the document as it is give"."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in data.rows:
+        if r["group"] not in seen:
+            seen[r["group"]] = r
+    return [{"group": g, "split": r["split"], "doc_kind": r["doc_kind"],
+             "log_words": r.get("log_words", math.nan), "target": r["target_original"]}
+            for g, r in seen.items()]

@@ -1,0 +1,104 @@
+"""The held-out report reads the committed features files, splits by document, and scores
+models against the ε-only baseline and the setting-mean reference."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+from preflight.core.utility.features import ALL_FEATURES
+from preflight_eval import eval_utility
+from preflight_eval.utility_data.corpus import SEED, split_of
+from preflight_eval.utility_data.rows import feature_files, load, original_rows
+from preflight_eval.utility_data.shards import ShardWriter
+
+
+def _features(rng: random.Random, eps: float, quality: float) -> dict[str, float | None]:
+    feats: dict[str, float | None] = {n: None for n in ALL_FEATURES}
+    feats.update(epsilon=eps, log_epsilon=math.log(eps), method_dx=1.0,
+                 frac_tokens_changed=rng.random(), frac_chars_changed=rng.random(),
+                 length_ratio=1.0, sim_sanitized=quality, sim_slm_original=0.7,
+                 sim_slm_sanitized=quality * 0.9, slm_d_minus_c=quality * 0.9 - 0.7)
+    return feats
+
+
+def _write(path: Path, docs: int = 90, seed: int = 3) -> None:
+    """Documents whose E follows B (sim_sanitized), which ε alone cannot know: the
+    document's own 'fragility' moves B and E together."""
+    rng = random.Random(seed)
+    writer = ShardWriter(path)
+    for d in range(docs):
+        doc_id = f"memo:{d:04d}"
+        fragility = rng.random()
+        for i, eps in enumerate((20.0, 60.0, 150.0)):
+            quality = min(1.0, max(0.0, 1.0 - fragility * 60 / eps))
+            writer.append({
+                "doc_id": doc_id, "key": f"dx|dx|{eps}|1|0", "split": split_of(doc_id, SEED),
+                "doc_kind": "business", "setting": {"kind": "dx", "method": "dx",
+                                                    "epsilon": eps, "seed": 1,
+                                                    "corrected": False},
+                "features": _features(rng, eps, quality),
+                "target": 0.2 + 0.6 * quality + rng.gauss(0, 0.02),
+                "target_original": 0.85, "reproduced": i != 2 or d % 10 != 0,
+            })
+
+
+def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
+    path = tmp_path / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path)
+    assert feature_files(tmp_path) == [("cloud_x", "slm_y", path)]
+    data = load(path)
+    assert data.dropped == {"not reproduced": 9}
+    report = eval_utility.evaluate(data)
+    plain = report["variants"]["plain"]
+    test_docs = {r["group"] for r in data.rows if r["split"] == "test"}
+    assert plain["test_documents"] == len(test_docs) > 0
+    assert plain["train_documents"] == len({r["group"] for r in data.split("train")})
+    models = plain["models"]
+    # B carries what ε cannot: the full model beats the baseline and the setting mean.
+    assert models[eval_utility.FULL]["rmse"] < models[eval_utility.BASELINE]["rmse"]
+    assert models[eval_utility.FULL]["rmse"] < models[eval_utility.SETTING_MEAN]["rmse"]
+    assert plain["failed_reduction_points"] > 0
+    interval = plain["interval"]
+    assert abs(interval["coverage"] - interval["level"]) < 0.2
+    text = eval_utility.format_report(report)
+    assert "cloud_x" in text and "covers" in text
+
+
+def test_original_rows_one_per_document(tmp_path: Path) -> None:
+    path = tmp_path / "features-a-b.jsonl.gz"
+    _write(path, docs=12)
+    rows = original_rows(load(path))
+    assert len(rows) == 12 and all(r["target"] == 0.85 for r in rows)
+
+
+def test_no_features_file_is_a_clear_message(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    assert eval_utility.main(["--data", str(tmp_path)]) == 2
+    assert "preflight_eval.utility_data.features" in capsys.readouterr().err
+
+
+def test_later_documents_draw_fewer_settings_and_the_first_are_unchanged(monkeypatch) -> None:  # noqa: ANN001
+    """From the 25th document on, about six settings instead of ten; the first 24
+    documents keep exactly the draw their committed rows were made from."""
+    from preflight_eval.utility_data import settings as S
+
+    class Space:
+        epsilon_range = (15.0, 250.0)
+
+    kinds = {"dx": S.DxKind(Space())}
+    for name, p in S.OPERATOR_P.items():
+        kinds[name] = S.OperatorKind(name, p)
+    kinds["identifiers"] = S.PolicyKind("identifiers", S.POLICY_P["identifiers"])
+    monkeypatch.setattr(S, "_KINDS", {"dx": kinds["dx"]})   # identifiers-dx reads dx's range
+    kinds["identifiers-dx"] = S.PolicyKind("identifiers-dx", S.POLICY_P["identifiers-dx"], (2,))
+
+    def draw(i: int, light: bool) -> list:
+        return S.document_settings(S.DocumentContext(f"d{i}", "x", (), 7, light), kinds)
+
+    full = [len(draw(i, False)) for i in range(400)]
+    light = [len(draw(i, True)) for i in range(400)]
+    assert 9.0 < sum(full) / 400 < 10.5 and 5.5 < sum(light) / 400 < 6.7
+    assert all(d[0] == S.ORIGINAL for d in (draw(i, True) for i in range(50)))
+    # The full draw is deterministic per document: the rows already made stay valid.
+    assert [s.key for s in draw(3, False)] == [s.key for s in draw(3, False)]
