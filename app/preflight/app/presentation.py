@@ -1,6 +1,6 @@
 """Qt-free presentation helpers: span bookkeeping, privacy indicators, offset conversion
 between Python strings (code points) and Qt documents (UTF-16 units), cost text, the
-utility curve's ε grid and the (message, hint) of a failure.
+utility curve's ε grid, the quasi-identifier warning and the (message, hint) of a failure.
 
 Kept free of Qt so they are unit-tested without a display (and usable by any face).
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from preflight.core.errors import PreflightError
+from preflight.core.privacy.quasi import QuasiIdentifier, together
 from preflight.core.types import SanitizedText, Span
 
 
@@ -202,3 +203,15 @@ def error_text(exc: BaseException) -> tuple[str, str]:
         return exc.message, exc.hint
     return (f"Something went wrong ({type(exc).__name__}).",
             "This is a bug in Preflight; your text is still here. Try again.")
+
+
+# --- quasi-identifiers --------------------------------------------------------------------
+def quasi_warning(items: Sequence[QuasiIdentifier], show: int = 5) -> str | None:
+    """The plain warning when several kinds of quasi-identifier remain in the payload
+    (None when they do not: see :func:`preflight.core.privacy.quasi.together`)."""
+    if not together(items):
+        return None
+    shown = ", ".join(q.value for q in items[:show])
+    more = f" and {len(items) - show} more" if len(items) > show else ""
+    return (f"{len(items)} quasi-identifiers remain: {shown}{more} — together they may "
+            "point to one person.")

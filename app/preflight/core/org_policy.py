@@ -4,7 +4,9 @@ settings and policies cannot loosen.
 The file (TOML, see docs/POLICIES.md "Company policy file") lives at
 :func:`preflight.core.paths.org_policy_path` — ``PREFLIGHT_ORG_POLICY`` points elsewhere.
 It sets minimum actions per entity type or category, the providers documents may go to,
-bounds on ε, the minimum utility, and whether per-item overrides and resends are allowed.
+bounds on ε, a cap on the ε one document may spend over all its sends
+(``max_document_epsilon``, see :mod:`preflight.core.privacy.ledger`), the minimum utility,
+and whether per-item overrides and resends are allowed.
 
 No file: :meth:`OrgPolicy.none` (no rules). A file that cannot be read or is invalid does
 not stop Preflight: it gives a *broken* policy, under which everything local works and
@@ -185,6 +187,11 @@ class OrgPolicy:
                           "Ask your IT administrator to set both epsilon.min and epsilon.max.")
 
     @property
+    def max_document_epsilon(self) -> float | None:
+        """The most ε all sends of one document may spend together (None: no cap)."""
+        return self.rules.max_document_epsilon if self.rules is not None else None
+
+    @property
     def min_utility(self) -> float | None:
         return self.rules.min_utility if self.rules is not None else None
 
@@ -248,6 +255,8 @@ class OrgPolicy:
             sets["allowed_providers"] = list(r.allowed_providers)
         if r.epsilon_min is not None or r.epsilon_max is not None:
             sets["epsilon"] = {"min": r.epsilon_min, "max": r.epsilon_max}
+        if r.max_document_epsilon is not None:
+            sets["max_document_epsilon"] = r.max_document_epsilon
         if r.min_utility is not None:
             sets["min_utility"] = r.min_utility
         sets["allow_overrides"] = r.allow_overrides

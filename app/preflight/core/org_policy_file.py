@@ -22,7 +22,8 @@ from preflight.core.types import Category
 ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
-             "allow_overrides", "allow_resend", "epsilon", "minimum")
+             "allow_overrides", "allow_resend", "epsilon", "minimum",
+             "max_document_epsilon")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -42,6 +43,7 @@ class OrgRules:
     allow_overrides: bool
     allow_resend: bool
     default_policy: str | None
+    max_document_epsilon: float | None = None   # cap on a document's summed ε (ledger)
 
 
 class _Bad(ValueError):
@@ -113,7 +115,12 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
                              or not re.fullmatch(r"[\w.-]{1,64}", name)):
         raise _Bad(("default_policy",), "'default_policy' must be a policy name (1-64 "
                    "letters, digits, '.', '-' or '_')")
+    cap = data.get("max_document_epsilon")
+    if cap is not None and (not _number(cap) or not 0 < cap < float("inf")):
+        raise _Bad(("max_document_epsilon",), "'max_document_epsilon' must be a positive "
+                   f"number (found {cap!r})")
     return OrgRules(
+        max_document_epsilon=None if cap is None else float(cap),
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),

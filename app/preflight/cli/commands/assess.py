@@ -9,6 +9,7 @@ from typing import Any
 
 from preflight.app.documents import read_document
 from preflight.app.services import Services, build_services
+from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError
 
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="let the SLM repair the grammar of d_X output first")
     p.add_argument("--fast", action="store_true", help="instant prediction only (no SLM)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_privacy_slm_argument(p)
     p.set_defaults(handler=run)
 
 
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     out = result.to_json()
     out.update(method=sanitized.method, policy=policy.describe(),
                epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
+    out["privacy"] = assess_privacy(services, args, text, sanitized, spans)
     if args.json:
         print_json(out)
         return 0

@@ -1,4 +1,8 @@
-"""`preflight history`: the audit log of sends and local answers; export to CSV/JSON."""
+"""`preflight history`: the audit log of sends and local answers; export to CSV/JSON.
+
+``doc ε`` is the ε the record's document had spent once that send was made: its own ε plus
+every earlier send of the same or a near-duplicate document (sequential composition, see
+docs/PRIVACY.md)."""
 
 from __future__ import annotations
 
@@ -32,21 +36,24 @@ def run(args: argparse.Namespace) -> int:
             print(f"Exported {n} record(s) to {args.export}.")
             return 0
         rows = log.records()
+        rows = rows[-args.limit:] if args.limit > 0 else rows
+        spent = log.document_epsilon(r["id"] for r in rows)
     finally:
         log.close()
-    rows = rows[-args.limit:] if args.limit > 0 else rows
     if args.json:
-        print_json({"records": [_exportable(r) for r in rows]})
+        print_json({"records": [{**_exportable(r), "document_epsilon": spent.get(r["id"])}
+                                for r in rows]})
         return 0
     if not rows:
         print("The audit log is empty: nothing was sent yet.")
         return 0
     print(f"{'id':>4}  {'time (UTC)':19}  {'status':11}  {'provider':12}  {'method':11}  "
-          f"{'ε':>6}  {'tokens':>11}  {'cost':>8}  {'pred':>4}  {'real':>4}")
+          f"{'ε':>6}  {'doc ε':>6}  {'tokens':>11}  {'cost':>8}  {'pred':>4}  {'real':>4}")
     for r in rows:
         tokens = f"{_fmt(r['input_tokens'])}+{_fmt(r['output_tokens'])}"
         print(f"{r['id']:>4}  {r['created_at'][:19]:19}  {r['status']:11}  "
               f"{(r['provider'] or '-')[:12]:12}  {(r['method'] or '-')[:11]:11}  "
-              f"{_fmt(r['epsilon'], '.3g'):>6}  {tokens:>11}  {_fmt(r['cost'], '.4f'):>8}  "
+              f"{_fmt(r['epsilon'], '.3g'):>6}  {_fmt(spent.get(r['id']), '.3g'):>6}  "
+              f"{tokens:>11}  {_fmt(r['cost'], '.4f'):>8}  "
               f"{_fmt(r['predicted_utility'], '.2f'):>4}  {_fmt(r['realized_utility'], '.2f'):>4}")
     return 0

@@ -136,6 +136,9 @@ def _print_plan(plan: Any, out: Any) -> None:
         w(f"  [{mark}] {f.type} '{f.value}' in the {f.part} (id {f.id}): {f.reason}\n")
     if any(f.rememberable for f in plan.findings):
         w("  (a false positive: --remember-allow ID sends it and stops flagging it)\n")
+    if plan.ledger is not None and (plan.ledger.total or plan.ledger.prior_sends
+                                    or plan.ledger.limit is not None):
+        w(f"{plan.ledger.describe()}\n")
     for p in plan.prior_sends:
         w(f"  [RESEND] this document was sent on {p.created_at} to {p.provider} "
           f"({p.method}{f', ε {p.epsilon:g}' if p.epsilon is not None else ''}; "
@@ -225,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             _print_plan(plan, plan_out)
             plan_out.flush()
+            session.check_epsilon_ledger(plan)   # over the company's ε cap: ask nothing
             if not terminal.available:
                 if args.json:
                     print_json({"plan": plan.to_json(), "policy": policy.describe(),
@@ -263,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
         confirmed = True
         for notice in plan.notices:
             print(f"preflight: warning: {notice}", file=sys.stderr)
+        if plan.ledger is not None and plan.ledger.total:
+            print(f"preflight: {plan.ledger.describe()}", file=sys.stderr)
 
     confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok, accept_degraded)
     session.check(plan, confirmation)  # refuse before printing anything as "answer"

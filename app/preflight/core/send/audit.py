@@ -16,7 +16,11 @@ per-item overrides, status. The original text only when the user opted in
 seed: with the seed, the noise of a d_X send could be replayed and subtracted.
 
 The per-document ledger ("same document": exact, normalized or near-duplicate
-matches) is built on :mod:`preflight.core.send.fingerprint`.
+matches) is built on :mod:`preflight.core.send.fingerprint`. Each send also records the ε
+it spends on its document (``privacy_epsilon``: its d_X ε, 0 without d_X), which the ε
+ledger (:mod:`preflight.core.privacy.ledger`) adds up over the document's sends. Records
+from before schema 3 have no such value: the ledger counts their ``epsilon`` instead (an
+over-count at worst, never an under-count).
 
 """
 
@@ -38,7 +42,7 @@ from preflight.core.send.fingerprint import (  # noqa: F401 - re-exported
     NEAR_DUPLICATE_THRESHOLD, Fingerprint, minhash, normalize,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Statuses that mean "the text may have left the machine" (the ledger counts these).
 SENT_STATUSES = ("sending", "streaming", "done", "truncated", "rejected", "redirected",
@@ -52,10 +56,10 @@ _COLUMNS = (
     "original_text", "payload", "input_tokens", "output_tokens", "token_method",
     "cost_estimate", "cost", "predicted_utility", "realized_utility", "answer_raw",
     "answer_restored", "overrides", "attempts", "delivered", "error", "flow_pending",
-    "requests", "pid",
+    "requests", "pid", "privacy_epsilon",
 )
 # Columns added after schema 1 (added to an older file when it is opened).
-_ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER"}
+_ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER", "privacy_epsilon": "REAL"}
 
 
 # --- records -------------------------------------------------------------------------------
@@ -72,13 +76,39 @@ class PriorSend:
     epsilon: float | None
     match: str            # "exact" | "normalized" | "near"
     similarity: float     # 1.0 for exact/normalized
+    spent: float = 0.0    # the ε this send counts in the document's ε ledger
+
 
     def to_json(self) -> dict[str, Any]:
         return {
             "record_id": self.record_id, "created_at": self.created_at,
             "provider": self.provider, "method": self.method, "epsilon": self.epsilon,
             "match": self.match, "similarity": round(self.similarity, 3),
+            "epsilon_spent": self.spent,
         }
+
+
+def ledger_epsilon(privacy_epsilon: float | None, epsilon: float | None) -> float:
+    """The ε a record counts in its document's ledger: the recorded d_X ε, or (a record
+    from before schema 3) its ``epsilon`` — possibly an over-count, never an under-count."""
+    if privacy_epsilon is not None:
+        return float(privacy_epsilon)
+    return float(epsilon) if epsilon is not None else 0.0
+
+
+def match_kind(fingerprint: Fingerprint, sha: str, norm: str, minhash_json: str | None
+               ) -> tuple[str, float] | None:
+    """How a stored document matches ``fingerprint`` ((match, similarity), None: it is
+    another document)."""
+    if sha == fingerprint.sha256:
+        return "exact", 1.0
+    if norm == fingerprint.norm_sha256:
+        return "normalized", 1.0
+    if minhash_json and fingerprint.minhash:
+        sim = fingerprint.similarity(json.loads(minhash_json))
+        if sim >= NEAR_DUPLICATE_THRESHOLD:
+            return "near", sim
+    return None
 
 
 def _now() -> str:
@@ -137,7 +167,7 @@ class AuditLog:
                 answer_raw TEXT, answer_restored TEXT,
                 overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
                 error TEXT, flow_pending INTEGER DEFAULT 0,
-                requests TEXT, pid INTEGER
+                requests TEXT, pid INTEGER, privacy_epsilon REAL
             );
             CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
             CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
@@ -193,6 +223,7 @@ class AuditLog:
         url: str | None = None,
         method: str | None = None,
         epsilon: float | None = None,
+        privacy_epsilon: float | None = None,
         task: str | None = None,
         payload: bytes | None = None,
         original_text: str | None = None,
@@ -205,6 +236,7 @@ class AuditLog:
         """Insert a record and commit it (durably) before anything is sent.
 
         There is deliberately no ``seed`` parameter: the seed never reaches the log.
+        ``privacy_epsilon`` is the ε the send spends on its document (the ε ledger).
         """
         now = _now()
         with self._lock:
@@ -212,18 +244,20 @@ class AuditLog:
                 """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
                    method, epsilon, task, doc_sha256, doc_norm_sha256, doc_minhash,
                    original_text, payload, input_tokens, token_method, cost_estimate,
-                   predicted_utility, overrides, pid)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   predicted_utility, overrides, pid, privacy_epsilon)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (now, now, status, kind, provider, model, url, method, epsilon, task,
                  fingerprint.sha256, fingerprint.norm_sha256,
                  json.dumps(list(fingerprint.minhash)) if fingerprint.minhash else None,
                  original_text, payload, input_tokens, token_method, cost_estimate,
-                 predicted_utility, json.dumps(sorted(overrides)), os.getpid()),
+                 predicted_utility, json.dumps(sorted(overrides)), os.getpid(),
+                 privacy_epsilon),
             )
             return int(cur.lastrowid)
 
     _UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at", "doc_sha256", "doc_norm_sha256",
-                                        "doc_minhash", "payload", "kind", "pid"}
+                                        "doc_minhash", "payload", "kind", "pid",
+                                        "privacy_epsilon"}
 
     def update(self, record_id: int, **fields: Any) -> None:
         """Update some fields of a record (each call is one durable commit)."""
@@ -255,27 +289,43 @@ class AuditLog:
     def prior_sends(self, fingerprint: Fingerprint, exclude_id: int | None = None
                     ) -> list[PriorSend]:
         """Earlier sends of the same document (see the module doc for 'same')."""
+        out = []
+        for rid, created, provider, method, eps, sha, norm, mh, spent in self._sent_rows():
+            if rid == exclude_id:
+                continue
+            found = match_kind(fingerprint, sha, norm, mh)
+            if found is not None:
+                out.append(PriorSend(rid, created, provider, method, eps, *found,
+                                     spent=ledger_epsilon(spent, eps)))
+        return out
+
+    def _sent_rows(self) -> list[tuple]:
+        """The send records the ledger counts (the text may have left the machine)."""
         marks = ",".join("?" * len(SENT_STATUSES))
         with self._lock:
-            rows = self._db.execute(
+            return self._db.execute(
                 f"""SELECT id, created_at, provider, method, epsilon, doc_sha256,
-                    doc_norm_sha256, doc_minhash FROM sends
+                    doc_norm_sha256, doc_minhash, privacy_epsilon FROM sends
                     WHERE kind = 'send' AND status IN ({marks})
                     AND (delivered IS NULL OR delivered = 1) ORDER BY id""",
                 SENT_STATUSES,
             ).fetchall()
-        out = []
-        for rid, created, provider, method, eps, sha, norm, mh in rows:
-            if rid == exclude_id:
+
+    def document_epsilon(self, record_ids: Iterable[int]) -> dict[int, float]:
+        """For each send record of ``record_ids``: the ε its document had spent once it was
+        sent (its own ε plus every earlier matching send's; sequential composition)."""
+        rows = self._sent_rows()
+        wanted = set(record_ids)
+        out: dict[int, float] = {}
+        for i, (rid, _c, _p, _m, eps, sha, norm, mh, spent) in enumerate(rows):
+            if rid not in wanted:
                 continue
-            if sha == fingerprint.sha256:
-                out.append(PriorSend(rid, created, provider, method, eps, "exact", 1.0))
-            elif norm == fingerprint.norm_sha256:
-                out.append(PriorSend(rid, created, provider, method, eps, "normalized", 1.0))
-            elif mh and fingerprint.minhash:
-                sim = fingerprint.similarity(json.loads(mh))
-                if sim >= NEAR_DUPLICATE_THRESHOLD:
-                    out.append(PriorSend(rid, created, provider, method, eps, "near", sim))
+            fp = Fingerprint(sha, norm, tuple(json.loads(mh)) if mh else ())
+            total = ledger_epsilon(spent, eps)
+            for prior in rows[:i]:
+                if match_kind(fp, prior[5], prior[6], prior[7]) is not None:
+                    total += ledger_epsilon(prior[8], prior[4])
+            out[rid] = total
         return out
 
     # -- export --

@@ -90,6 +90,7 @@ def send_plan(
         kind="send", status="sending", fingerprint=plan.fingerprint,
         provider=plan.provider.name, model=plan.provider.model, url=plan.request.url,
         method=plan.method, epsilon=plan.epsilon, task=plan.task.kind,
+        privacy_epsilon=plan.ledger.this_send if plan.ledger is not None else None,
         payload=plan.payload,
         original_text=plan.original if store_original else None,
         input_tokens=plan.cost.input_tokens, token_method=plan.cost.token_method,

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import PreflightError
 from preflight.core.ports import Detector
+from preflight.core.privacy.ledger import EpsilonLedger
 from preflight.core.send.audit import Fingerprint, PriorSend
 from preflight.core.send.cost import CostEstimate
 from preflight.core.send.providers import PreparedRequest
@@ -99,6 +100,7 @@ class SendPlan:
     features: dict[str, float] | None = field(default=None, repr=False)
     vault: Any = field(default=None, repr=False)
     notices: tuple[str, ...] = ()      # sentences the user must read (e.g. cleartext HTTP)
+    ledger: EpsilonLedger | None = None  # the document's ε before and after this send
 
     @property
     def payload(self) -> bytes:
@@ -132,6 +134,7 @@ class SendPlan:
             "predicted_utility": self.predicted_utility,
             "document_sha256": self.fingerprint.sha256,
             "notices": list(self.notices),
+            "epsilon_ledger": self.ledger.to_json() if self.ledger is not None else None,
         }
 
 

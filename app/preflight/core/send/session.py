@@ -24,6 +24,7 @@ from preflight.core.config import ProviderSettings, Settings, load_settings
 from preflight.core.errors import ConfigError, ProviderError
 from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.ports import Detector, Embedder, LanguageModel, Tokenizer
+from preflight.core.privacy.ledger import EpsilonLedger, ledger_for, send_epsilon
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.send import logfilter, transport
 from preflight.core.send.audit import AuditLog, Fingerprint, PriorSend
@@ -218,7 +219,9 @@ class SendSession:
         if features is None:
             features = fast_features(text, sanitized, spans or ())
         warning = transport.cleartext_warning(settings)
+        ledger = ledger_for(priors, send_epsilon(sanitized), self.org_policy.max_document_epsilon)
         return SendPlan(
+            ledger=ledger,
             provider=settings, task=task, request=request, original=text,
             sanitized=sanitized, method=sanitized.method or method, epsilon=epsilon,
             seed=params.seed, fingerprint=fingerprint, cost=cost, findings=findings,
@@ -231,9 +234,10 @@ class SendSession:
     def check(self, plan: SendPlan, confirmation: Confirmation) -> tuple[PriorSend, ...]:
         """Raise :class:`SendBlocked` unless ``confirmation`` allows ``plan``."""
         _check_org(self.org_policy, plan, confirmation)
-        check_confirmation(plan, confirmation)
         # Re-check the ledger now: another send may have happened since the plan was made.
         priors = tuple(self.audit.prior_sends(plan.fingerprint))
+        self.check_epsilon_ledger(plan, priors)
+        check_confirmation(plan, confirmation)
         if priors and not self.org_policy.allow_resend:
             raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
                               "your organization's policy does not allow sending it again.",
@@ -246,6 +250,22 @@ class SendSession:
                 "the noise. Confirm the resend explicitly (CLI: --allow-resend).",
             )
         return priors
+
+    def epsilon_ledger(self, plan: SendPlan,
+                       priors: Sequence[PriorSend] | None = None) -> EpsilonLedger:
+        """The document's ε ledger as of now (``priors``: the ledger's rows, if read)."""
+        if priors is None:
+            priors = self.audit.prior_sends(plan.fingerprint)
+        return ledger_for(priors, send_epsilon(plan.sanitized),
+                          self.org_policy.max_document_epsilon)
+
+    def check_epsilon_ledger(self, plan: SendPlan,
+                             priors: Sequence[PriorSend] | None = None) -> None:
+        """Raise :class:`SendBlocked` when ``plan`` would take its document above the
+        company's ``max_document_epsilon`` (sequential composition of its sends)."""
+        reason = self.epsilon_ledger(plan, priors).block_reason()
+        if reason is not None:
+            raise SendBlocked(*reason)
 
     def execute(
         self,
