@@ -147,8 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     report = evaluate(raw)
     print(format_report(report))
     rows = training_rows(raw)
-    for r in rows:
+    for r, src in zip(rows, raw):
         r["group"] = _hash_group(r["group"])
+        # fit_bundle keeps the data set's document split (fit / calibration / test for the
+        # conformal band) and fits the unsanitized model on E of the unaltered text.
+        for key in ("split", "target_original"):
+            if key in src:
+                r[key] = src[key]
     metrics = {
         variant: {name: res["all"] for name, res in entry["models"].items()}
         for variant, entry in report["variants"].items()

@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from preflight.core.errors import PreflightError
 from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.recommend import log_grid  # noqa: F401 - the curve's grid, shared
 
 
 # --- offsets ------------------------------------------------------------------------------
@@ -188,14 +189,6 @@ def format_cost(cost: float | None, currency: str = "$") -> str:
 
 
 # --- curve and errors --------------------------------------------------------------------
-def log_grid(lo: float, hi: float, n: int) -> list[float]:
-    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
-    if n < 2:
-        return [lo]
-    a, b = math.log(lo), math.log(hi)
-    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
-
-
 def error_text(exc: BaseException) -> tuple[str, str]:
     """(message, hint) for any exception a background op reported."""
     if isinstance(exc, PreflightError):
