@@ -61,8 +61,8 @@ KEEP_FRACTION = 0.8              # default minimum = this share of the typical u
 MIN_ROWS = 20
 
 
-def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | None = None
-                   ) -> Any:
+def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | None = None,
+                   min_leaf: int | None = None) -> Any:
     """The paper's best regressor, kept shallow: a few hundred noisy rows from a few dozen
     documents do not support deep trees (deeper settings raised held-out RMSE for the
     ε-only baseline and the full model alike)."""
@@ -72,7 +72,7 @@ def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | No
         learning_rate=0.05,
         max_iter=150,
         max_depth=3,
-        min_samples_leaf=max(3, min(15, n_rows // 12)),
+        min_samples_leaf=min_leaf or max(3, min(15, n_rows // 12)),
         l2_regularization=1.0,
         random_state=seed,
         monotonic_cst=None if monotonic_cst is None else list(monotonic_cst),
@@ -93,14 +93,14 @@ def matrix(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> np.ndarra
 
 
 def fit_model(rows: Sequence[Mapping[str, Any]], names: Sequence[str], seed: int = 0,
-              target: str = "target") -> Any:
+              target: str = "target", min_leaf: int | None = None) -> Any:
     """Fit one monotone regressor on ``rows`` (feature dicts with a ``target`` key)."""
     X = matrix(rows, names)
     y = np.asarray([float(r[target]) for r in rows], dtype=float)
     # A column with no value at all (e.g. ε when only operators are present) breaks the
     # histogram binning; a constant column is simply never split on.
     X[:, np.isnan(X).all(axis=0)] = 0.0
-    model = make_regressor(len(rows), seed, [MONOTONE.get(n, 0) for n in names])
+    model = make_regressor(len(rows), seed, [MONOTONE.get(n, 0) for n in names], min_leaf)
     with one_thread():
         model.fit(X, y)
     return model
@@ -213,20 +213,25 @@ def _finite(value: Any) -> bool:
 # ---------------------------------------------------------------- one model, calibrated
 def fit_calibrated(fit: Sequence[Mapping[str, Any]], cal: Sequence[Mapping[str, Any]],
                    test: Sequence[Mapping[str, Any]], names: Sequence[str], *, seed: int,
-                   level: float) -> dict[str, Any]:
+                   level: float, per_document: bool = False) -> dict[str, Any]:
     """A model entry: the estimator (fit + test rows), its medians (for explanations),
-    and when calibration rows exist the conformal radius and the measured coverage."""
+    and when calibration rows exist the conformal radius and the measured coverage.
+    ``per_document``: one row per document (a few dozen rows), so every leaf must hold a
+    quarter of them — smaller leaves memorized single documents."""
+    def leaf(rows: Sequence[Mapping[str, Any]]) -> int | None:
+        return max(5, len(rows) // 4) if per_document else None
+
     names = list(names)
     entry: dict[str, Any] = {"features": names,
                              "monotonic": {n: MONOTONE[n] for n in names if n in MONOTONE}}
     if cal and test:
-        trial = fit_model(fit, names, seed)
+        trial = fit_model(fit, names, seed, min_leaf=leaf(fit))
         q_trial = conformal_quantile(_residuals(trial, cal, names), level)
         inside = np.abs(_residuals(trial, test, names)) <= q_trial
         entry["coverage"] = {"level": level, "radius": round(q_trial, 4),
                              "test_rows": len(test), "covered": round(float(inside.mean()), 4)}
     final_rows = list(fit) + list(test)
-    estimator = fit_model(final_rows, names, seed)
+    estimator = fit_model(final_rows, names, seed, min_leaf=leaf(final_rows))
     entry["estimator"] = estimator
     X = matrix(final_rows, names)
     entry["medians"] = {n: (float(np.nanmedian(X[:, i])) if np.isfinite(X[:, i]).any()
@@ -273,7 +278,7 @@ def fit_models(
         doc_fit, doc_cal, doc_test = group_split(docs)
         for name, feats in UNSANITIZED_MODELS.items():
             models[name] = fit_calibrated(doc_fit, doc_cal, doc_test, feats, seed=seed,
-                                          level=level)
+                                          level=level, per_document=True)
     return models, {"conformal": coverage, "unsanitized_documents": len(docs)}
 
 
