@@ -37,7 +37,8 @@ from preflight.core.utility.features import (
     METHODS,
     PAPER_FEATURES,
 )
-from preflight.core.utility.predictor import _one_thread, cost_metrics, fit_model
+from preflight.core.utility.fitting import conformal_quantile, fit_model, predict_rows
+from preflight.core.utility.predictor import cost_metrics
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import DataSet, feature_files, load
 
@@ -57,9 +58,8 @@ MIN_ROWS = 20
 
 
 def predict(model: Any, rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
-    X = np.asarray([[r.get(n, math.nan) for n in names] for r in rows], dtype=float)
-    with _one_thread():
-        return np.clip(model.predict(X), -1.0, 1.0)
+    """The product's own prediction path (missing policy columns derived as it does)."""
+    return predict_rows(model, rows, names)
 
 
 def _eps_bin(r: dict[str, Any]) -> str:
@@ -85,9 +85,8 @@ def conformal_coverage(model: Any, names: Sequence[str], calib: Sequence[dict[st
     documents is the band's half-width; coverage is measured on the test documents."""
     if len(calib) < 10 or not test:
         return None
-    resid = np.sort(np.abs(predict(model, calib, names) - [r["target"] for r in calib]))
-    k = min(len(resid) - 1, math.ceil((len(resid) + 1) * level) - 1)
-    half = float(resid[k])
+    resid = np.abs(predict(model, calib, names) - [r["target"] for r in calib])
+    half = float(conformal_quantile(resid, level))
     err = np.abs(predict(model, test, names) - [r["target"] for r in test])
     return {"level": level, "half_width": round(half, 4),
             "coverage": round(float(np.mean(err <= half)), 4), "n_calibration": len(calib)}

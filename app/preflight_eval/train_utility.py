@@ -145,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     metrics: dict[str, Any] = {variant: dict(entry["models"])
                                for variant, entry in report["variants"].items()}
     metrics["acceptance"] = report["acceptance"]
-    bundle = fit_bundle(train, metrics=metrics,
+    # Fitted on the train documents; the calibration documents give the interval's width
+    # and the test documents its measured coverage (stored in the bundle's metrics).
+    calibration = [dict(r, group=_hash_group(r["group"])) for r in data.split("calibration")]
+    test = [dict(r, group=_hash_group(r["group"])) for r in data.split("test")]
+    bundle = fit_bundle(train, metrics=metrics, calibration=calibration, test=test,
                         source=f"{len(train)} training rows from {path.name}")
     out = Path(args.out)
     save_bundle(bundle, out / BUNDLE_NAME)

@@ -96,8 +96,11 @@ def test_real_doorway_prediction_carries_the_shipped_band() -> None:
     pred = door.predict_fast(text, SanitizedText(text, "redact"), [])
     metrics = assessor.predictor.metrics
     assert pred.rmse == held_out_rmse(metrics, "fast") is not None
-    assert pred.low == pytest.approx(max(-1.0, pred.value - pred.rmse))
-    assert pred.high == pytest.approx(min(1.0, pred.value + pred.rmse))
+    # the band is the bundle's split-conformal interval of the model that answered
+    band = assessor.predictor.bundle["models"]["fast"]["interval"]
+    assert pred.level == band["level"] == pytest.approx(0.8)
+    assert pred.low == pytest.approx(max(-1.0, pred.value - band["radius"]))
+    assert pred.high == pytest.approx(min(1.0, pred.value + band["radius"]))
 
 
 def test_prediction_band_is_clipped() -> None:

@@ -42,8 +42,9 @@ Progress = Callable[[float, str], None]
 class Prediction:
     """An assessment of the cloud answer's utility and the error bar around it.
 
-    ``rmse`` is the held-out RMSE of the regressor that made the prediction (from the
-    shipped or refitted bundle's metrics); the band is ``value ± rmse`` clipped to −1…1.
+    The band is the assessment's split-conformal interval when the regressor has one
+    (``level`` its nominal coverage); else, for an older bundle, ``value ± rmse`` with
+    ``rmse`` the held-out RMSE of the regressor that made the prediction, clipped to −1…1.
     """
 
     assessment: Assessment
@@ -62,11 +63,24 @@ class Prediction:
         return dict(as_mapping(self.assessment.features))
 
     @property
+    def _band(self) -> Any:
+        est = getattr(self.assessment, "explained", None)
+        return est if est is not None and est.low is not None else None
+
+    @property
+    def level(self) -> float | None:
+        return self._band.level if self._band is not None else None
+
+    @property
     def low(self) -> float | None:
+        if self._band is not None:
+            return self._band.low
         return None if self.rmse is None else max(-1.0, self.value - self.rmse)
 
     @property
     def high(self) -> float | None:
+        if self._band is not None:
+            return self._band.high
         return None if self.rmse is None else min(1.0, self.value + self.rmse)
 
 

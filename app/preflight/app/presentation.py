@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 from preflight.core.errors import PreflightError
 from preflight.core.privacy.quasi import QuasiIdentifier, together
 from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.recommend import log_grid  # noqa: F401 - the curve's grid, shared
 
 
 # --- offsets ------------------------------------------------------------------------------
@@ -189,14 +190,6 @@ def format_cost(cost: float | None, currency: str = "$") -> str:
 
 
 # --- curve and errors --------------------------------------------------------------------
-def log_grid(lo: float, hi: float, n: int) -> list[float]:
-    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
-    if n < 2:
-        return [lo]
-    a, b = math.log(lo), math.log(hi)
-    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
-
-
 def error_text(exc: BaseException) -> tuple[str, str]:
     """(message, hint) for any exception a background op reported."""
     if isinstance(exc, PreflightError):
@@ -215,3 +208,82 @@ def quasi_warning(items: Sequence[QuasiIdentifier], show: int = 5) -> str | None
     more = f" and {len(items) - show} more" if len(items) > show else ""
     return (f"{len(items)} quasi-identifiers remain: {shown}{more} — together they may "
             "point to one person.")
+
+
+# --- what a utility prediction means (CLI and window share these words) -------------------
+def _share(v: float) -> str:
+    return f"{max(0.0, min(1.0, v)):.0%}"
+
+
+# How each feature reads in a sentence, from its value (no canned verdicts: the number
+# shown is the document's own).
+_FEATURE_WORDS = {
+    "frac_tokens_changed": lambda v: f"{_share(1 - v)} of tokens unchanged",
+    "frac_chars_changed": lambda v: f"{_share(1 - v)} of characters unchanged",
+    "epsilon": lambda v: f"privacy level ε = {v:.3g}",
+    "log_epsilon": lambda v: f"privacy level ε = {math.exp(v):.3g}",
+    "length_ratio": lambda v: f"the sanitized text is {v:.0%} of the original's length",
+    "dx_share": lambda v: f"{_share(v)} of the text under d_X noise",
+    "spans_replaced_share": lambda v: f"{_share(v)} of detected items replaced",
+    "spans_kept": lambda v: f"{v:.0f} detected item(s) kept as written by the policy",
+    "pii_total": lambda v: f"{v:.0f} personal item(s) detected",
+    "pii_left": lambda v: f"{v:.0f} personal item(s) still in the text",
+    "frac_pii_left": lambda v: f"{_share(v)} of personal items still in the text",
+    "log_words": lambda v: f"a {math.expm1(v):.0f}-word document",
+    "sim_sanitized": lambda v: f"the sanitized text matches the original at {v:.2f}",
+    "sim_slm_original": lambda v: f"the local model's answer on the original matches it at "
+                                  f"{v:.2f}",
+    "sim_slm_sanitized": lambda v: f"the local model's answer on the sanitized text matches "
+                                   f"the original at {v:.2f}",
+    "slm_d_minus_c": lambda v: f"the local model's answer lost {max(0.0, -v):.2f} of its "
+                               f"match to sanitization",
+    "log_ppl_sanitized": lambda v: f"the local model finds the sanitized text "
+                                   f"{'hard' if v > 4.5 else 'easy'} to read "
+                                   f"(perplexity {math.exp(v):.0f})",
+    "log_ppl_ratio": lambda v: f"the sanitized text reads {math.exp(v):.1f}× harder than the "
+                               f"original for the local model",
+    "log_ppl_original": lambda v: f"the local model's perplexity on the original is "
+                                  f"{math.exp(v):.0f}",
+}
+
+
+def driver_text(feature: str, value: float, effect: float) -> str:
+    """One driver in words, with the direction it pushed the prediction."""
+    if feature.startswith("method_"):
+        name = feature.removeprefix("method_")
+        words = f"{'uses' if value >= 0.5 else 'does not use'} {name}"
+    else:
+        render = _FEATURE_WORDS.get(feature)
+        words = render(value) if render else f"{feature} = {value:.3g}"
+    return f"{words} ({'+' if effect >= 0 else '−'}{abs(effect):.2f})"
+
+
+def utility_sentence(value: float, unsanitized: float | None, kept: float | None) -> str:
+    """“predicted 0.62 of an expected 0.81 for the unsanitized text (keeps 77 %)”."""
+    if unsanitized is None or kept is None:
+        return f"predicted {value:.2f} (no estimate for the unsanitized text)"
+    if kept >= 1.0:
+        return (f"predicted {value:.2f}; the unsanitized text is expected at "
+                f"{unsanitized:.2f} (no loss predicted)")
+    return (f"predicted {value:.2f} of an expected {unsanitized:.2f} for the unsanitized "
+            f"text (keeps {kept:.0%})")
+
+
+def band_text(low: float | None, high: float | None, level: float | None) -> str:
+    if low is None or high is None or level is None:
+        return ""
+    return f"{level:.0%} interval {low:.2f}–{high:.2f}"
+
+
+def explanation_lines(est) -> list[str]:
+    """The sentence, the band and the drivers of a core ``Estimate`` (None: nothing)."""
+    if est is None:
+        return []
+    lines = [utility_sentence(est.value, est.unsanitized, est.kept_share)]
+    band = band_text(est.low, est.high, est.level)
+    if band:
+        lines.append(band)
+    if est.drivers:
+        lines.append("what moved it (vs. a typical training text): " + "; ".join(
+            driver_text(d.feature, d.value, d.effect) for d in est.drivers))
+    return lines

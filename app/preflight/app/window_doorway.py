@@ -31,6 +31,7 @@ from preflight.core.sanitize.policy import PRESETS, Policy, policy_from_mapping
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
+from preflight.core.utility.curve import utility_curve
 from preflight.core.utility.recommend import Recommendation, recommend
 
 log = logging.getLogger(__name__)
@@ -190,12 +191,9 @@ class WindowDoorway:
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
                       epsilons: Sequence[float], cancel: threading.Event
                       ) -> list[tuple[float, float]]:
-        out = []
-        for eps in epsilons:
-            if cancel.is_set():
-                break
-            out.append((eps, self.predict_fast(original, prepared.at(eps), spans).value))
-        return out
+        # one place makes curves (non-decreasing in ε, with the band): core.utility.curve
+        return utility_curve(self.services.assessor(SUMMARIZE), original, prepared,
+                             epsilons, list(spans), cancel=cancel)
 
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
                   cancel: threading.Event) -> Recommendation:

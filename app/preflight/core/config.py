@@ -26,6 +26,7 @@ from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.textio import read_regular_file
+from preflight.core.utility.defaults import default_min_utility
 
 SCHEMA_VERSION = 1
 
@@ -57,7 +58,9 @@ class SavedPolicy:
 class PolicySettings:
     epsilon_min: float | None = None        # None: the calibrated range of the embedding
     epsilon_max: float | None = None
-    min_utility: float = 0.5
+    # Derived from the utility data (a stated share of the unsanitized utility), see
+    # preflight.core.utility.defaults and docs/UTILITY.md.
+    min_utility: float = field(default_factory=default_min_utility)
     active: str = "identifiers"             # the policy new documents start with
     saved: list[SavedPolicy] = field(default_factory=list)
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from preflight.app.doorway import Prediction
 from preflight.app.presentation import log_grid
 from preflight.core.errors import Cancelled
-from preflight.core.utility.recommend import Recommendation
+from preflight.core.utility.recommend import CURVE_POINTS, Recommendation
 from preflight.qt.qt_workers import OpContext, QtOp
 
-CURVE_POINTS = 12
 
 
 class AssessmentOps:
@@ -60,7 +59,8 @@ class AssessmentOps:
         self._curve.start(QtOp(self, op, self._on_curve, self._on_quiet_error, lane="dx"))
 
     def _on_curve(self, curve: list[tuple[float, float]]) -> None:
-        self.curve = list(curve)
+        # kept as given: a core UtilityCurve carries the band the chart shades
+        self.curve = curve if isinstance(curve, list) else list(curve)
         self.sig_curve.emit(self.curve)
 
     def find_best_epsilon(self) -> None:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis, QScatterSeries, \
-    QValueAxis
+from PySide6.QtCharts import QAreaSeries, QChart, QChartView, QLineSeries, QLogValueAxis, \
+    QScatterSeries, QValueAxis
 from PySide6.QtCore import QMargins, QPointF, Qt
-from PySide6.QtGui import QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from preflight.qt import qt_theme
 
 
 class QtUtilityChart(QChartView):
-    """Predicted utility against ε (log axis), current ε and the recommended ε marked."""
+    """Predicted utility against ε (log axis) with its interval as a shaded band, the
+    minimum as a dashed line, current ε and the recommended ε marked."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         chart = QChart()
@@ -26,6 +27,9 @@ class QtUtilityChart(QChartView):
         chart.setMargins(QMargins(2, 2, 2, 2))
         chart.setBackgroundRoundness(0)
         self.series = QLineSeries()
+        self.band_low = QLineSeries()
+        self.band_high = QLineSeries()
+        self.band = QAreaSeries(self.band_high, self.band_low)
         self.threshold = QLineSeries()
         self.current = QScatterSeries()
         self.current.setMarkerSize(9)
@@ -33,7 +37,7 @@ class QtUtilityChart(QChartView):
         self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
             if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
         self.recommended.setMarkerSize(14)
-        for s in (self.series, self.threshold, self.current, self.recommended):
+        for s in (self.band, self.series, self.threshold, self.current, self.recommended):
             chart.addSeries(s)
         self.ax = QLogValueAxis()
         self.ax.setLabelFormat("%.3g")
@@ -45,7 +49,7 @@ class QtUtilityChart(QChartView):
         self.ay.setTitleText("utility")
         chart.addAxis(self.ax, Qt.AlignmentFlag.AlignBottom)
         chart.addAxis(self.ay, Qt.AlignmentFlag.AlignLeft)
-        for s in (self.series, self.threshold, self.current, self.recommended):
+        for s in (self.band, self.series, self.threshold, self.current, self.recommended):
             s.attachAxis(self.ax)
             s.attachAxis(self.ay)
         self._range = (1.0, 10.0)
@@ -72,6 +76,10 @@ class QtUtilityChart(QChartView):
         pen = QPen(colors.chart_line)
         pen.setWidthF(2)
         self.series.setPen(pen)
+        fill = QColor(colors.chart_line)
+        fill.setAlpha(50)
+        self.band.setBrush(fill)
+        self.band.setPen(QPen(Qt.PenStyle.NoPen))
         tpen = QPen(colors.warn)
         tpen.setStyle(Qt.PenStyle.DashLine)
         self.threshold.setPen(tpen)
@@ -88,7 +96,16 @@ class QtUtilityChart(QChartView):
         self.ax.setRange(lo, hi)
 
     def set_curve(self, points: Sequence[tuple[float, float]], min_utility: float) -> None:
-        self.series.replace([QPointF(e, max(0.0, min(1.0, u))) for e, u in points])
+        """``points``: (ε, utility) pairs; a core ``UtilityCurve`` also carries the band
+        (its ``band()`` gives (ε, low, high)), drawn shaded behind the line."""
+        self.series.replace([QPointF(e, _clip(u)) for e, u in points])
+        band = points.band() if hasattr(points, "band") else []
+        self.band_low.replace([QPointF(e, _clip(lo)) for e, lo, _h in band])
+        self.band_high.replace([QPointF(e, _clip(hi)) for e, _l, hi in band])
+        level = getattr(points, "level", None)
+        self.band.setVisible(bool(band))
+        self.setToolTip(f"shaded: the {level:.0%} interval of the instant estimate"
+                        if band and level else "")
         lo, hi = self._range
         self.threshold.replace([QPointF(lo, min_utility), QPointF(hi, min_utility)])
 
@@ -102,4 +119,8 @@ class QtUtilityChart(QChartView):
         if eps is None or utility is None:
             self.recommended.clear()
         else:
-            self.recommended.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
+            self.recommended.replace([QPointF(eps, _clip(utility))])
+
+
+def _clip(u: float) -> float:
+    return max(0.0, min(1.0, u))

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.doorway import Prediction
-from preflight.app.presentation import PrivacyIndicators, format_cost
+from preflight.app.presentation import PrivacyIndicators, explanation_lines, format_cost
 from preflight.core.sanitize.policy import Policy
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
@@ -204,8 +204,12 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_detail = QLabel("")
         self.utility_detail.setObjectName("muted")
         self.utility_detail.setWordWrap(True)
+        self.utility_why = QLabel("")
+        self.utility_why.setObjectName("muted")
+        self.utility_why.setWordWrap(True)
         col.addWidget(self.utility_caption)
         col.addWidget(self.utility_detail)
+        col.addWidget(self.utility_why)
         row.addWidget(self.utility)
         row.addLayout(col, 1)
         lay.addLayout(row)
@@ -256,20 +260,28 @@ class QtAssessmentPanel(QGroupBox):
         if pred is None or math.isnan(pred.value):
             self.utility.setText("—")
             self.utility_detail.setText("")
+            self.utility_why.setText("")
             return
         color = colors.good if pred.value >= min_utility else colors.bad
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
-        # The band is the held-out RMSE of the regressor that made the prediction.
-        band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
-                if pred.rmse is not None and pred.low is not None and pred.high is not None
-                else "")
+        # The sentence (vs. the unsanitized text), the band and the drivers: shared words
+        # with `preflight assess` (app.presentation).
+        est = pred.assessment.explained
+        lines = explanation_lines(est)
+        if not lines or (est is not None and est.low is None):
+            band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
+                    if pred.rmse is not None and pred.low is not None and pred.high is not None
+                    else "")
+            lines = lines[:1] + ([band] if band else []) + lines[1:]
+        head = "; ".join(lines[:2])
+        self.utility_why.setText(lines[2] if len(lines) > 2 else "")
         if pred.refined:
             self.utility_caption.setText("predicted utility — refined with the local model")
-            self.utility_detail.setText(band)
+            self.utility_detail.setText(head)
         else:
             self.utility_caption.setText("predicted utility — instant estimate")
-            self.utility_detail.setText((band + "; " if band else "")
+            self.utility_detail.setText((head + "; " if head else "")
                                         + "refining with the local model…")
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
@@ -279,6 +291,7 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_caption.setText("no utility prediction")
         self.utility_detail.setText(why)
         self.utility_detail.setToolTip(why)
+        self.utility_why.setText("")
 
     def set_refining(self, busy: bool) -> None:
         self.refining.setVisible(busy)

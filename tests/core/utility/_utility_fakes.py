@@ -77,6 +77,15 @@ class LinearPredictor:
     def predict(self, features, corrected=False):
         return self.predict_fast(features) + self.refined_offset
 
+    def estimate(self, features, *, refined=True, corrected=False, explain=True):
+        from preflight.core.utility.predictor import Estimate
+
+        f = as_mapping(features)
+        full = refined and f.get("sim_slm_sanitized") is not None \
+            and f.get("sim_slm_sanitized") == f.get("sim_slm_sanitized")
+        value = self.predict(f) if full else self.predict_fast(f)
+        return Estimate(value, "full" if full else "fast")
+
 
 DOC = ("Alice Martin met Bob Stone in Paris on Monday to discuss the merger plan. "
        "The plan moves the whole support team to Lyon before the end of the year. "

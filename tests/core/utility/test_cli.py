@@ -108,3 +108,30 @@ def test_recommend_rejects_impossible_threshold(fakes, capsys):
     doc, _ = fakes
     assert main(["recommend", str(doc), "--min-utility", "3"]) == 2
     assert "between -1 and 1" in capsys.readouterr().err
+
+
+def test_assess_says_what_the_number_means(fakes, capsys, monkeypatch):
+    """With the shipped regressor: band, unsanitized expectation, kept share and drivers,
+    in --json and in the human output (the same words)."""
+    from preflight.app.services import Services
+    from preflight.core.utility.predictor import UtilityPredictor
+
+    shipped = UtilityPredictor.load(prefer_user=False)
+    monkeypatch.setattr(Services, "assessor", lambda self, task=None: _REAL_ASSESSOR(
+        FakeSLM(), FakeEmbedder(), shipped))
+    doc, _ = fakes
+    assert main(["assess", str(doc), "--method", "dx", "--epsilon", "30", "--fast",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    band = out["interval"]
+    assert band["level"] == 0.8 and band["low"] <= out["predicted"] <= band["high"]
+    assert out["predicted"] == out["predicted_utility_fast"]
+    assert out["unsanitized_expected"] is not None
+    assert out["kept_share"] == pytest.approx(out["predicted"] / out["unsanitized_expected"],
+                                              abs=0.01)
+    assert out["drivers"] and all({"feature", "effect", "text"} <= set(d)
+                                  for d in out["drivers"])
+    assert main(["assess", str(doc), "--method", "dx", "--epsilon", "30", "--fast"]) == 0
+    human = capsys.readouterr().out
+    assert "80% interval" in human and out["drivers"][0]["text"] in human
+    assert f"expected {out['unsanitized_expected']:.2f}" in human

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from preflight.app.documents import read_document
+from preflight.app.presentation import driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
@@ -70,11 +71,9 @@ def run(args: argparse.Namespace) -> int:
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
-    out = result.to_json()
-    out.update(method=sanitized.method, policy=policy.describe(),
-               epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
-    out["privacy"] = assess_privacy(services, args, text, sanitized, spans)
     if args.json:
+        out = assessment_json(result, sanitized, policy)
+        out["privacy"] = assess_privacy(services, args, text, sanitized, spans)
         print_json(out)
         return 0
     w = sys.stdout.write
@@ -83,5 +82,22 @@ def run(args: argparse.Namespace) -> int:
     w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
+    for line in explanation_lines(result.explained):
+        w(line + "\n")
     w("\n" + result.text + "\n")
     return 0
+
+
+def assessment_json(result: Any, sanitized: Any, policy: Any) -> dict[str, Any]:
+    """The ``--json`` document (one builder, so other sections can be added here):
+    the assessment (``predicted``, ``interval`` {low, high, level}, ``unsanitized_expected``,
+    ``kept_share``, ``drivers`` with their wording, features) and what was assessed."""
+    out = result.to_json()
+    est = result.explained
+    if est is not None:
+        out["explanation"] = explanation_lines(est)
+        for entry, d in zip(out["drivers"], est.drivers):
+            entry["text"] = driver_text(d.feature, d.value, d.effect)
+    out.update(method=sanitized.method, policy=policy.describe(),
+               epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
+    return out

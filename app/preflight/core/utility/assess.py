@@ -29,7 +29,7 @@ from preflight.core.tasks import CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.excerpt import excerpts, original_excerpt
 from preflight.core.utility.features import Features, fast_features, word_count
-from preflight.core.utility.predictor import UtilityPredictor
+from preflight.core.utility.predictor import Estimate, UtilityPredictor
 
 Progress = Callable[[float, str], None]
 SLM = LanguageModel          # the name this module used before the ports existed
@@ -50,21 +50,49 @@ class Assessment:
     corrected: bool = False
     slm_answer: str | None = None       # the SLM's answer on ``text`` (or on its excerpt)
     meta: dict[str, Any] = field(default_factory=dict)
+    estimate_fast: Estimate | None = None   # the fast prediction with band and drivers
+    estimate: Estimate | None = None        # the same for the refined prediction
 
     @property
     def best(self) -> float:
         return self.predicted if self.predicted is not None else self.predicted_fast
 
+    @property
+    def explained(self) -> Estimate | None:
+        """The estimate behind :attr:`best` (band, unsanitized expectation, drivers)."""
+        return self.estimate if self.predicted is not None else self.estimate_fast
+
     def to_json(self) -> dict[str, Any]:
-        out = {
-            "features": {k: _json_float(v) for k, v in self.features.as_dict().items()},
+        """The assessment for ``--json`` (one builder: callers add their sections)."""
+        feats = self.features.as_dict() if isinstance(self.features, Features) \
+            else dict(self.features)
+        out: dict[str, Any] = {
+            "features": {k: _json_float(v) for k, v in feats.items()},
             "predicted_utility_fast": round(self.predicted_fast, 4),
             "predicted_utility": None if self.predicted is None else round(self.predicted, 4),
             "corrected": self.corrected,
         }
+        out.update(estimate_json(self.explained, self.best))
         if self.meta:
             out["notes"] = dict(self.meta)
         return out
+
+
+def estimate_json(est: Estimate | None, value: float) -> dict[str, Any]:
+    """predicted, interval, unsanitized_expected, kept_share and drivers of one estimate."""
+    if est is None:
+        return {"predicted": round(value, 4), "interval": None, "unsanitized_expected": None,
+                "kept_share": None, "drivers": []}
+    interval = None if est.low is None or est.high is None else {
+        "low": round(est.low, 4), "high": round(est.high, 4), "level": est.level}
+    return {
+        "predicted": round(est.value, 4),
+        "model": est.model,
+        "interval": interval,
+        "unsanitized_expected": None if est.unsanitized is None else round(est.unsanitized, 4),
+        "kept_share": None if est.kept_share is None else round(est.kept_share, 4),
+        "drivers": [d.to_json() for d in est.drivers],
+    }
 
 
 def _json_float(v: float) -> float | None:
@@ -135,12 +163,16 @@ class UtilityAssessor:
     # -- stage 1 -------------------------------------------------------------------------
     def fast(
         self, original: str, sanitized: SanitizedText, spans: Sequence[Span] = (),
-        correct: bool = False,
+        correct: bool = False, explain: bool = True,
     ) -> Assessment:
+        """``explain=False`` skips the unsanitized expectation and the drivers (the
+        curve needs only the value and its band)."""
         correct = correct and sanitized.method == "dx"
         feats = fast_features(original, sanitized, spans)
-        pred = self.predictor.predict_fast(feats, corrected=correct)
-        return Assessment(feats, pred, None, sanitized.text, correct)
+        est = self.predictor.estimate(feats, refined=False, corrected=correct,
+                                      explain=explain)
+        return Assessment(feats, est.value, None, sanitized.text, correct,
+                          estimate_fast=est)
 
     # -- stage 2 -------------------------------------------------------------------------
     def original_answer(
@@ -263,11 +295,12 @@ class UtilityAssessor:
             notes=notes, slm_done=slm_done,
         )
         correct = correct and "correction_skipped" not in notes
-        pred_fast = self.predictor.predict_fast(feats, corrected=correct)
-        pred = self.predictor.predict(feats, corrected=correct)
+        est_fast = self.predictor.estimate(feats, refined=False, corrected=correct)
+        est = self.predictor.estimate(feats, refined=True, corrected=correct)
         if progress is not None:
             progress(1.0, "done")
-        return Assessment(feats, pred_fast, pred, text, correct, answer, notes)
+        return Assessment(feats, est_fast.value, est.value, text, correct, answer, notes,
+                          est_fast, est)
 
     def realized_utility(self, original: str, cloud_answer: str) -> float:
         """E: how close the cloud's answer is to the original (for learning on the flow).

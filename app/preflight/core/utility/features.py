@@ -13,6 +13,14 @@ Features come in two tiers:
 
 Every feature is a float; a missing value is NaN (the regressor handles it), e.g. ε for
 the classic operators, which instead set their method indicator.
+
+Policies (``core/sanitize/policy.py``) mix mechanisms: some spans get an operator, some are
+kept, and d_X may noise the rest. Their outputs are described by three *policy features*
+— ``dx_share`` (share of the text's tokens under d_X noise), ``spans_replaced_share``
+(share of the detected spans an operator replaced) and ``spans_kept`` (spans the policy
+left as written on purpose) — next to the method indicator of the mechanism that
+dominates. Rows written before these features existed (a single mechanism each) get them
+derived from their method indicator (:func:`derived_policy_features`).
 """
 
 from __future__ import annotations
@@ -21,12 +29,18 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from preflight.core.types import SanitizedText, Span
 
 # The mechanisms known when the regressor was trained; one indicator each.
 METHODS = ("dx", "placeholder", "redact", "delete", "mask", "pseudonym", "generalize")
+
+POLICY_FEATURES = ("dx_share", "spans_replaced_share", "spans_kept")
+# Document-level features: the same for every sanitization of one document. The
+# "unsanitized" models (the utility expected from sending the original) read only these.
+DOCUMENT_FEATURES = ("log_words", "pii_total")
+DOCUMENT_REFINED_FEATURES = ("sim_slm_original", "log_ppl_original")
 
 FAST_FEATURES = (
     "epsilon",           # A (NaN for operators)
@@ -39,6 +53,7 @@ FAST_FEATURES = (
     "frac_pii_left",
     "log_words",
     "length_ratio",
+    *POLICY_FEATURES,
 )
 REFINED_FEATURES = (
     "sim_sanitized",         # B
@@ -47,6 +62,7 @@ REFINED_FEATURES = (
     "slm_d_minus_c",         # D - C: how much the SLM lost to sanitization
     "log_ppl_sanitized",     # SLM perplexity on the (sanitized or corrected) text
     "log_ppl_ratio",         # ... relative to the original's
+    "log_ppl_original",      # SLM perplexity on the original (a document feature)
 )
 ALL_FEATURES = FAST_FEATURES + REFINED_FEATURES
 # What the instant model reads: on a few hundred training rows the per-document extras
@@ -58,6 +74,7 @@ FAST_MODEL_FEATURES = (
     "frac_tokens_changed",
     "frac_chars_changed",
     "length_ratio",
+    *POLICY_FEATURES,
 )
 PAPER_FEATURES = ("epsilon", "sim_sanitized", "sim_slm_original", "sim_slm_sanitized")
 BASELINE_FEATURES = ("epsilon", *(f"method_{m}" for m in METHODS))
@@ -88,6 +105,9 @@ class Features:
     pii_left: int
     words: int                          # words of the original
     length_ratio: float                 # len(sanitized) / len(original)
+    dx_share: float = NAN               # share of the text's tokens under d_X noise
+    spans_replaced_share: float = NAN   # share of detected spans an operator replaced
+    spans_kept: int = 0                 # spans the policy keeps as written on purpose
     sim_sanitized: float = NAN          # B
     sim_slm_original: float = NAN       # C
     sim_slm_sanitized: float = NAN      # D
@@ -134,6 +154,9 @@ class Features:
             "frac_pii_left": self.pii_left / self.pii_total if self.pii_total else NAN,
             "log_words": math.log1p(self.words),
             "length_ratio": self.length_ratio,
+            "dx_share": self.dx_share,
+            "spans_replaced_share": self.spans_replaced_share,
+            "spans_kept": float(self.spans_kept),
         }
         for m in METHODS:
             out[f"method_{m}"] = 1.0 if self.method == m else 0.0
@@ -177,16 +200,59 @@ def fast_features(
         frac_tokens = _frac_words_changed(original, sanitized)
     kept = {tuple(r) for r in info.get("kept_spans", ())}   # left on purpose by the policy
     judged = [s for s in spans if (s.start, s.end) not in kept]
+    method = method_indicator(sanitized)
     return Features(
         epsilon=epsilon,
-        method=method_indicator(sanitized),
+        method=method,
         frac_tokens_changed=frac_tokens,
         frac_chars_changed=min(changed_chars / n_chars, 1.0),
         pii_total=len(judged),
         pii_left=sum(1 for s in judged if original[s.start : s.end] in sanitized.text),
         words=word_count(original),
         length_ratio=len(sanitized.text) / n_chars,
+        dx_share=_dx_share(info),
+        spans_replaced_share=_replaced_share(info, method, len(spans)),
+        spans_kept=len(kept),
     )
+
+
+def _dx_share(info: Mapping[str, Any]) -> float:
+    """Share of the text's tokens that d_X noises: 1 for whole-text d_X, the non-protected
+    rest for a hybrid policy, the spans' tokens for d_X on spans, 0 without d_X."""
+    if info.get("epsilon") is None:
+        return 0.0
+    total = info.get("tokens_in_text")
+    noised = info.get("tokens_total")
+    if total and noised is not None:
+        return min(1.0, float(noised) / float(total))
+    return 1.0 if info.get("scope", "all") == "all" else NAN
+
+
+def _replaced_share(info: Mapping[str, Any], method: str, n_spans: int) -> float:
+    """Share of the detected spans an operator replaced (a policy says how many it replaced
+    and kept; a plain operator replaces every span it is given; d_X alone replaces none)."""
+    if "replaced" in info:
+        replaced, kept = int(info.get("replaced") or 0), int(info.get("kept") or 0)
+        return replaced / (replaced + kept) if replaced + kept else NAN
+    if method == "dx" or "policy" in info:
+        return 0.0
+    return 1.0 if n_spans else NAN
+
+
+def derived_policy_features(row: Mapping[str, float]) -> dict[str, float]:
+    """The policy features of a row written before they existed: one mechanism per row,
+    told by its method indicator (d_X: all tokens noised, no span replaced; an operator:
+    no noise, every detected span replaced; nothing kept on purpose either way)."""
+    if not any(_present(row.get(f"method_{m}")) for m in METHODS):
+        return {}
+    dx = float(row.get("method_dx") or 0.0) == 1.0
+    return {"dx_share": 1.0 if dx else 0.0,
+            "spans_replaced_share": 0.0 if dx else 1.0,
+            "spans_kept": 0.0}
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
 def _frac_words_changed(original: str, sanitized: SanitizedText) -> float:
@@ -217,6 +283,7 @@ def refined_features(
     log_s = math.log(ppl_sanitized) if ppl_sanitized == ppl_sanitized and ppl_sanitized > 0 else NAN
     log_o = math.log(ppl_original) if ppl_original == ppl_original and ppl_original > 0 else NAN
     return {
+        "log_ppl_original": log_o,
         "sim_sanitized": sim_sanitized,
         "sim_slm_original": sim_slm_original,
         "sim_slm_sanitized": sim_slm_sanitized,
@@ -233,10 +300,16 @@ def as_mapping(features: Features | Mapping[str, float]) -> Mapping[str, float]:
 
 
 def vector(features: Features | Mapping[str, float], names: Sequence[str]) -> list[float]:
-    """Features in the order ``names``; absent ones are NaN."""
+    """Features in the order ``names``; absent ones are NaN, except the policy features
+    of an older row, which are derived from its method indicator."""
     features = as_mapping(features)
+    derived: dict[str, float] | None = None
     out = []
     for name in names:
         value = features.get(name)
+        if not _present(value) and name in POLICY_FEATURES:
+            if derived is None:
+                derived = derived_policy_features(features)
+            value = derived.get(name)
         out.append(NAN if value is None else float(value))
     return out

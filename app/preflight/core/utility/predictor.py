@@ -16,6 +16,7 @@ history (see :mod:`preflight.core.utility.flow`) lives in the data folder and wi
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import math
 from dataclasses import dataclass
@@ -25,27 +26,36 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from preflight.core import paths
+from preflight.core.fsutil import atomic_write_text
+from preflight.core.utility.defaults import DEFAULTS_NAME
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.utility.features import (
-    ALL_FEATURES,
-    BASELINE_FEATURES,
-    FAST_MODEL_FEATURES,
     REFINED_FEATURES,
     Features,
     as_mapping,
     vector,
 )
+from preflight.core.utility.fitting import (
+    BUNDLE_FORMAT,
+    LEVEL,
+    MODEL_FEATURES,
+    default_min_utility,
+    fit_models,
+    make_regressor,
+    one_thread,
+)
 
 log = logging.getLogger(__name__)
+_one_thread = one_thread        # the name the evaluation scripts import
 
-BUNDLE_FORMAT = 1
+__all__ = ["BUNDLE_FORMAT", "MODEL_FEATURES", "make_regressor", "fit_model", "fit_bundle",
+           "load_bundle", "save_bundle", "UtilityPredictor", "Estimate", "Driver"]
+
 BUNDLE_NAME = "regressor.joblib"
-MODEL_FEATURES: dict[str, tuple[str, ...]] = {
-    "baseline": BASELINE_FEATURES,
-    "fast": FAST_MODEL_FEATURES,
-    "full": ALL_FEATURES,
-}
+READABLE_FORMATS = (1, BUNDLE_FORMAT)   # format 1: no intervals, medians or unsanitized model
 WASTE_MARGIN = 0.1   # the paper's tolerance on the similarity scale
+DRIVERS = 3          # features named per prediction
+DRIVER_MIN_EFFECT = 0.005
 
 
 def shipped_bundle_path() -> Path:
@@ -54,22 +64,6 @@ def shipped_bundle_path() -> Path:
 
 def user_bundle_path() -> Path:
     return paths.data_dir() / "utility" / BUNDLE_NAME
-
-
-def make_regressor(n_rows: int, seed: int = 0) -> Any:
-    """The paper's best regressor, kept shallow: a few hundred noisy rows from a few dozen
-    documents do not support deep trees (deeper settings raised held-out RMSE for the
-    ε-only baseline and the full model alike)."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    return HistGradientBoostingRegressor(
-        learning_rate=0.05,
-        max_iter=150,
-        max_depth=3,
-        min_samples_leaf=max(3, min(15, n_rows // 12)),
-        l2_regularization=1.0,
-        random_state=seed,
-    )
 
 
 # ---------------------------------------------------------------- metrics
@@ -113,24 +107,10 @@ def cost_metrics(realized: Sequence[float], predicted: Sequence[float]) -> CostM
 
 # ---------------------------------------------------------------- fitting
 def fit_model(rows: Sequence[Mapping[str, Any]], names: Sequence[str], seed: int = 0) -> Any:
-    """Fit one regressor on ``rows`` (feature dicts with a ``target`` key)."""
-    X = np.asarray([vector(r, names) for r in rows], dtype=float)
-    y = np.asarray([float(r["target"]) for r in rows], dtype=float)
-    # A column with no value at all (e.g. ε when only operators are present) breaks the
-    # histogram binning; a constant column is simply never split on.
-    X[:, np.isnan(X).all(axis=0)] = 0.0
-    model = make_regressor(len(rows), seed)
-    with _one_thread():
-        model.fit(X, y)
-    return model
+    """Fit one (monotone) regressor on ``rows`` (feature dicts with a ``target`` key)."""
+    from preflight.core.utility.fitting import fit_model as _fit
 
-
-def _one_thread() -> Any:
-    """Run scikit-learn's OpenMP code on one thread: the data are small, and on a busy
-    2-core laptop extra threads only spin (measured: 56 s instead of 2 s for one fit)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="openmp")
+    return _fit(rows, names, seed)
 
 
 def fit_bundle(
@@ -139,26 +119,33 @@ def fit_bundle(
     metrics: Mapping[str, Any] | None = None,
     source: str = "",
     seed: int = 0,
+    calibration: Sequence[Mapping[str, Any]] | None = None,
+    test: Sequence[Mapping[str, Any]] | None = None,
+    level: float = LEVEL,
 ) -> dict[str, Any]:
-    """Fit every model the rows allow. Rows carry ``variant`` "plain" or "corrected"."""
+    """Fit every model the rows allow. Rows carry ``variant`` "plain" or "corrected" and
+    ``group`` (the document id).
+
+    ``calibration`` and ``test`` rows (other documents) give the conformal interval and
+    its measured coverage; without them ``rows`` are split by document
+    (:func:`preflight.core.utility.fitting.group_split`). ``level``: nominal coverage.
+    """
     import sklearn
 
-    models: dict[str, Any] = {}
-    for variant, suffix in (("plain", ""), ("corrected", "_corrected")):
-        subset = [r for r in rows if r.get("variant", "plain") == variant]
-        if len(subset) < 20:
-            continue
-        for name, feats in MODEL_FEATURES.items():
-            models[name + suffix] = {"features": list(feats), "estimator": fit_model(subset, feats, seed)}
-    if "fast" not in models:
-        raise ValueError("need at least 20 plain rows to fit the utility regressor")
+    models, extra = fit_models(rows, calibration=calibration, test=test, seed=seed,
+                               level=level)
+    all_rows = [*rows, *(calibration or ()), *(test or ())]
+    merged = dict(metrics or {})
+    merged.update(extra)
     return {
         "format": BUNDLE_FORMAT,
         "sklearn_version": sklearn.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "n_rows": len(rows),
+        "n_rows": len(all_rows),
         "source": source,
-        "metrics": dict(metrics or {}),
+        "level": level,
+        "metrics": merged,
+        "defaults": default_min_utility(all_rows),
         "models": models,
     }
 
@@ -170,6 +157,9 @@ def save_bundle(bundle: Mapping[str, Any], path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     joblib.dump(dict(bundle), tmp, compress=3)
     tmp.replace(path)
+    if bundle.get("defaults"):
+        atomic_write_text(path.with_name(DEFAULTS_NAME),
+                          json.dumps(bundle["defaults"], indent=2) + "\n")
 
 
 def load_bundle(path: Path) -> dict[str, Any]:
@@ -188,7 +178,7 @@ def load_bundle(path: Path) -> dict[str, Any]:
             f"The utility regressor {path.name} could not be read ({type(exc).__name__}).",
             "Reinstall Preflight, or rebuild it with `python -m preflight_eval.train_utility`.",
         ) from None
-    if not isinstance(bundle, dict) or bundle.get("format") != BUNDLE_FORMAT:
+    if not isinstance(bundle, dict) or bundle.get("format") not in READABLE_FORMATS:
         raise ModelUnavailableError(
             f"The utility regressor {path.name} has an unknown format.",
             "Reinstall Preflight, or rebuild it with `python -m preflight_eval.train_utility`.",
@@ -205,6 +195,43 @@ def load_bundle(path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- prediction
+@dataclass(frozen=True)
+class Driver:
+    """One feature behind a prediction: its value, the training median, and how much the
+    prediction moves when the feature is set to that median (``effect`` > 0: this
+    feature raised the prediction)."""
+
+    feature: str
+    value: float
+    median: float
+    effect: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"feature": self.feature, "value": round(self.value, 4),
+                "median": round(self.median, 4), "effect": round(self.effect, 4)}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A prediction and what it means: the band, what sending the unsanitized text
+    would be expected to give, and the features that drove it."""
+
+    value: float
+    model: str
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+    unsanitized: float | None = None
+    drivers: tuple[Driver, ...] = ()
+
+    @property
+    def kept_share(self) -> float | None:
+        """The prediction as a share of the unsanitized expectation (None if unknown)."""
+        if self.unsanitized is None or self.unsanitized <= 0:
+            return None
+        return self.value / self.unsanitized
+
+
 class UtilityPredictor:
     """Predicts E (cosine similarity of the cloud answer to the original, −1…1)."""
 
@@ -234,6 +261,11 @@ class UtilityPredictor:
     def metrics(self) -> Mapping[str, Any]:
         return self._bundle.get("metrics", {})
 
+    @property
+    def defaults(self) -> Mapping[str, Any]:
+        """The data-derived defaults (``min_utility`` and how it was derived)."""
+        return self._bundle.get("defaults", {})
+
     def has(self, name: str) -> bool:
         return name in self._models
 
@@ -244,23 +276,89 @@ class UtilityPredictor:
                      rows: Iterable[Features | Mapping[str, float]]) -> np.ndarray:
         entry = self._models[name]
         X = np.asarray([vector(r, entry["features"]) for r in rows], dtype=float)
-        with _one_thread():
+        return self._predict_matrix(entry, X)
+
+    @staticmethod
+    def _predict_matrix(entry: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
+        with one_thread():
             return np.clip(entry["estimator"].predict(X), -1.0, 1.0)
+
+    def model_name(self, features: Features | Mapping[str, float], refined: bool = True,
+                   corrected: bool = False) -> str:
+        """The model that answers: ``full`` once B, C and D exist, else ``fast``."""
+        features = as_mapping(features)
+        base = "full" if refined and not any(
+            _missing(features.get(n)) for n in REFINED_FEATURES[:3]) else "fast"
+        return base + "_corrected" if corrected and self.has(base + "_corrected") else base
 
     def predict_fast(self, features: Features | Mapping[str, float],
                      corrected: bool = False) -> float:
         """Instant prediction from features that need no model call."""
-        name = "fast_corrected" if corrected and self.has("fast_corrected") else "fast"
-        return self.predict_with(name, features)
+        return self.predict_with(self.model_name(features, False, corrected), features)
 
     def predict(self, features: Features | Mapping[str, float],
                 corrected: bool = False) -> float:
         """Refined prediction; falls back to the fast one if B, C or D are missing."""
+        return self.predict_with(self.model_name(features, True, corrected), features)
+
+    def interval(self, name: str, value: float) -> tuple[float, float, float] | None:
+        """(low, high, level) of the conformal band around ``value`` from model ``name``
+        (None for a bundle without calibration)."""
+        band = self._models[name].get("interval")
+        if not band:
+            return None
+        q = float(band["radius"])
+        return max(-1.0, value - q), min(1.0, value + q), float(band["level"])
+
+    def unsanitized(self, features: Features | Mapping[str, float]) -> float | None:
+        """Expected utility of sending the original text, from its document features
+        (with the SLM's C and perplexity when they exist)."""
         features = as_mapping(features)
-        if any(_missing(features.get(n)) for n in REFINED_FEATURES[:3]):
-            return self.predict_fast(features, corrected)
-        name = "full_corrected" if corrected and self.has("full_corrected") else "full"
-        return self.predict_with(name, features)
+        for name in ("unsanitized_full", "unsanitized"):
+            if not self.has(name):
+                continue
+            needed = self._models[name]["features"]
+            if all(not _missing(features.get(n)) for n in needed):
+                return self.predict_with(name, features)
+        return None
+
+    def drivers(self, name: str, features: Features | Mapping[str, float],
+                limit: int = DRIVERS) -> tuple[Driver, ...]:
+        """The features that moved this prediction most: each one in turn is set to its
+        training median and the change of the prediction is its effect."""
+        entry = self._models[name]
+        medians: Mapping[str, float] = entry.get("medians") or {}
+        names = entry["features"]
+        x = np.asarray(vector(features, names), dtype=float)
+        swaps, rows = [], [x]
+        for i, n in enumerate(names):
+            med = medians.get(n, math.nan)
+            if math.isfinite(x[i]) and math.isfinite(med) and x[i] != med:
+                row = x.copy()
+                row[i] = med
+                swaps.append((n, float(x[i]), float(med)))
+                rows.append(row)
+        if not swaps:
+            return ()
+        preds = self._predict_matrix(entry, np.vstack(rows))
+        found = [Driver(n, v, m, float(preds[0] - p))
+                 for (n, v, m), p in zip(swaps, preds[1:])]
+        found = [d for d in found if abs(d.effect) >= DRIVER_MIN_EFFECT]
+        found.sort(key=lambda d: -abs(d.effect))
+        return tuple(found[:limit])
+
+    def estimate(self, features: Features | Mapping[str, float], *, refined: bool = True,
+                 corrected: bool = False, explain: bool = True) -> Estimate:
+        """The prediction with its band; with ``explain`` also the unsanitized
+        expectation and the drivers."""
+        name = self.model_name(features, refined, corrected)
+        value = self.predict_with(name, features)
+        band = self.interval(name, value)
+        low, high, level = band if band else (None, None, None)
+        if not explain:
+            return Estimate(value, name, low, high, level)
+        return Estimate(value, name, low, high, level, self.unsanitized(features),
+                        self.drivers(name, features))
 
 
 def _missing(value: Any) -> bool:

@@ -2,8 +2,11 @@
 
 Utility rises (roughly monotonically) with ε, so:
 
-1. bisect log ε on the *fast* prediction (no model call: each probe is one
-   ``prepared.at(ε)`` plus the instant regressor) to find the smallest ε that passes;
+1. compute the instant curve over a log-spaced ε grid (no model call: each point is one
+   ``prepared.at(ε)`` plus the instant regressor), made non-decreasing in ε by
+   :func:`~preflight.core.utility.curve.utility_curve` — the same curve the window
+   draws — take the first grid step that passes and bisect log ε inside that step,
+   with each probe held between the curve's values at the step's ends;
 2. refine only that candidate with the SLM (one generation; the SLM's answer on the
    original is computed once and cached);
 3. if the refined prediction falls short, check the policy's largest ε, then bisect on
@@ -23,6 +26,9 @@ from typing import Any, Callable, Protocol, Sequence
 from preflight.core.errors import Cancelled, ConfigError
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.assess import Assessment, UtilityAssessor
+from preflight.core.utility.curve import UtilityCurve, utility_curve
+
+CURVE_POINTS = 12          # the instant curve's grid (the window's chart uses it too)
 
 Progress = Callable[[float, str], None]
 
@@ -48,6 +54,7 @@ class Recommendation:
     assessment: Assessment | None = None
     slm_calls: int = 0
     probes: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    curve: UtilityCurve | None = None   # the instant curve the search started from
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +67,14 @@ class Recommendation:
             "slm_calls": self.slm_calls,
             "probes": list(self.probes),
         }
+
+
+def log_grid(lo: float, hi: float, n: int) -> list[float]:
+    """``n`` values spaced evenly on a log scale between ``lo`` and ``hi``."""
+    if n < 2 or hi <= lo:
+        return [lo]
+    a, b = math.log(lo), math.log(hi)
+    return [math.exp(a + (b - a) * i / (n - 1)) for i in range(n)]
 
 
 def prepared_range(prepared: Any) -> tuple[float, float]:
@@ -82,7 +97,7 @@ def recommend(
     epsilon_min: float | None = None,
     epsilon_max: float | None = None,
     max_refinements: int = 3,
-    fast_steps: int = 12,
+    fast_steps: int = 8,
     correct: bool = False,
     cancel: threading.Event | None = None,
     progress: Progress | None = None,
@@ -104,9 +119,11 @@ def recommend(
         if cancel is not None and cancel.is_set():
             raise Cancelled()
 
-    def fast(eps: float) -> float:
+    def fast(eps: float, floor: float, ceiling: float) -> float:
         check()
-        value = assessor.fast(original, prepared.at(eps), spans, correct=correct).predicted_fast
+        raw = assessor.fast(original, prepared.at(eps), spans, correct=correct,
+                            explain=False).predicted_fast
+        value = min(max(raw, floor), ceiling)     # inside the monotone curve's step
         probes.append({"epsilon": round(eps, 4), "stage": "fast", "predicted": round(value, 4)})
         return value
 
@@ -125,17 +142,25 @@ def recommend(
     report(0.05, "local model reads the original")
     local_answer, _, _ = assessor.original_answer(original, cancel)
 
-    # 2. bisection on the fast prediction (log ε: the useful range spans decades)
+    # 2. the monotone instant curve, then bisection inside the first step that passes
     report(0.3, "searching ε")
-    if fast(lo) >= min_utility:
-        candidate = lo
-    elif fast(hi) < min_utility:
+    curve = utility_curve(assessor, original, prepared, log_grid(lo, hi, CURVE_POINTS),
+                          spans, correct=correct, cancel=cancel)
+    check()
+    for eps, value in curve:
+        probes.append({"epsilon": round(eps, 4), "stage": "curve", "predicted": round(value, 4)})
+    passing = [i for i, (_e, u) in enumerate(curve) if u >= min_utility]
+    if not passing:
         candidate = hi
+    elif passing[0] == 0:
+        candidate = lo
     else:
-        a, b = math.log(lo), math.log(hi)          # fast(a) fails, fast(b) passes
+        i = passing[0]
+        (e0, u0), (e1, u1) = curve[i - 1], curve[i]
+        a, b = math.log(e0), math.log(e1)          # fails at a, passes at b
         for _ in range(fast_steps):
             mid = (a + b) / 2
-            if fast(math.exp(mid)) >= min_utility:
+            if fast(math.exp(mid), u0, u1) >= min_utility:
                 b = mid
             else:
                 a = mid
@@ -172,12 +197,12 @@ def recommend(
         # Report what the most useful allowed ε would reach, so the user sees the gap.
         return Recommendation(
             "keep_local", None, last.predicted, last.predicted_fast, min_utility,
-            local_answer, None, last, calls, tuple(probes),
+            local_answer, None, last, calls, tuple(probes), curve,
         )
     eps, res = best
     return Recommendation(
         "send", eps, res.predicted, res.predicted_fast, min_utility, None,
-        prepared.at(eps), res, calls, tuple(probes),
+        prepared.at(eps), res, calls, tuple(probes), curve,
     )
 
 
