@@ -1,0 +1,268 @@
+"""The optimal context-free attack on d_X output (``reconstruction-attacks.txt``, Thm 1).
+
+For each released token y the attacker, who knows the mechanism, its ε and the word-
+boundary class of y (the text shows it), guesses
+
+    x̂ = argmax_x  prior(x | class) · P(y | x, ε)
+
+with the prior of :mod:`.dx_prior` (public corpus counts) and P(y | x, ε) estimated by
+Monte Carlo over the product's own noise (:mod:`.dx_likelihood`). Success = the share of
+released tokens whose guess is the original token. Two naive attacks for comparison:
+``identity`` (guess y itself) and ``nearest`` (nearest-neighbour inversion: the nearest
+class member of y that occurs in the public corpus — y itself when it does).
+
+**Candidates (truncation).** x ranges over S(y) = the K nearest class members of y (y
+first) ∪ the M most frequent class members under the prior. A token outside S(y) is
+never guessed; the effect on success is measured by ``preflight_eval.bench_privacy
+--truncation`` (success with 2K, 2M) and stated in the result's ``truncation``.
+
+**API** (the composition root builds it: ``services.dx_attack()``)::
+
+    attack = DxAttack(mechanism, prior)              # one per d_X mechanism; memoizes
+    result = attack.run(prepared, epsilon=40.0,      # a DxPrepared (DxMechanism.prepare)
+                        grid=None,                   # ε grid of the curve; None: 9 points
+                        spans=None,                  #   over the calibrated range; spans:
+                        cancel=None)                 #   detected PII (default prepared's)
+
+``result`` is a :class:`DxAttackResult`: ``success``, ``success_pii`` (None without PII
+tokens in scope), ``identity``, ``nearest``, ``unchanged`` at ``epsilon``; ``curve`` (one
+:class:`AttackPoint` per ε of the grid, ascending, the current ε included); ``mc_error``
+(bootstrap standard error of ``success`` over the Monte Carlo draws), ``likelihood_se``
+(median relative standard error of the winning P(y | x, ε)), ``seconds``, and the settings
+(samples, K, M, truncation). Runs in the caller's thread (a background lane in the
+window); ``cancel`` is a ``threading.Event``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from preflight.core.errors import Cancelled
+from preflight.core.privacy.dx_likelihood import (
+    RANK_TAIL,
+    PathSampler,
+    draw_values,
+    rank_depth,
+    rank_weights,
+)
+from preflight.core.privacy.dx_prior import TokenPrior, class_log_prior
+from preflight.core.types import Span
+
+GRID_POINTS = 9
+SAMPLES = 32
+K_NEAR = 8
+TOP_M = 8
+BOOTSTRAP = 24
+SEED = 0x0A77AC4   # the sampler's own seed (never a document's)
+
+
+@dataclass(frozen=True)
+class AttackPoint:
+    epsilon: float
+    success: float            # optimal (Bayesian) attack, tokens in scope
+    success_pii: float | None
+    identity: float           # naive: guess y
+    nearest: float            # naive: nearest corpus token of y
+    unchanged: float          # share of tokens the mechanism left unchanged
+    mc_error: float           # bootstrap SE of ``success`` over the MC draws
+
+
+@dataclass(frozen=True)
+class DxAttackResult:
+    epsilon: float
+    success: float
+    success_pii: float | None
+    identity: float
+    nearest: float
+    unchanged: float
+    mc_error: float
+    likelihood_se: float
+    curve: tuple[AttackPoint, ...]
+    tokens: int               # tokens in scope (released through d_X)
+    pii_tokens: int           # of which inside detected PII spans
+    samples: int
+    k_near: int
+    top_m: int
+    truncation: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "curve"}
+        d["curve"] = [p.__dict__ for p in self.curve]
+        return d
+
+
+class DxAttack:
+    """The optimal context-free attack against one d_X mechanism (memoizes paths)."""
+
+    def __init__(self, mechanism, prior: TokenPrior, *, samples: int = SAMPLES,
+                 k_near: int = K_NEAR, top_m: int = TOP_M, seed: int = SEED) -> None:
+        self.mech, self.prior = mechanism, prior
+        self.samples, self.k_near, self.top_m, self.seed = samples, k_near, top_m, seed
+        self._samplers: dict[str, PathSampler] = {}
+        self._logp: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def default_grid(self, epsilon: float | None = None) -> tuple[float, ...]:
+        lo, hi = self.mech.epsilon_range
+        pts = set(np.geomspace(lo, hi, GRID_POINTS).round(6).tolist())
+        if epsilon is not None:
+            pts.add(round(float(epsilon), 6))
+        return tuple(sorted(pts))
+
+    def warm_up(self, grid: tuple[float, ...] | None = None) -> None:
+        """One-time work: the top-M prior tokens of every class, sampled for ``grid``."""
+        grid = grid or self.default_grid()
+        for label, geom in self.mech.geometries.items():
+            self._sampler(label).pivots(self._top(label), grid)
+
+    def run(self, prepared, epsilon: float | None = None, grid: Sequence[float] | None = None,
+            spans: Sequence[Span] | None = None, cancel: threading.Event | None = None
+            ) -> DxAttackResult:
+        t0 = time.perf_counter()
+        eps = float(epsilon if epsilon is not None else prepared.params.epsilon
+                    or np.sqrt(np.prod(self.mech.epsilon_range)))
+        g = tuple(sorted(set(float(e) for e in grid) | {eps})) if grid is not None \
+            else self.default_grid(eps)
+        w = prepared._work                     # the preparation's own token facts
+        pii = _pii_mask(w, prepared.spans if spans is None else spans)
+        points, lse = [], []
+        outs = {e: prepared.token_outputs(e)[1] for e in g}
+        in_ids = w.ids[w.active]
+        guesses, boots = self._attack(w.cls, in_ids, outs, g, cancel, lse)
+        for e in g:
+            y = outs[e]
+            ok = guesses[e] == in_ids
+            b = boots[e] == in_ids[None, :]
+            points.append(AttackPoint(
+                epsilon=e, success=_share(ok), success_pii=_share(ok[pii]) if pii.any() else None,
+                identity=_share(y == in_ids), nearest=_share(self._nearest(w.cls, y) == in_ids),
+                unchanged=_share(y == in_ids),
+                mc_error=float(b.mean(axis=1).std(ddof=1)) if len(b) > 1 and b.size else 0.0))
+        cur = next(p for p in points if p.epsilon == eps)
+        return DxAttackResult(
+            epsilon=eps, success=cur.success, success_pii=cur.success_pii,
+            identity=cur.identity, nearest=cur.nearest, unchanged=cur.unchanged,
+            mc_error=cur.mc_error, likelihood_se=float(np.median(lse)) if lse else 0.0,
+            curve=tuple(points), tokens=int(len(in_ids)), pii_tokens=int(pii.sum()),
+            samples=self.samples, k_near=self.k_near, top_m=self.top_m,
+            truncation=(f"candidates: the {self.k_near} nearest class members of each "
+                        f"released token and the {self.top_m} most frequent of its class; "
+                        f"rank-step mass beyond the neighbour depth < {RANK_TAIL:g}"),
+            seconds=time.perf_counter() - t0)
+
+    # ----- internals
+
+    def _sampler(self, label: str) -> PathSampler:
+        with self._lock:
+            if label not in self._samplers:
+                self._samplers[label] = PathSampler(self.mech.space.matrix,
+                                                    self.mech.geometries[label],
+                                                    self.samples, self.seed)
+            return self._samplers[label]
+
+    def _log_prior(self, label: str) -> np.ndarray:
+        with self._lock:
+            if label not in self._logp:
+                geom = self.mech.geometries[label]
+                self._logp[label] = class_log_prior(self.prior, geom.cand)
+            return self._logp[label]
+
+    def _top(self, label: str) -> np.ndarray:
+        lp = self._log_prior(label)
+        m = min(self.top_m, len(lp))
+        return np.sort(np.argpartition(-lp, m - 1)[:m]) if m else np.zeros(0, np.int64)
+
+    def _attack(self, cls: np.ndarray, in_ids: np.ndarray, outs: dict, grid: tuple,
+                cancel, lse: list) -> tuple[dict, dict]:
+        """Guesses (and bootstrap guesses) of every token in scope at every ε."""
+        guesses = {e: in_ids.copy() for e in grid}      # unclassed tokens: sent unchanged
+        boots = {e: np.repeat(in_ids[None, :], BOOTSTRAP, axis=0) for e in grid}
+        labels = self.mech.classes.labels
+        c = self.mech.rank_constant
+        rng = np.random.default_rng(self.seed)
+        resample = rng.integers(0, self.samples, size=(BOOTSTRAP, self.samples))
+        for k in np.unique(cls[cls >= 0]).tolist():
+            label = labels[k]
+            geom = self.mech.geometries[label]
+            rows = np.flatnonzero(cls == k)
+            lp = self._log_prior(label)
+            top = self._top(label)
+            depth = rank_depth(min(grid), c, geom.C)
+            K = min(self.k_near, depth)
+            ys = {e: geom.index_of[outs[e][rows]] for e in grid}
+            # candidates per released token: K nearest of y ∪ the top-M of the class
+            uniq_y = np.unique(np.concatenate(list(ys.values())))
+            geom.ensure_neighbours({int(y): max(K, 2) for y in uniq_y.tolist()})
+            near = {int(y): geom.neighbours(int(y), K)[:K] for y in uniq_y.tolist()}
+            cand_x = np.unique(np.concatenate([top, *near.values()]))
+            _check(cancel)
+            paths = self._sampler(label).pivots(cand_x, grid)    # (X, G, N)
+            row_of = {int(x): i for i, x in enumerate(cand_x.tolist())}
+            for j, e in enumerate(grid):
+                _check(cancel)
+                y = ys[e]
+                cands = np.stack([np.concatenate([near[int(v)], top]) for v in y.tolist()])
+                piv = paths[np.vectorize(row_of.__getitem__)(cands), j]      # (T, C, N)
+                vals = draw_values(geom, piv, y, rank_weights(e, c, geom.C, depth), depth)
+                logw = lp[cands]
+                best = _argmax_posterior(logw, vals.mean(axis=-1))
+                guesses[e][rows] = geom.cand[cands[np.arange(len(y)), best]]
+                m = vals.mean(axis=-1)[np.arange(len(y)), best]
+                s = vals.std(axis=-1, ddof=1)[np.arange(len(y)), best] / np.sqrt(self.samples)
+                lse.extend((s[m > 0] / m[m > 0]).tolist())
+                for b in range(BOOTSTRAP):
+                    bb = _argmax_posterior(logw, vals[..., resample[b]].mean(axis=-1))
+                    boots[e][b, rows] = geom.cand[cands[np.arange(len(y)), bb]]
+        return guesses, boots
+
+    def _nearest(self, cls: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Nearest-neighbour inversion: the nearest class member of y seen in the corpus."""
+        out = y.copy()
+        seen = self.prior.counts() > 0
+        labels = self.mech.classes.labels
+        for k in np.unique(cls[cls >= 0]).tolist():
+            geom = self.mech.geometries[labels[k]]
+            rows = np.flatnonzero(cls == k)
+            for r in rows.tolist():
+                if seen[y[r]]:
+                    continue
+                nb = geom.cand[geom.neighbours(int(geom.index_of[y[r]]), 2 * K_NEAR)]
+                hit = nb[seen[nb]]
+                if len(hit):
+                    out[r] = hit[0]
+        return out
+
+
+def _argmax_posterior(logw: np.ndarray, lik: np.ndarray) -> np.ndarray:
+    """argmax of log prior + log P̂ per row; rows whose estimates are all 0 fall back to
+    the prior alone (the paper's small constant: the likelihood cannot tell them apart)."""
+    with np.errstate(divide="ignore"):
+        score = logw + np.log(lik)
+    none = ~np.isfinite(score).any(axis=1)
+    score[none] = logw[none]
+    return np.argmax(score, axis=1)
+
+
+def _pii_mask(work, spans: Sequence[Span]) -> np.ndarray:
+    """Which tokens in scope lie in a detected PII span (their unit overlaps it)."""
+    units = work.unit_of[work.active]
+    us, ue = work.unit_start[units], work.unit_end[units]
+    hit = np.zeros(len(units), dtype=bool)
+    for sp in spans:
+        hit |= (us < sp.end) & (ue > sp.start)
+    return hit
+
+
+def _share(mask: np.ndarray) -> float:
+    return float(mask.mean()) if mask.size else 0.0
+
+
+def _check(cancel) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
