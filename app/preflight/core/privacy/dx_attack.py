@@ -27,14 +27,18 @@ never guessed; the effect on success is measured by ``preflight_eval.bench_priva
 ``result`` is a :class:`DxAttackResult`: ``success``, ``success_pii`` (None without PII
 tokens in scope), ``identity``, ``nearest``, ``unchanged`` at ``epsilon``; ``curve`` (one
 :class:`AttackPoint` per ε of the grid, ascending, the current ε included); ``mc_error``
-(bootstrap standard error of ``success`` over the Monte Carlo draws), ``likelihood_se``
-(median relative standard error of the winning P(y | x, ε)), ``seconds``, and the settings
-(samples, K, M, truncation). Runs in the caller's thread (a background lane in the
+(bootstrap standard error of ``success`` over the Monte Carlo draws), ``sampling_error``
+(standard error from attacking a fixed random subset of ``max_tokens`` tokens when the
+document has more; 0 otherwise), ``likelihood_se`` (90th percentile of the relative
+standard error of the winning P(y | x, ε) over the released tokens), ``seconds``, and the
+settings (samples, K, M, truncation). ``attack.likelihood(label, xs, y, ε)`` gives the
+estimate P(y | x, ε) and its standard error for chosen candidates. Runs in the caller's thread (a background lane in the
 window); ``cancel`` is a ``threading.Event``.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -57,6 +61,7 @@ GRID_POINTS = 9
 SAMPLES = 32
 K_NEAR = 8
 TOP_M = 8
+MAX_TOKENS = 256
 BOOTSTRAP = 24
 SEED = 0x0A77AC4   # the sampler's own seed (never a document's)
 
@@ -70,6 +75,7 @@ class AttackPoint:
     nearest: float            # naive: nearest corpus token of y
     unchanged: float          # share of tokens the mechanism left unchanged
     mc_error: float           # bootstrap SE of ``success`` over the MC draws
+    sampling_error: float     # SE from evaluating a subset of the tokens (0: all)
 
 
 @dataclass(frozen=True)
@@ -81,10 +87,12 @@ class DxAttackResult:
     nearest: float
     unchanged: float
     mc_error: float
+    sampling_error: float
     likelihood_se: float
     curve: tuple[AttackPoint, ...]
     tokens: int               # tokens in scope (released through d_X)
-    pii_tokens: int           # of which inside detected PII spans
+    evaluated: int            # of which attacked (all, or a fixed subset of max_tokens)
+    pii_tokens: int           # evaluated tokens inside detected PII spans
     samples: int
     k_near: int
     top_m: int
@@ -101,8 +109,10 @@ class DxAttack:
     """The optimal context-free attack against one d_X mechanism (memoizes paths)."""
 
     def __init__(self, mechanism, prior: TokenPrior, *, samples: int = SAMPLES,
-                 k_near: int = K_NEAR, top_m: int = TOP_M, seed: int = SEED) -> None:
+                 k_near: int = K_NEAR, top_m: int = TOP_M, max_tokens: int = MAX_TOKENS,
+                 seed: int = SEED) -> None:
         self.mech, self.prior = mechanism, prior
+        self.max_tokens = int(max_tokens)
         self.samples, self.k_near, self.top_m, self.seed = samples, k_near, top_m, seed
         self._samplers: dict[str, PathSampler] = {}
         self._logp: dict[str, np.ndarray] = {}
@@ -130,31 +140,54 @@ class DxAttack:
         g = tuple(sorted(set(float(e) for e in grid) | {eps})) if grid is not None \
             else self.default_grid(eps)
         w = prepared._work                     # the preparation's own token facts
-        pii = _pii_mask(w, prepared.spans if spans is None else spans)
+        total = len(w.active)
+        # a fixed random subset of the tokens in scope when there are more than the
+        # budget (the same tokens at every ε): its sampling error is reported
+        sel = np.arange(total) if total <= self.max_tokens else np.sort(
+            np.random.default_rng([self.seed, prepared.seed % 2**63]).choice(
+                total, self.max_tokens, replace=False))
+        pii = _pii_mask(w, prepared.spans if spans is None else spans)[sel]
+        cls = w.cls[sel]
         points, lse = [], []
-        outs = {e: prepared.token_outputs(e)[1] for e in g}
-        in_ids = w.ids[w.active]
-        guesses, boots = self._attack(w.cls, in_ids, outs, g, cancel, lse)
+        outs = {e: prepared.token_outputs(e)[1][sel] for e in g}
+        in_ids = w.ids[w.active][sel]
+        guesses, boots = self._attack(cls, in_ids, outs, g, cancel, lse)
+        fpc = 1.0 - len(sel) / total if total else 0.0   # finite-population correction
         for e in g:
             y = outs[e]
             ok = guesses[e] == in_ids
             b = boots[e] == in_ids[None, :]
             points.append(AttackPoint(
                 epsilon=e, success=_share(ok), success_pii=_share(ok[pii]) if pii.any() else None,
-                identity=_share(y == in_ids), nearest=_share(self._nearest(w.cls, y) == in_ids),
+                identity=_share(y == in_ids), nearest=_share(self._nearest(cls, y) == in_ids),
                 unchanged=_share(y == in_ids),
-                mc_error=float(b.mean(axis=1).std(ddof=1)) if len(b) > 1 and b.size else 0.0))
+                mc_error=float(b.mean(axis=1).std(ddof=1)) if len(b) > 1 and b.size else 0.0,
+                sampling_error=math.sqrt(max(_share(ok) * (1 - _share(ok)), 0.0)
+                                         / max(len(sel), 1) * fpc)))
         cur = next(p for p in points if p.epsilon == eps)
         return DxAttackResult(
             epsilon=eps, success=cur.success, success_pii=cur.success_pii,
             identity=cur.identity, nearest=cur.nearest, unchanged=cur.unchanged,
-            mc_error=cur.mc_error, likelihood_se=float(np.median(lse)) if lse else 0.0,
-            curve=tuple(points), tokens=int(len(in_ids)), pii_tokens=int(pii.sum()),
+            mc_error=cur.mc_error, sampling_error=cur.sampling_error, likelihood_se=float(np.percentile(lse, 90)) if lse else 0.0,
+            curve=tuple(points), tokens=int(total), evaluated=int(len(sel)),
+            pii_tokens=int(pii.sum()),
             samples=self.samples, k_near=self.k_near, top_m=self.top_m,
             truncation=(f"candidates: the {self.k_near} nearest class members of each "
                         f"released token and the {self.top_m} most frequent of its class; "
                         f"rank-step mass beyond the neighbour depth < {RANK_TAIL:g}"),
             seconds=time.perf_counter() - t0)
+
+    def likelihood(self, label: str, xs: np.ndarray, y: int, epsilon: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """P(y | x, ε) and its standard error for the candidate indices ``xs`` of class
+        ``label`` (indices into the class geometry, like ``y``)."""
+        geom = self.mech.geometries[label]
+        depth = rank_depth(float(epsilon), self.mech.rank_constant, geom.C)
+        w = rank_weights(float(epsilon), self.mech.rank_constant, geom.C, depth)
+        cands = np.asarray(xs, dtype=np.int64)[None, :]
+        v = self._values(geom, self._sampler(label), cands, np.asarray([y]), float(epsilon),
+                         w, depth, None)[0]
+        return v.mean(axis=-1), v.std(axis=-1, ddof=1) / np.sqrt(self.samples)
 
     # ----- internals
 
@@ -196,30 +229,72 @@ class DxAttack:
             depth = rank_depth(min(grid), c, geom.C)
             K = min(self.k_near, depth)
             ys = {e: geom.index_of[outs[e][rows]] for e in grid}
-            # candidates per released token: K nearest of y ∪ the top-M of the class
             uniq_y = np.unique(np.concatenate(list(ys.values())))
             geom.ensure_neighbours({int(y): max(K, 2) for y in uniq_y.tolist()})
-            near = {int(y): geom.neighbours(int(y), K)[:K] for y in uniq_y.tolist()}
-            cand_x = np.unique(np.concatenate([top, *near.values()]))
-            _check(cancel)
-            paths = self._sampler(label).pivots(cand_x, grid)    # (X, G, N)
-            row_of = {int(x): i for i, x in enumerate(cand_x.tolist())}
-            for j, e in enumerate(grid):
+            near = {int(y): self._near(geom, lp, int(y), K) for y in uniq_y.tolist()}
+            sampler = self._sampler(label)
+            for e in grid:
                 _check(cancel)
-                y = ys[e]
-                cands = np.stack([np.concatenate([near[int(v)], top]) for v in y.tolist()])
-                piv = paths[np.vectorize(row_of.__getitem__)(cands), j]      # (T, C, N)
-                vals = draw_values(geom, piv, y, rank_weights(e, c, geom.C, depth), depth)
+                cands, vals = self._likelihoods(geom, sampler, lp, top, near, ys[e], e,
+                                                depth, cancel)
+                n = np.arange(len(rows))
                 logw = lp[cands]
                 best = _argmax_posterior(logw, vals.mean(axis=-1))
-                guesses[e][rows] = geom.cand[cands[np.arange(len(y)), best]]
-                m = vals.mean(axis=-1)[np.arange(len(y)), best]
-                s = vals.std(axis=-1, ddof=1)[np.arange(len(y)), best] / np.sqrt(self.samples)
-                lse.extend((s[m > 0] / m[m > 0]).tolist())
+                guesses[e][rows] = geom.cand[cands[n, best]]
+                m = vals.mean(axis=-1)[n, best]
+                sd = vals.std(axis=-1, ddof=1)[n, best] / np.sqrt(self.samples)
+                lse.extend((sd[m > 0] / m[m > 0]).tolist())
                 for b in range(BOOTSTRAP):
                     bb = _argmax_posterior(logw, vals[..., resample[b]].mean(axis=-1))
-                    boots[e][b, rows] = geom.cand[cands[np.arange(len(y)), bb]]
+                    boots[e][b, rows] = geom.cand[cands[n, bb]]
         return guesses, boots
+
+    def _likelihoods(self, geom, sampler, lp, top, near, y, eps, depth, cancel):
+        """Candidates (T, W) of each released token (padded by repeating y) and the
+        per-draw values (T, W, N) of P(y | x, ε).
+
+        Stage 1: y itself and the class's top-M. Stage 2: y's more frequent near
+        neighbours, each only if the d_X bound P(y | x) ≤ exp(ε·d(x, y))·P(y | y) leaves
+        it a chance against the best stage-1 weight (with P(y | y) at its estimate plus
+        two standard errors)."""
+        c = self.mech.rank_constant
+        w = rank_weights(eps, c, geom.C, depth)
+        first = np.concatenate([y[:, None], np.broadcast_to(top, (len(y), len(top)))], axis=1)
+        v1 = self._values(geom, sampler, first, y, eps, w, depth, cancel)
+        with np.errstate(divide="ignore"):
+            best = (lp[first] + np.log(v1.mean(axis=-1))).max(axis=1)
+        m = v1[:, 0].mean(axis=-1)
+        hi = m + 2 * v1[:, 0].std(axis=-1) / np.sqrt(self.samples)
+        extra: list[np.ndarray] = []
+        for t, v in enumerate(y.tolist()):
+            nb = near[v][1:]
+            if len(nb) and hi[t] > 0:
+                d = np.sqrt(geom.canon_sqdist(nb, geom.phi[v].astype(np.float64)))
+                nb = nb[lp[nb] + eps * d + np.log(hi[t]) >= best[t]]
+            else:
+                nb = nb[:0]
+            extra.append(nb)
+        width = max((len(x) for x in extra), default=0)
+        if width == 0:
+            return first, v1
+        more = np.stack([np.concatenate([x, np.full(width - len(x), y[t])])
+                         for t, x in enumerate(extra)]).astype(np.int64)
+        v2 = self._values(geom, sampler, more, y, eps, w, depth, cancel)
+        return np.concatenate([first, more], axis=1), np.concatenate([v1, v2], axis=1)
+
+    @staticmethod
+    def _values(geom, sampler, cands, y, eps, w, depth, cancel) -> np.ndarray:
+        xs, inv = np.unique(cands, return_inverse=True)
+        piv = sampler.pivots(xs, (eps,), cancel)[:, 0][inv.reshape(cands.shape)]
+        return draw_values(geom, piv, y, w, depth)
+
+    @staticmethod
+    def _near(geom, lp: np.ndarray, y: int, K: int) -> np.ndarray:
+        """y and those of its K nearest class members the prior ranks above it (a less
+        frequent x would need P(y | x) > P(y | y) to win: the output is most likely
+        the input itself)."""
+        nb = geom.neighbours(y, K)[:K]
+        return np.concatenate([[y], nb[1:][lp[nb[1:]] > lp[y]]]).astype(np.int64)
 
     def _nearest(self, cls: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Nearest-neighbour inversion: the nearest class member of y seen in the corpus."""

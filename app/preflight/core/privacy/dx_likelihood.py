@@ -7,12 +7,11 @@ the k-th nearest class member of e with P(k) ∝ exp(−cεk). So
     P(y | x, ε) = E_(u,g)[ R_ε(rank_e(y)) ],   R_ε(k) = (1 − q) q^k / (1 − q^C), q = e^(−cε)
 
 The rank step is summed exactly (Rao-Blackwellized); only the pivot is sampled: N draws
-per candidate x, run through the product's own engine (:func:`build_envelope` +
-:func:`envelope_pivots`, bit-identical pivots to ``DxPrepared.at``), and because the
-engine follows each draw along the ray e'(ε), one draw serves every ε of the grid. The
-draws are keyed by (sampler seed, token id, draw number) — independent of any document's
-noise — and a candidate's paths are memoized, so a token seen in earlier documents costs
-nothing. Ranks are read from the class geometry's verified neighbour lists to depth D,
+(u, g) of the mechanism's own noise distribution (:func:`draw_noise`, keyed by the
+sampler's seed, never a document's), and because the distance to every member is linear
+in s = 1/ε along the ray e'(ε) (the engine's all-ε identity), one draw serves every ε of
+the grid (:class:`PathSampler`). A candidate's paths are memoized per ε, so tokens seen
+in earlier documents cost nothing. Ranks are read from the class geometry's verified neighbour lists to depth D,
 with q^D ≤ 1e-6 at the smallest ε (the rank step's mass beyond D is ignored: a relative
 error below 1e-6).
 
@@ -27,7 +26,7 @@ import threading
 
 import numpy as np
 
-from preflight.core.sanitize.dx_engine import build_envelope, draw_noise, envelope_pivots
+from preflight.core.sanitize.dx_engine import draw_noise
 from preflight.core.sanitize.dx_geometry import Geometry
 
 RANK_TAIL = 1e-6      # ignored rank-step mass beyond the neighbour depth
@@ -46,46 +45,112 @@ def rank_depth(eps_min: float, c: float, C: int, cap: int = 64) -> int:
 
 
 class PathSampler:
-    """Monte Carlo pivot paths of candidate inputs in one class geometry (memoized)."""
+    """Monte Carlo pivot paths of candidate inputs in one class geometry (memoized).
+
+    Common random numbers: the same N draws (u_i, g_i) serve every candidate x (each
+    candidate's estimate is still an average of N independent draws of its own
+    mechanism; sharing them only correlates the estimates, which makes comparing
+    candidates more precise). With the draws fixed, the squared distance of the noisy
+    point to member z is A_x[z] + s·B_i[z] + const with A_x = ‖φ_z‖² − 2φ_z·φ(x),
+    B_i = −2g_i·u_i·φ_z and s = 1/ε (see :mod:`~preflight.core.sanitize.dx_engine`), so
+    one float32 row A_x per candidate and N rows B_i per class give the pivot of every
+    (draw, ε) by an argmin over the class. The float32 argmin can differ from the
+    product's canonical float64 choice only where two members are within float32
+    rounding of each other (a relative gap below ~1e-6): a near-tie, whose probability
+    is negligible next to the Monte Carlo error.
+    """
 
     def __init__(self, matrix: np.ndarray, geom: Geometry, samples: int, seed: int) -> None:
         self.matrix, self.geom = matrix, geom
         self.samples, self.seed = int(samples), int(seed)
-        self._paths: dict[tuple[int, tuple[float, ...]], np.ndarray] = {}
+        noise = draw_noise(seed, np.zeros(self.samples, np.int64), np.arange(self.samples),
+                           geom.n)
+        self.B = ((noise.u * (-2.0 * noise.g)[:, None]).astype(np.float32)
+                  @ geom.phi.T)                                     # (N, C)
+        self._bmin = self.B.min(axis=0)
+        self._paths: dict[tuple[int, float], np.ndarray] = {}
         self._lock = threading.Lock()
 
-    def pivots(self, xs: np.ndarray, grid: tuple[float, ...]) -> np.ndarray:
-        """(len(xs), G, N) pivot candidate indices of N draws from each candidate index
-        in ``xs`` at every ε of ``grid``."""
+    def pivots(self, xs: np.ndarray, grid: tuple[float, ...],
+               cancel: threading.Event | None = None) -> np.ndarray:
+        """(len(xs), G, N) pivot candidate indices of the N draws from each candidate
+        index in ``xs`` at every ε of ``grid``."""
+        xs = np.asarray(xs, dtype=np.int64)
         with self._lock:
-            new = [int(x) for x in dict.fromkeys(xs.tolist()) if (int(x), grid) not in self._paths]
-        if new:
-            got = self._sample(np.asarray(new, dtype=np.int64), grid)
+            todo: dict[tuple[float, ...], list[int]] = {}
+            for x in dict.fromkeys(xs.tolist()):
+                miss = tuple(e for e in grid if (x, e) not in self._paths)
+                if miss:
+                    todo.setdefault(miss, []).append(x)
+        for eps, group in todo.items():
+            got = self._sample(np.asarray(group, dtype=np.int64), eps, cancel)
             with self._lock:
-                for x, p in zip(new, got):
-                    self._paths[(x, grid)] = p
+                for x, p in zip(group, got):
+                    for j, e in enumerate(eps):
+                        self._paths[(x, e)] = p[j]
+        out = np.empty((len(xs), len(grid), self.samples), dtype=np.int64)
         with self._lock:
-            return np.stack([self._paths[(int(x), grid)] for x in xs.tolist()]) if len(xs) \
-                else np.zeros((0, len(grid), self.samples), dtype=np.int64)
+            for r, x in enumerate(xs.tolist()):
+                for j, e in enumerate(grid):
+                    out[r, j] = self._paths[(x, e)]
+        return out
 
-    def known(self, grid: tuple[float, ...]) -> int:
+    def known(self) -> int:
+        """How many (candidate, ε) paths are memoized."""
         with self._lock:
-            return sum(1 for k in self._paths if k[1] == grid)
+            return len(self._paths)
 
-    def _sample(self, xs: np.ndarray, grid: tuple[float, ...], block: int = 2048) -> np.ndarray:
-        N, geom = self.samples, self.geom
-        ids = geom.cand[np.repeat(xs, N)]
-        draw = np.tile(np.arange(N), len(xs))
-        out = np.empty((len(ids), len(grid)), dtype=np.int64)
-        for lo in range(0, len(ids), block):
-            sl = slice(lo, lo + block)
-            noise = draw_noise(self.seed, ids[sl], draw[sl], geom.n)
-            P = self.matrix[ids[sl]]
-            env = build_envelope(geom, P, noise, min(grid), max(grid))
-            P64 = P.astype(np.float64)
-            for j, eps in enumerate(grid):
-                out[sl, j] = envelope_pivots(geom, env, P64, noise, eps)
-        return out.reshape(len(xs), N, len(grid)).transpose(0, 2, 1)
+    def _sample(self, xs: np.ndarray, grid: tuple[float, ...], cancel,
+                block: int = 64) -> np.ndarray:
+        geom = self.geom
+        s = (1.0 / np.asarray(grid, dtype=np.float32))[None, :, None]
+        out = np.empty((len(xs), len(grid), self.samples), dtype=np.int64)
+
+        s_max = float(s.max())
+
+        bmin_all = float(self._bmin.min())
+
+        def local(x: int) -> np.ndarray | None:
+            # every z that can beat x lies within ρ² = s·(max_i B_i[x] − min B) of x:
+            # when that ball is inside x's verified neighbour list, use the list alone
+            rho2 = s_max * (float(self.B[:, x].max()) - bmin_all)
+            nb = geom.neighbours(x, 64)
+            far = geom.canon_sqdist(nb[-1:], geom.phi[x].astype(np.float64))[0]
+            return nb if len(nb) < geom.C and rho2 * 1.001 + 1e-6 < far else None
+
+        def run(lo: int) -> None:
+            if cancel is not None and cancel.is_set():
+                return
+            ids = xs[lo:lo + block]
+            small = [local(x) for x in ids.tolist()]
+            dense = [r for r, k in enumerate(small) if k is None]
+            A = np.empty((len(ids), geom.C), dtype=np.float32)
+            if dense:
+                px = self.matrix[geom.cand[ids[dense]]].astype(np.float32)
+                A[dense] = (px * np.float32(-2.0)) @ geom.phi.T + geom.sq32[None, :]
+            for r, x in enumerate(ids.tolist()):
+                if small[r] is not None:
+                    keep = small[r]
+                    a = geom.sq32[keep] - 2 * (geom.phi[keep] @ geom.phi[x])
+                else:
+                    # z can beat x in some draw only if ‖φz − φx‖² < s·(B_i[x] − B_i[z])
+                    # for some i: a superset test with the draws' column minimum
+                    d2 = A[r] - A[r, x]
+                    bx = self.B[:, x].max()
+                    slack = 1e-4 * (np.abs(A[r]) + abs(A[r, x])
+                                    + s_max * (np.abs(self._bmin) + abs(bx))) + 1e-6
+                    keep = np.flatnonzero(d2 <= s_max * (bx - self._bmin) + slack)
+                    a = A[r, keep]
+                F = self.B[:, None, keep] * s                 # (N, G, kept)
+                F += a
+                out[lo + r] = keep[F.argmin(axis=2)].T
+
+        list(geom.pool().map(run, range(0, len(xs), block)))
+        if cancel is not None and cancel.is_set():
+            from preflight.core.errors import Cancelled
+
+            raise Cancelled()
+        return out
 
 
 def draw_values(geom: Geometry, piv: np.ndarray, y: np.ndarray, weights: np.ndarray,
