@@ -119,11 +119,9 @@ class DxAttack:
         self._lock = threading.Lock()
 
     def default_grid(self, epsilon: float | None = None) -> tuple[float, ...]:
+        """GRID_POINTS geometric points over the calibrated range, with ``epsilon``."""
         lo, hi = self.mech.epsilon_range
-        pts = set(np.geomspace(lo, hi, GRID_POINTS).round(6).tolist())
-        if epsilon is not None:
-            pts.add(round(float(epsilon), 6))
-        return tuple(sorted(pts))
+        return _with_point(np.geomspace(lo, hi, GRID_POINTS), epsilon)
 
     def warm_up(self, grid: tuple[float, ...] | None = None) -> None:
         """One-time work: the top-M prior tokens of every class, sampled for ``grid``."""
@@ -137,8 +135,7 @@ class DxAttack:
         t0 = time.perf_counter()
         eps = float(epsilon if epsilon is not None else prepared.params.epsilon
                     or np.sqrt(np.prod(self.mech.epsilon_range)))
-        g = tuple(sorted(set(float(e) for e in grid) | {eps})) if grid is not None \
-            else self.default_grid(eps)
+        g = _with_point(grid, eps) if grid is not None else self.default_grid(eps)
         w = prepared._work                     # the preparation's own token facts
         total = len(w.active)
         # a fixed random subset of the tokens in scope when there are more than the
@@ -312,6 +309,15 @@ class DxAttack:
                 if len(hit):
                     out[r] = hit[0]
         return out
+
+
+def _with_point(grid, eps: float | None) -> tuple[float, ...]:
+    """The grid (ascending, rounded) with ``eps`` replacing a point within 1 % of it."""
+    pts = [round(float(e), 6) for e in grid]
+    if eps is not None:
+        e = round(float(eps), 6)
+        pts = [p for p in pts if abs(p - e) > 0.01 * e] + [e]
+    return tuple(sorted(set(pts)))
 
 
 def _argmax_posterior(logw: np.ndarray, lik: np.ndarray) -> np.ndarray:

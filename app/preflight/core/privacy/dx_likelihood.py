@@ -26,6 +26,7 @@ import threading
 
 import numpy as np
 
+from preflight.core.errors import Cancelled
 from preflight.core.sanitize.dx_engine import draw_noise
 from preflight.core.sanitize.dx_geometry import Geometry
 
@@ -103,10 +104,10 @@ class PathSampler:
     def _sample(self, xs: np.ndarray, grid: tuple[float, ...], cancel,
                 block: int = 64) -> np.ndarray:
         geom = self.geom
-        s = (1.0 / np.asarray(grid, dtype=np.float32))[None, :, None]
+        s_list = [np.float32(1.0 / e) for e in grid]
+        s_max = float(max(s_list))
         out = np.empty((len(xs), len(grid), self.samples), dtype=np.int64)
 
-        s_max = float(s.max())
 
         bmin_all = float(self._bmin.min())
 
@@ -141,14 +142,19 @@ class PathSampler:
                                     + s_max * (np.abs(self._bmin) + abs(bx))) + 1e-6
                     keep = np.flatnonzero(d2 <= s_max * (bx - self._bmin) + slack)
                     a = A[r, keep]
-                F = self.B[:, None, keep] * s                 # (N, G, kept)
-                F += a
-                out[lo + r] = keep[F.argmin(axis=2)].T
+                    if 2 * len(keep) > geom.C:      # most survive: skip the gather
+                        keep, a = None, A[r]
+                Bk = self.B if keep is None else self.B[:, keep]
+                buf = np.empty_like(Bk)
+                for j, sj in enumerate(s_list):
+                    np.multiply(Bk, sj, out=buf)
+                    buf += a
+                    k = buf.argmin(axis=1)
+                    out[lo + r, j] = k if keep is None else keep[k]
 
+        block = max(1, min(block, -(-len(xs) // 4)))     # at least 4 blocks for 2 threads
         list(geom.pool().map(run, range(0, len(xs), block)))
         if cancel is not None and cancel.is_set():
-            from preflight.core.errors import Cancelled
-
             raise Cancelled()
         return out
 
