@@ -40,7 +40,7 @@ def result():
     except ModelUnavailableError as err:
         unavailable(str(err))
     lo, hi = mech.epsilon_range
-    return attack.run(prep, epsilon=40.0, grid=np.geomspace(lo, hi, 7)), (lo, hi)
+    return attack.run(prep, epsilon=40.0, grid=np.geomspace(lo, hi, 7), max_tokens=10_000), (lo, hi)
 
 
 def test_success_falls_with_epsilon(result):

@@ -9,6 +9,9 @@ success over the calibrated ε grid next to the naive attacks, and the timings:
   prior tokens of every class); the first document pays for its own candidates;
 - warm: the same document again (every path memoized: the slider case).
 
+Wall-clock times include whatever else the machine runs (the load average is printed);
+the CPU time of the cold run (both worker threads summed) is printed beside it.
+
     python -m preflight_eval.bench_privacy [--docs 3] [--tokens 1000] [--repeat 3]
                                            [--truncation]
 
@@ -19,6 +22,7 @@ tokens and prints the change in success (the candidate truncation's effect).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -73,17 +77,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - t:.2f} s")
     lo, hi = mech.epsilon_range
     eps = round((lo * hi) ** 0.5, 1)
-    cold, warm = [], []
+    cold, warm, cpu = [], [], []
     for doc_id, text, spans, n in documents(args.docs, args.tokens, mech.space):
         prep = mech.prepare(text, spans, SanitizeParams(seed=args.seed, scope="all"))
         fresh = DxAttack(mech, prior)
         fresh.warm_up()
+        c0 = time.process_time()
         res = fresh.run(prep, epsilon=eps)
+        cpu.append(time.process_time() - c0)
         cold.append(res.seconds)
         times = [fresh.run(prep, epsilon=eps).seconds for _ in range(args.repeat)]
         warm.append(statistics.median(times))
         print(f"\n{doc_id}…: {n} tokens, {res.evaluated} attacked, {res.pii_tokens} in PII "
-              f"spans; cold {res.seconds:.2f} s, warm median {warm[-1]:.2f} s; "
+              f"spans; cold {res.seconds:.2f} s (CPU {cpu[-1]:.2f} s), warm median {warm[-1]:.2f} s; "
               f"P(y|x) rel. SE p90 {res.likelihood_se:.3f}")
         print("     ε   optimal (±MC ±sample)   in PII   identity  nearest  unchanged")
         for p in res.curve:
@@ -96,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
             diffs = [b.success - a.success for a, b in zip(res.curve, r2.curve)]
             print(f"truncation: K={wide.k_near}, M={wide.top_m} changes success by "
                   f"{min(diffs):+.3f} … {max(diffs):+.3f} over the grid")
-    print(f"\nmedian over documents: cold {statistics.median(cold):.2f} s, "
-          f"warm {statistics.median(warm):.2f} s (wall clock, this machine's load included)")
+    print(f"\nmedian over documents: cold {statistics.median(cold):.2f} s wall "
+          f"(CPU {statistics.median(cpu):.2f} s over both cores), warm "
+          f"{statistics.median(warm):.2f} s wall (this machine's load included; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     return 0
 
 

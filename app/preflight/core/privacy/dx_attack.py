@@ -22,7 +22,8 @@ never guessed; the effect on success is measured by ``preflight_eval.bench_priva
     result = attack.run(prepared, epsilon=40.0,      # a DxPrepared (DxMechanism.prepare)
                         grid=None,                   # ε grid of the curve; None: 9 points
                         spans=None,                  #   over the calibrated range; spans:
-                        cancel=None)                 #   detected PII (default prepared's)
+                        cancel=None,                 #   detected PII (default prepared's)
+                        max_tokens=None)             # None: the attack's budget (256)
 
 ``result`` is a :class:`DxAttackResult`: ``success``, ``success_pii`` (None without PII
 tokens in scope), ``identity``, ``nearest``, ``unchanged`` at ``epsilon``; ``curve`` (one
@@ -32,8 +33,13 @@ tokens in scope), ``identity``, ``nearest``, ``unchanged`` at ``epsilon``; ``cur
 document has more; 0 otherwise), ``likelihood_se`` (90th percentile of the relative
 standard error of the winning P(y | x, ε) over the released tokens), ``seconds``, and the
 settings (samples, K, M, truncation). ``attack.likelihood(label, xs, y, ε)`` gives the
-estimate P(y | x, ε) and its standard error for chosen candidates. Runs in the caller's thread (a background lane in the
-window); ``cancel`` is a ``threading.Event``.
+estimate P(y | x, ε) and its standard error for chosen candidates. Runs in the caller's
+thread (a background lane in the window); ``cancel`` is a ``threading.Event``.
+
+**Cost.** Monte Carlo paths are memoized per (candidate, ε) in the attack object, so the
+same document at another slider position, or a later document, reuses them;
+``warm_up()`` does the one-time part (the top-M of every class on the default grid).
+``preflight_eval.bench_privacy`` prints the cold and warm times.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from preflight.core.privacy.dx_prior import TokenPrior, class_log_prior
 from preflight.core.types import Span
 
 GRID_POINTS = 9
-SAMPLES = 32
+SAMPLES = 16
 K_NEAR = 8
 TOP_M = 8
 MAX_TOKENS = 256
@@ -130,19 +136,20 @@ class DxAttack:
             self._sampler(label).pivots(self._top(label), grid)
 
     def run(self, prepared, epsilon: float | None = None, grid: Sequence[float] | None = None,
-            spans: Sequence[Span] | None = None, cancel: threading.Event | None = None
-            ) -> DxAttackResult:
+            spans: Sequence[Span] | None = None, cancel: threading.Event | None = None,
+            max_tokens: int | None = None) -> DxAttackResult:
         t0 = time.perf_counter()
         eps = float(epsilon if epsilon is not None else prepared.params.epsilon
                     or np.sqrt(np.prod(self.mech.epsilon_range)))
         g = _with_point(grid, eps) if grid is not None else self.default_grid(eps)
         w = prepared._work                     # the preparation's own token facts
         total = len(w.active)
+        budget = self.max_tokens if max_tokens is None else int(max_tokens)
         # a fixed random subset of the tokens in scope when there are more than the
         # budget (the same tokens at every ε): its sampling error is reported
-        sel = np.arange(total) if total <= self.max_tokens else np.sort(
+        sel = np.arange(total) if total <= budget else np.sort(
             np.random.default_rng([self.seed, prepared.seed % 2**63]).choice(
-                total, self.max_tokens, replace=False))
+                total, budget, replace=False))
         pii = _pii_mask(w, prepared.spans if spans is None else spans)[sel]
         cls = w.cls[sel]
         points, lse = [], []
