@@ -30,6 +30,7 @@ import time
 def documents(n: int, tokens: int, space) -> list:
     """Test-split business documents, joined in order until each has ~``tokens`` tokens."""
     from preflight.core.types import Category, Span
+
     from preflight_eval.utility_data.corpus import load_business, split_of
 
     pool = [d for d in load_business() if split_of(d.doc_id) == "test"]
@@ -91,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{doc_id}…: {n} tokens, {res.evaluated} attacked, {res.pii_tokens} in PII "
               f"spans; cold {res.seconds:.2f} s (CPU {cpu[-1]:.2f} s), warm median {warm[-1]:.2f} s; "
               f"P(y|x) rel. SE p90 {res.likelihood_se:.3f}")
-        print("     ε   optimal (±MC ±sample)   in PII   identity  nearest  unchanged")
+        print("     ε   optimal (±MC ±sample)   in PII   identity (=unchanged)  nearest")
         for p in res.curve:
             pii = f"{p.success_pii:.3f}" if p.success_pii is not None else "  —  "
             print(f"{p.epsilon:7.1f}  {p.success:.3f} (±{p.mc_error:.3f} ±{p.sampling_error:.3f})"
-                  f"   {pii}    {p.identity:.3f}    {p.nearest:.3f}    {p.unchanged:.3f}")
+                  f"   {pii}    {p.identity:.3f}                  {p.nearest:.3f}")
         if args.truncation and len(cold) == 1:
             wide = DxAttack(mech, prior, k_near=2 * attack.k_near, top_m=2 * attack.top_m)
             r2 = wide.run(prep, epsilon=eps)

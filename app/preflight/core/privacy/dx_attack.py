@@ -11,10 +11,13 @@ released tokens whose guess is the original token. Two naive attacks for compari
 ``identity`` (guess y itself) and ``nearest`` (nearest-neighbour inversion: the nearest
 class member of y that occurs in the public corpus — y itself when it does).
 
-**Candidates (truncation).** x ranges over S(y) = the K nearest class members of y (y
-first) ∪ the M most frequent class members under the prior. A token outside S(y) is
-never guessed; the effect on success is measured by ``preflight_eval.bench_privacy
---truncation`` (success with 2K, 2M) and stated in the result's ``truncation``.
+**Candidates (truncation).** x ranges over S(y) = y itself ∪ the M most frequent class
+members under the prior ∪ those of y's K nearest class members that the prior ranks
+above y (a less frequent x would need P(y | x) > P(y | y), while the output is most
+likely the input itself) and that the d_X bound P(y | x) ≤ exp(ε·d(x, y))·P(y | y) does
+not already rule out. A token outside S(y) is never guessed; the effect on success is
+measured by ``preflight_eval.bench_privacy --truncation`` (success with 2K, 2M: within
+±0.004 on a 1,358-token document) and the rule is stated in the result's ``truncation``.
 
 **API** (the composition root builds it: ``services.dx_attack()``)::
 
@@ -26,7 +29,8 @@ never guessed; the effect on success is measured by ``preflight_eval.bench_priva
                         max_tokens=None)             # None: the attack's budget (256)
 
 ``result`` is a :class:`DxAttackResult`: ``success``, ``success_pii`` (None without PII
-tokens in scope), ``identity``, ``nearest``, ``unchanged`` at ``epsilon``; ``curve`` (one
+tokens in scope), ``identity`` (= the share of tokens left unchanged), ``nearest`` at
+``epsilon``; ``curve`` (one
 :class:`AttackPoint` per ε of the grid, ascending, the current ε included); ``mc_error``
 (bootstrap standard error of ``success`` over the Monte Carlo draws), ``sampling_error``
 (standard error from attacking a fixed random subset of ``max_tokens`` tokens when the
@@ -47,8 +51,8 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -77,9 +81,8 @@ class AttackPoint:
     epsilon: float
     success: float            # optimal (Bayesian) attack, tokens in scope
     success_pii: float | None
-    identity: float           # naive: guess y
+    identity: float           # naive: guess y (= the share the mechanism left unchanged)
     nearest: float            # naive: nearest corpus token of y
-    unchanged: float          # share of tokens the mechanism left unchanged
     mc_error: float           # bootstrap SE of ``success`` over the MC draws
     sampling_error: float     # SE from evaluating a subset of the tokens (0: all)
 
@@ -91,7 +94,6 @@ class DxAttackResult:
     success_pii: float | None
     identity: float
     nearest: float
-    unchanged: float
     mc_error: float
     sampling_error: float
     likelihood_se: float
@@ -132,7 +134,7 @@ class DxAttack:
     def warm_up(self, grid: tuple[float, ...] | None = None) -> None:
         """One-time work: the top-M prior tokens of every class, sampled for ``grid``."""
         grid = grid or self.default_grid()
-        for label, geom in self.mech.geometries.items():
+        for label in self.mech.geometries:
             self._sampler(label).pivots(self._top(label), grid)
 
     def run(self, prepared, epsilon: float | None = None, grid: Sequence[float] | None = None,
@@ -164,20 +166,21 @@ class DxAttack:
             points.append(AttackPoint(
                 epsilon=e, success=_share(ok), success_pii=_share(ok[pii]) if pii.any() else None,
                 identity=_share(y == in_ids), nearest=_share(self._nearest(cls, y) == in_ids),
-                unchanged=_share(y == in_ids),
                 mc_error=float(b.mean(axis=1).std(ddof=1)) if len(b) > 1 and b.size else 0.0,
                 sampling_error=math.sqrt(max(_share(ok) * (1 - _share(ok)), 0.0)
                                          / max(len(sel), 1) * fpc)))
         cur = next(p for p in points if p.epsilon == eps)
         return DxAttackResult(
             epsilon=eps, success=cur.success, success_pii=cur.success_pii,
-            identity=cur.identity, nearest=cur.nearest, unchanged=cur.unchanged,
-            mc_error=cur.mc_error, sampling_error=cur.sampling_error, likelihood_se=float(np.percentile(lse, 90)) if lse else 0.0,
-            curve=tuple(points), tokens=int(total), evaluated=int(len(sel)),
+            identity=cur.identity, nearest=cur.nearest, mc_error=cur.mc_error,
+            sampling_error=cur.sampling_error,
+            likelihood_se=float(np.percentile(lse, 90)) if lse else 0.0,
+            curve=tuple(points), tokens=int(total), evaluated=len(sel),
             pii_tokens=int(pii.sum()),
             samples=self.samples, k_near=self.k_near, top_m=self.top_m,
-            truncation=(f"candidates: the {self.k_near} nearest class members of each "
-                        f"released token and the {self.top_m} most frequent of its class; "
+            truncation=(f"candidates: the released token, those of its {self.k_near} nearest "
+                        f"class members that are more frequent and not excluded by the d_X "
+                        f"bound, and the {self.top_m} most frequent members of its class; "
                         f"rank-step mass beyond the neighbour depth < {RANK_TAIL:g}"),
             seconds=time.perf_counter() - t0)
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def write_prior(space: TokenSpace, counts: Counter, meta: dict, dest: Path | Non
     ids = np.asarray(sorted(counts), dtype=np.int32)
     cnt = np.asarray([counts[i] for i in ids.tolist()], dtype=np.int32)
     meta = dict(meta, embedding=space.name, embedding_sha256=space.key,
-                distinct=int(len(ids)), tokens=int(cnt.sum()))
+                distinct=len(ids), tokens=int(cnt.sum()))
     buf = io.BytesIO()
     np.savez_compressed(buf, ids=ids, counts=cnt, meta=np.asarray(json.dumps(meta)))
     atomic_write_bytes(f, buf.getvalue())
