@@ -9,7 +9,9 @@ it, ``preflight assess --json`` puts it under ``"privacy"``):
   (:mod:`preflight.core.privacy.ledger`);
 - the contextual reconstruction attack with the local SLM (seconds: only when asked,
   :mod:`preflight.core.privacy.reconstruct`);
-- ``dx_attack``: the optimal attack on d_X noise, when the services provide it.
+- ``dx_attack``: the optimal (Bayesian) attack on the d_X noise of this payload
+  (:mod:`preflight.core.privacy.dx_attack`), with its curve over ε; ``attack_success``
+  repeats its success share (0–1) at the top level (None without d_X).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 from typing import Any, Sequence
 
 from preflight.app.presentation import quasi_warning
+from preflight.core.errors import PreflightError
 from preflight.core.privacy.ledger import ledger_for, send_epsilon
 from preflight.core.privacy.quasi import quasi_identifiers_left
 from preflight.core.privacy.reconstruct import ReconstructionAttack
@@ -27,8 +30,12 @@ from preflight.core.types import SanitizedText, Span
 
 def privacy_report(services: Any, original: str, sanitized: SanitizedText,
                    spans: Sequence[Span], *, attack: bool = False,
-                   cancel: threading.Event | None = None) -> dict[str, Any]:
-    """The privacy figures of sending ``sanitized`` (a JSON-ready dict)."""
+                   cancel: threading.Event | None = None,
+                   prepared: Any = None) -> dict[str, Any]:
+    """The privacy figures of sending ``sanitized`` (a JSON-ready dict).
+
+    ``prepared``: the preparation ``sanitized`` came from (``mechanism.prepare(...)``;
+    needed for the attack on d_X noise, which reads its token facts and noise draw)."""
     quasi = quasi_identifiers_left(original, sanitized, spans)
     priors = services.audit().prior_sends(Fingerprint.of(original))
     ledger = ledger_for(priors, send_epsilon(sanitized),
@@ -45,19 +52,27 @@ def privacy_report(services: Any, original: str, sanitized: SanitizedText,
     else:
         out["notes"] = ["The reconstruction attack did not run (it takes the local model a "
                         "few seconds; `preflight privacy` runs it)."]
-    out["dx_attack"] = _dx_attack(services, original, sanitized, spans, out)
+    out["dx_attack"] = _dx_attack(services, sanitized, spans, prepared, cancel, out)
+    out["attack_success"] = None if out["dx_attack"] is None else out["dx_attack"]["success"]
     return out
 
 
-def _dx_attack(services: Any, original: str, sanitized: SanitizedText,
-               spans: Sequence[Span], out: dict[str, Any]) -> Any:
-    if send_epsilon(sanitized) == 0:
+def _dx_attack(services: Any, sanitized: SanitizedText, spans: Sequence[Span],
+               prepared: Any, cancel: threading.Event | None,
+               out: dict[str, Any]) -> dict[str, Any] | None:
+    eps = send_epsilon(sanitized)
+    if eps == 0:
         return None          # no d_X noise in this payload: nothing for that attack
-    run = getattr(services, "dx_attack", None)
-    if run is None:
+    if prepared is None:
         out.setdefault("notes", []).append(
-            "The optimal attack on the d_X noise is not available in this build.")
+            "The attack on the d_X noise needs the document's preparation; it did not run.")
         return None
-    result = run(original, sanitized, spans)
-    return result.to_json() if hasattr(result, "to_json") else result
+    try:
+        result = services.dx_attack().run(prepared.dx_part, epsilon=eps, spans=spans,
+                                          cancel=cancel)
+    except PreflightError as err:    # e.g. the public-corpus prior is missing
+        out.setdefault("notes", []).append(
+            f"The attack on the d_X noise did not run: {err.message} {err.hint}".strip())
+        return None
+    return result.to_json()
 

@@ -71,7 +71,7 @@ class Services:
             old, self.settings = self.settings, settings
             drop = {"models", "detector"}
             if old.model_paths != settings.model_paths:
-                drop |= {"slm", "embedder", "token_space", "dx", "token_counter"}
+                drop |= {"slm", "embedder", "token_space", "dx", "dx_attack", "token_counter"}
                 self._assessors.clear()
             for key in drop & set(self._built):
                 obj = self._built.pop(key)
@@ -204,6 +204,18 @@ class Services:
     def dx(self) -> Any:
         """The shared d_X mechanism (it memoizes per-space geometry across documents)."""
         return self._once("dx", lambda: self.mechanism("dx"))
+
+    def dx_attack(self) -> Any:
+        """The optimal context-free attack on the shared d_X mechanism's output
+        (:class:`~preflight.core.privacy.dx_attack.DxAttack`; ``.run(prepared, ε)``), with
+        the committed public-corpus prior; it memoizes its Monte Carlo paths."""
+        def build() -> Any:
+            from preflight.core.privacy.dx_attack import DxAttack
+            from preflight.core.privacy.dx_prior import load_prior
+
+            mech = self.dx()
+            return DxAttack(mech, load_prior(mech.space))
+        return self._once("dx_attack", build)
 
     def sanitize(self, policy: Any, text: str, spans: Sequence[Span],
                  params: SanitizeParams = SanitizeParams(), *, memory: Any = None

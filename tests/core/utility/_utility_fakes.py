@@ -119,4 +119,8 @@ class FakePrepared:
         self.calls.append(epsilon)
         return dx_like(self.text, epsilon)
 
+    @property
+    def dx_part(self) -> "FakePrepared":
+        return self
+
 

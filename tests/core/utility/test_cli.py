@@ -21,6 +21,21 @@ class FakeDx:
         return FakePrepared(text)
 
 
+class FakeAttack:
+    """DxAttack.run's signature; success grows with ε like the real attack's."""
+
+    def __init__(self):
+        self.seen = []
+
+    def run(self, prepared, epsilon=None, grid=None, spans=None, cancel=None, max_tokens=None):
+        self.seen.append((prepared, epsilon))
+
+        class Result:
+            def to_json(self):
+                return {"epsilon": epsilon, "success": min(1.0, epsilon / 100), "curve": []}
+        return Result()
+
+
 class NoPii:
     def detect(self, text):
         return []
@@ -38,7 +53,8 @@ def fakes(monkeypatch, tmp_path):
     monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: NoPii())
     monkeypatch.setattr(Services, "mechanism", lambda self, name, **kw: FakeDx()
                         if name == "dx" else real_mechanism(self, name, **kw))
-    state = {"offset": 0.0}
+    state = {"offset": 0.0, "attack": FakeAttack()}
+    monkeypatch.setattr(Services, "dx_attack", lambda self: state["attack"])
     monkeypatch.setattr(
         Services, "assessor",
         lambda self, task=None: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(),
@@ -50,7 +66,7 @@ def fakes(monkeypatch, tmp_path):
 
 
 def test_assess_json_has_features_predictions_and_text(fakes, capsys):
-    doc, _ = fakes
+    doc, state = fakes
     assert main(["assess", str(doc), "--method", "dx", "--epsilon", "70", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"features", "predicted_utility_fast", "predicted_utility", "sanitized_text"}
@@ -58,6 +74,10 @@ def test_assess_json_has_features_predictions_and_text(fakes, capsys):
     assert out["predicted_utility_fast"] == pytest.approx(0.7, abs=0.05)
     assert out["predicted_utility"] is not None
     assert "zz" in out["sanitized_text"]
+    # The attack on d_X noise ran on the payload's own preparation, at its ε.
+    assert out["privacy"]["attack_success"] == pytest.approx(0.7)
+    prepared, eps = state["attack"].seen[-1]
+    assert eps == 70.0 and prepared.calls == [70.0]
 
 
 def test_assess_fast_only_and_operator(fakes, capsys):
@@ -66,6 +86,7 @@ def test_assess_fast_only_and_operator(fakes, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["predicted_utility"] is None
     assert out["features"]["method_redact"] == 1.0 and out["features"]["epsilon"] is None
+    assert out["privacy"]["attack_success"] is None      # no d_X noise to attack
 
 
 def test_assess_dx_without_epsilon_is_a_clear_error(fakes, capsys):

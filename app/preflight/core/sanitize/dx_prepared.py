@@ -119,6 +119,17 @@ class DxPrepared:
         self._oov = 0
         self._lock = threading.Lock()
 
+    @property
+    def work(self) -> "_TokenWork":
+        """The preparation's token facts (ids, units, the tokens in scope): read by the
+        attacks of :mod:`preflight.core.privacy`, never changed."""
+        return self._work
+
+    @property
+    def dx_part(self) -> "DxPrepared":
+        """The d_X part of a preparation (itself; a policy's preparation wraps one)."""
+        return self
+
     # ----- construction
 
     @classmethod

@@ -191,6 +191,11 @@ class PolicyPrepared:
     def seed(self) -> int:
         return int(self._inner.seed)
 
+    @property
+    def dx_part(self) -> Any:
+        """The d_X preparation of the tokens the policy leaves to the noise."""
+        return self._inner.dx_part
+
     def at(self, epsilon: float) -> SanitizedText:
         if self._parts is None:
             return _compose(self.mech.policy, self.text, None, self._inner.at(epsilon))
