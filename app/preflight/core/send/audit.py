@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Iterator
 from preflight.core import paths
 from preflight.core.errors import ConfigError
 from preflight.core.send import audit_events
-from preflight.core.send.audit_chain import ChainEvent, VerifyReport, verify_chain
+from preflight.core.send.audit_chain import ChainEvent, VerifyReport
 from preflight.core.send.fingerprint import (  # noqa: F401 - re-exported
     NEAR_DUPLICATE_THRESHOLD, Fingerprint, minhash, normalize,
 )
@@ -394,36 +394,19 @@ class AuditLog:
     def verify(self) -> VerifyReport:
         """Check the chain and every record against it (one consistent snapshot)."""
         with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                events = audit_events.read_events(self._db)
-                head = audit_events.head(self._db)
-                rows = self._db.execute(f"SELECT {', '.join(_COLUMNS)} FROM sends "
-                                        "ORDER BY id").fetchall()
-            finally:
-                self._db.execute("COMMIT")
-        return verify_chain(events, (dict(zip(_COLUMNS, r)) for r in rows),
-                            columns=_COLUMNS, expected_head=head)
+            return audit_events.verify_db(self._db, _COLUMNS)
+
+    @staticmethod
+    def verify_file(path: Path | str) -> VerifyReport:
+        """Verify the log at ``path`` read-only (an auditor's copy is not changed)."""
+        return audit_events.verify_file(Path(path), _COLUMNS)
 
     def pending(self, after: int, size: int = 200
                 ) -> tuple[list[ChainEvent], list[dict[str, Any]]]:
-        """The next events after ``after`` to send to the central store and the records
-        they touch, from one snapshot, cut where no touched record has a later event."""
+        """The next events after ``after`` for the central store and the records they
+        touch, from one snapshot (see :func:`audit_events.pending`)."""
         with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                events = audit_events.read_events(self._db, after)
-                last_of: dict[int, int] = {}
-                for ev in events:
-                    last_of[ev.record_id] = ev.seq
-                events = events[:audit_events.clean_cut(events, last_of, size)]
-                ids = sorted({ev.record_id for ev in events})
-                rows = [] if not ids else self._db.execute(
-                    f"SELECT {', '.join(_COLUMNS)} FROM sends WHERE id IN "
-                    f"({','.join('?' * len(ids))}) ORDER BY id", ids).fetchall()
-            finally:
-                self._db.execute("COMMIT")
-        return events, [dict(zip(_COLUMNS, r)) for r in rows]
+            return audit_events.pending(self._db, after, size, _COLUMNS)
 
     def synced_seq(self) -> int:
         with self._lock:

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
 
-from preflight.core.send.audit_chain import GENESIS, ChainEvent, canonical_json, row_digests
+from preflight.core.errors import ConfigError
+from preflight.core.send.audit_chain import (
+    GENESIS, ChainEvent, VerifyReport, canonical_json, row_digests, verify_chain,
+)
 
 EVENTS_DDL = """
 CREATE TABLE IF NOT EXISTS events (
@@ -116,3 +121,62 @@ def synced_seq(db: sqlite3.Connection) -> int:
 
 def set_synced_seq(db: sqlite3.Connection, seq: int) -> None:
     _set_meta(db, "central_seq", str(seq))
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every read inside sees the same state of the file."""
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
+
+
+def _rows(db: sqlite3.Connection, columns: Sequence[str], ids: Sequence[int] | None = None
+          ) -> list[dict[str, Any]]:
+    where = "" if ids is None else f" WHERE id IN ({','.join('?' * len(ids))})"
+    cur = db.execute(f"SELECT {', '.join(columns)} FROM sends{where} ORDER BY id",
+                     tuple(ids or ()))
+    return [dict(zip(columns, r)) for r in cur]
+
+
+def verify_db(db: sqlite3.Connection, columns: Sequence[str]) -> VerifyReport:
+    with _snapshot(db):
+        events, last, rows = read_events(db), head(db), _rows(db, columns)
+    return verify_chain(events, rows, columns=columns, expected_head=last)
+
+
+def verify_file(path: Path, columns: Sequence[str]) -> VerifyReport:
+    """Verify the log file at ``path`` opened read-only."""
+    if not path.is_file():
+        raise ConfigError(f"There is no audit log at {path}.",
+                          "Give the path of an audit.sqlite3 file.")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                             isolation_level=None)
+        try:
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'events'"
+                          ).fetchone() is None:
+                raise ConfigError(f"The audit log {path} predates the hash chain.",
+                                  "Open it once with this Preflight (its records are then "
+                                  "chained as they are) and verify again.")
+            return verify_db(db, columns)
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"The audit log {path} cannot be read ({exc}).",
+                          "Check that the file is a Preflight audit log.") from None
+
+
+def pending(db: sqlite3.Connection, after: int, size: int, columns: Sequence[str]
+            ) -> tuple[list[ChainEvent], list[dict[str, Any]]]:
+    """The events after ``after`` and the records they touch, from one snapshot, cut
+    (:func:`clean_cut`) where no touched record has a later event."""
+    with _snapshot(db):
+        events = read_events(db, after)
+        last_of = {ev.record_id: ev.seq for ev in events}
+        events = events[:clean_cut(events, last_of, size)]
+        ids = sorted({ev.record_id for ev in events})
+        rows = _rows(db, columns, ids) if ids else []
+    return events, rows

@@ -220,6 +220,8 @@ class AuditSyncJob:
     def close(self, flush_s: float = 5.0) -> None:
         """Stop the loop and send what is left, for at most about ``flush_s`` seconds
         (what does not make it stays queued for the next start)."""
+        if self._stop.is_set():
+            return                          # closed already (services.close, then atexit)
         self._stop.set()
         self._wake.set()
         self._thread.join(flush_s)
