@@ -121,3 +121,42 @@ def test_services_sync_in_the_background_and_flush_at_close(monkeypatch):
         sink.close()
     finally:
         cluster.close()
+
+
+def _doc_script() -> str:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "DEPLOYMENT.md").read_text(
+        encoding="utf-8")
+    start = doc.index("```python", doc.index("standard-library script")) + len("```python")
+    return doc[start:doc.index("```", start)]
+
+
+def test_the_auditors_script_in_the_docs_verifies_an_export(tmp_path):
+    import subprocess
+
+    script = tmp_path / "verify.py"
+    script.write_text(_doc_script(), encoding="utf-8")
+    log = _log(3)
+    log.update(2, overrides='["EMAIL_1"]', realized_utility=0.5)
+    out = tmp_path / "audit.jsonl"
+    log.export(out)
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-I", str(script), str(out)],
+                              capture_output=True, text=True, timeout=60)
+    ok = run()
+    assert ok.returncode == 0 and ok.stdout.startswith("OK: 3 records, 7 events")
+    lines = out.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    record["answer_raw"] = "edited"
+    out.write_text("\n".join([lines[0], lines[1], json.dumps(record), lines[3]]) + "\n",
+                   encoding="utf-8")
+    bad = run()
+    assert bad.returncode == 1 and "record 2 changed (answer_raw)" in bad.stdout
+    out.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")   # record 3 left out
+    assert "chain broken at event 7 (record 2)" in run().stdout      # its events 5-6 gone
+    log.update(3, realized_utility=0.9)              # now record 3 holds the last event
+    log.export(out)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    out.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    assert run().stdout.endswith("the export ends before the log's head: records are "
+                                 "missing\n")
