@@ -71,56 +71,64 @@ def test_schema_prints_the_central_tables(capsys):
         assert f"CREATE TABLE {table}" in sql
 
 
-@pytest.mark.slow
-def test_sync_status_and_central_verify_on_a_real_server(monkeypatch, capsys):
-    from _postgres import PASSWORD, Cluster
+@pytest.fixture(scope="module")
+def cluster():
+    from _postgres import Cluster
 
-    cluster = Cluster()
+    c = Cluster()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def central(cluster, monkeypatch):
+    """A company policy naming the loopback server, its password in the named variable."""
+    from _postgres import PASSWORD
+
+    Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
+        f'version = 1\n[audit.central]\nurl = "{cluster.url()}"\n'
+        'password_env = "PF_TEST_AUDIT_PW"\nsslmode = "disable"\n', encoding="utf-8")
+    monkeypatch.setenv("PF_TEST_AUDIT_PW", PASSWORD)
+    return cluster
+
+
+@pytest.mark.slow
+def test_services_sync_in_the_background_and_flush_at_close(central):
+    from preflight.app.services import build_services
+
+    services = build_services()
+    log = services.audit()
+    rid = log.begin(kind="local", status="local", fingerprint=Fingerprint.of("x"))
+    log.update(rid, answer_raw="a")
+    log_id, head = log.log_id, log.head()
+    services.close()                             # flushes what the job has not sent
+    sink = services.audit_sink()
+    assert sink.head(log_id) == head and head[0] == 2
+    sink.close()
+
+
+@pytest.mark.slow
+def test_sync_status_and_central_verify_on_a_real_server(central, capsys):
+    from _postgres import PASSWORD
+
+    _log(4).close()
+    assert main(["audit", "status"]) == 0
+    assert "0 event(s); 8 waiting to be sent" in capsys.readouterr().out
+    assert main(["audit", "sync"]) == 0
+    assert "Sent 8 event(s) of 4 record(s)" in capsys.readouterr().out
+    assert main(["audit", "verify", "--central"]) == 0
+    assert "intact (4 record(s), 8 event(s)" in capsys.readouterr().out
+    assert main(["audit", "sync", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sent_events"] == 0
+    central.kill()
     try:
-        Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
-            f'version = 1\n[audit.central]\nurl = "{cluster.url()}"\n'
-            'password_env = "PF_TEST_AUDIT_PW"\nsslmode = "disable"\n', encoding="utf-8")
-        monkeypatch.setenv("PF_TEST_AUDIT_PW", PASSWORD)
-        _log(4).close()
-        assert main(["audit", "status"]) == 0
-        assert "0 event(s); 8 waiting to be sent" in capsys.readouterr().out
-        assert main(["audit", "sync"]) == 0
-        assert "Sent 8 event(s) of 4 record(s)" in capsys.readouterr().out
-        assert main(["audit", "verify", "--central"]) == 0
-        assert "intact (4 record(s), 8 event(s)" in capsys.readouterr().out
-        assert main(["audit", "sync", "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["sent_events"] == 0
-        cluster.kill()
         assert main(["audit", "sync"]) == 2
         err = capsys.readouterr().err
         assert "cannot be reached" in err and "stay queued" in err and PASSWORD not in err
     finally:
-        cluster.close()
+        central.start()
 
 
-@pytest.mark.slow
-def test_services_sync_in_the_background_and_flush_at_close(monkeypatch):
-    from _postgres import PASSWORD, Cluster
-
-    from preflight.app.services import build_services
-
-    cluster = Cluster()
-    try:
-        Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
-            f'version = 1\n[audit.central]\nurl = "{cluster.url()}"\n'
-            'password_env = "PF_TEST_AUDIT_PW"\nsslmode = "disable"\n', encoding="utf-8")
-        monkeypatch.setenv("PF_TEST_AUDIT_PW", PASSWORD)
-        services = build_services()
-        log = services.audit()
-        rid = log.begin(kind="local", status="local", fingerprint=Fingerprint.of("x"))
-        log.update(rid, answer_raw="a")
-        log_id, head = log.log_id, log.head()
-        services.close()                             # flushes what the job has not sent
-        sink = services.audit_sink()
-        assert sink.head(log_id) == head and head[0] == 2
-        sink.close()
-    finally:
-        cluster.close()
 
 
 def _doc_script() -> str:

@@ -164,3 +164,41 @@ def test_a_wrong_password_says_so_without_the_password(cluster, tmp_path):
     assert "wrong-pw-123" not in str(err.value)
     with pytest.raises(ConfigError, match="PF_AUDIT_PW is empty"):
         sync_log(log, _sink(cluster, password=""))
+
+
+def test_a_crash_inside_the_sending_transaction_keeps_nothing_of_it(cluster, tmp_path):
+    """The server dies after the events of a batch were inserted, before its commit."""
+    import threading
+
+    import psycopg
+
+    log = AuditLog(tmp_path / "audit.sqlite3")
+    sink = _sink(cluster)
+    _send(log, 1)
+    sync_log(log, sink)                                  # tables exist, 3 events there
+    for n in range(2, 6):
+        _send(log, n)
+    locker = psycopg.connect(cluster.url(), password=PASSWORD)
+    locker.execute("LOCK TABLE preflight_audit_records IN ACCESS EXCLUSIVE MODE")
+    failure: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _catch(failure, sync_log, log, sink))
+    worker.start()
+    _wait(lambda: locker.execute(                       # the events are in, the records wait
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'preflight-audit' "
+        "AND wait_event_type = 'Lock'").fetchone()[0] == 1)
+    cluster.kill()
+    worker.join(30)
+    cluster.start()
+    assert failure and isinstance(failure[0], CentralUnavailableError)
+    assert sink.head(log.log_id)[0] == 3                 # nothing of the batch was kept
+    assert sync_log(log, sink).sent_events == 12
+    assert [s for s, _ in _central_events(cluster, log.log_id)] == list(range(1, 16))
+    assert verify_chain(*sink.read(log.log_id)[:2], expected_head=log.head()).ok
+    sink.close()
+
+
+def _catch(into: list, fn, *args) -> None:
+    try:
+        fn(*args)
+    except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        into.append(exc)

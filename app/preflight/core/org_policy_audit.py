@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 _KEYS = ("url", "password_env", "password_keyring", "sslmode", "sslrootcert")
@@ -82,11 +82,19 @@ def parse_central(table: Mapping[str, Any],
                                 names["password_keyring"], sslmode, root)
 
 
-def _url_problem(url: str) -> str | None:
+def split_url(url: str) -> SplitResult | None:
+    """``url`` split into its parts (None: not a URL, e.g. a bad port)."""
     try:
-        p = urlsplit(url.strip())
-        p.port                      # noqa: B018 - raises on a bad port
+        parts = urlsplit(url.strip())
+        parts.port                      # noqa: B018 - raises on a bad port
     except ValueError:
+        return None
+    return parts
+
+
+def _url_problem(url: str) -> str | None:
+    p = split_url(url)
+    if p is None:
         return "is not a URL"
     if p.scheme not in ("postgresql", "postgres") or not p.hostname:
         return "must be a postgresql:// URL with a host"

@@ -13,10 +13,9 @@ import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from preflight.core.errors import ConfigError
-from preflight.core.org_policy_audit import CentralAuditSettings, parse_central
+from preflight.core.org_policy_audit import CentralAuditSettings, parse_central, split_url
 from preflight.core.sanitize.policy import Action
 from preflight.core.types import Category
 
@@ -194,10 +193,8 @@ def _providers(data: Mapping[str, Any]) -> tuple[str, ...] | None:
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an allowed provider prefix (None: it can)."""
-    try:
-        parts = urlsplit(url.strip())
-        parts.port                      # noqa: B018 - raises on a bad port
-    except ValueError:
+    parts = split_url(url)
+    if parts is None:
         return "is not a URL"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http(s) URL with a host, e.g. https://api.openai.com/v1"
