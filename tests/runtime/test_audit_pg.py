@@ -118,9 +118,9 @@ def test_a_lost_local_marker_sends_nothing_twice(cluster, tmp_path):
 @pytest.mark.parametrize("tamper, record", [
     ("UPDATE preflight_audit_records SET model = 'other' WHERE log_id = %s AND id = 2", 2),
     ("DELETE FROM preflight_audit_records WHERE log_id = %s AND id = 3", 3),
-    ("UPDATE preflight_audit_records SET id = 3 - id + (CASE WHEN id = 1 THEN 10 ELSE 0 "
-     "END) WHERE log_id = %(l)s AND id IN (1, 2); UPDATE preflight_audit_records SET id = 2 "
-     "WHERE log_id = %(l)s AND id = 12", 1),
+    (("UPDATE preflight_audit_records SET id = 3 - id + (CASE WHEN id = 1 THEN 10 ELSE 0 "
+      "END) WHERE log_id = %(l)s AND id IN (1, 2); UPDATE preflight_audit_records SET id = 2 "
+      "WHERE log_id = %(l)s AND id = 12"), 1),
 ])
 def test_the_central_copy_verifies_and_tampering_is_found(cluster, tmp_path, tamper, record):
     log = AuditLog(tmp_path / "audit.sqlite3")

@@ -147,7 +147,7 @@ class PgAuditSink:
             try:
                 conn.close()
             except Exception:  # noqa: BLE001 - already broken
-                pass
+                log.debug("closing a broken connection failed", exc_info=True)
 
     def _unavailable(self, exc: Exception) -> CentralUnavailableError:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -16,9 +16,9 @@ DOC = "Alice Martin met the board in Lyon on Monday to discuss the merger with N
 
 
 def begin(log: AuditLog, n: int = 0, **kw) -> int:
-    args = dict(kind="send", status="sending", fingerprint=Fingerprint.of(f"{DOC} {n}"),
-                provider="p", model="m", method="placeholder", epsilon=1,
-                payload=b'{"x": "caf\xc3\xa9"}', overrides=["PERSON_1"])
+    args = {"kind": "send", "status": "sending", "fingerprint": Fingerprint.of(f"{DOC} {n}"),
+            "provider": "p", "model": "m", "method": "placeholder", "epsilon": 1,
+            "payload": b'{"x": "caf\xc3\xa9"}', "overrides": ["PERSON_1"]}
     args.update(kw)
     return log.begin(**args)
 

@@ -35,6 +35,7 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Iterable, Mapping, Sequence
 
 CHAIN_VERSION = 1
@@ -244,7 +245,7 @@ def _check_records(states: Mapping[int, Mapping[str, str]],
     for rid in sorted(set(states) - seen):
         problems.append(Problem(f"record {rid} is missing: it was deleted", rid))
     ids = sorted(set(states) | seen)
-    for a, b in zip(ids, ids[1:]):
+    for a, b in pairwise(ids):
         if b > a + 1:
             gone = f"record {a + 1}" if b == a + 2 else f"records {a + 1}-{b - 1}"
             problems.append(Problem(f"{gone} missing: deleted with their events", a + 1))
