@@ -25,7 +25,10 @@ over-count at worst, never an under-count).
 Tamper evidence (schema 4): every write to a record also appends a hash-chained event in
 the same transaction — see :mod:`preflight.core.send.audit_chain` for what is chained and
 why events rather than records; :meth:`AuditLog.verify` checks it. ``on_change`` (the
-central store's sync job) is called after each committed write.
+central store's sync job) is called after each committed write. (This module runs past
+400 lines because it is the log's one class and its same-document ledger; the chain's
+storage, the export and the central sync live in ``audit_events``, ``audit_export`` and
+``audit_sync``.)
 
 """
 
