@@ -45,6 +45,17 @@ if command -v dpkg-query >/dev/null 2>&1; then
     fi
 fi
 
+# --- 1b. PostgreSQL server binaries: the central audit store's tests run a throwaway
+#         cluster on loopback (tests/runtime/_postgres.py); Debian keeps them off PATH.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+        && command -v apt-get >/dev/null 2>&1; then
+    say "installing the PostgreSQL server (for the central audit store tests)"
+    SUDO=(); [ "$(id -u)" = 0 ] || SUDO=(sudo)
+    { "${SUDO[@]}" apt-get update -qq && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends postgresql >/dev/null; } \
+        || die "cannot install PostgreSQL (apt-get install postgresql) — install it and rerun."
+fi
+
 # --- 2. Virtual environment and Python dependencies ----------------------------------------
 command -v "$PY" >/dev/null 2>&1 || die "$PY not found: Preflight needs Python 3.11."
 if [ ! -x "$VENV/bin/python" ]; then

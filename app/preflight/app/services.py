@@ -273,9 +273,42 @@ class Services:
         return self._once("token_counter", build)
 
     def audit(self) -> Any:
-        from preflight.core.send.audit import AuditLog
+        """The local audit log; with a central store in the company policy, each write
+        wakes :meth:`audit_sync`."""
+        def build() -> Any:
+            from preflight.core.send.audit import AuditLog
 
-        return self._once("audit", AuditLog)
+            job = self.audit_sync()
+            return AuditLog(on_change=job.wake if job is not None else None)
+        return self._once("audit", build)
+
+    def audit_sink(self) -> Any:
+        """A fresh PostgreSQL sink for the policy's central store (None: none named)."""
+        central = self.org_policy().central_audit
+        if central is None:
+            return None
+        from preflight.core.send.audit_sync import central_password
+        from preflight.core.send.keys import KeyStore
+        from preflight.runtime.audit_pg import PgAuditSink
+
+        return PgAuditSink(central, lambda: central_password(central, KeyStore()))
+
+    def audit_sync(self) -> Any:
+        """The one background job copying the log to the central store (None: no store);
+        it flushes once more when the process exits (at most a few seconds)."""
+        def build() -> Any:
+            sink = self.audit_sink()
+            if sink is None:
+                return None
+            import atexit
+
+            from preflight.core.send.audit_sync import AuditSyncJob, sync_log
+
+            job = AuditSyncJob(lambda deadline: sync_log(self.audit(), sink,
+                                                         deadline=deadline))
+            atexit.register(job.close)
+            return job
+        return self._once("audit_sync", build)
 
     def session_keys(self) -> Any:
         from preflight.core.send.keys import SessionKeyStore
@@ -303,6 +336,9 @@ class Services:
         """Free the models and files this holder opened (best effort, at exit)."""
         with self._lock:
             built = dict(self._built)
+        job = built.get("audit_sync")
+        if job is not None:
+            job.close()
         for key in ("slm", "audit"):
             obj = built.get(key)
             if obj is not None and hasattr(obj, "close"):

@@ -23,7 +23,7 @@ COMMAND_MODULES = (
     "detect", "sanitize", "restore", "info", "models", "gui", "assess", "recommend",
     "forget_keys",
     "send", "providers", "history",
-    "sweep", "privacy",
+    "sweep", "privacy", "audit",
 )
 
 

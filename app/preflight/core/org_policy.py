@@ -6,7 +6,8 @@ The file (TOML, see docs/POLICIES.md "Company policy file") lives at
 It sets minimum actions per entity type or category, the providers documents may go to,
 bounds on ε, a cap on the ε one document may spend over all its sends
 (``max_document_epsilon``, see :mod:`preflight.core.privacy.ledger`), the minimum utility,
-and whether per-item overrides and resends are allowed.
+whether per-item overrides and resends are allowed, and the central audit store
+(``[audit.central]``, :mod:`preflight.core.org_policy_audit`).
 
 No file: :meth:`OrgPolicy.none` (no rules). A file that cannot be read or is invalid does
 not stop Preflight: it gives a *broken* policy, under which everything local works and
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
+from preflight.core.org_policy_audit import CentralAuditSettings
 from preflight.core.org_policy_file import (
     ORG_HINT, OrgRules, invalid, parse_org_policy, url_problem,
 )
@@ -192,6 +194,11 @@ class OrgPolicy:
         return self.rules.max_document_epsilon if self.rules is not None else None
 
     @property
+    def central_audit(self) -> CentralAuditSettings | None:
+        """The central audit store every record is also written to (None: local only)."""
+        return self.rules.central_audit if self.rules is not None else None
+
+    @property
     def min_utility(self) -> float | None:
         return self.rules.min_utility if self.rules is not None else None
 
@@ -263,6 +270,8 @@ class OrgPolicy:
         sets["allow_resend"] = r.allow_resend
         if r.default_policy:
             sets["default_policy"] = r.default_policy
+        if r.central_audit is not None:
+            sets["audit_central"] = r.central_audit.describe()
         out["sets"] = sets
         return out
 

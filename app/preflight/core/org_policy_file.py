@@ -13,9 +13,9 @@ import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from preflight.core.errors import ConfigError
+from preflight.core.org_policy_audit import CentralAuditSettings, parse_central, split_url
 from preflight.core.sanitize.policy import Action
 from preflight.core.types import Category
 
@@ -23,7 +23,7 @@ ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
              "allow_overrides", "allow_resend", "epsilon", "minimum",
-             "max_document_epsilon")
+             "max_document_epsilon", "audit")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -44,6 +44,7 @@ class OrgRules:
     allow_resend: bool
     default_policy: str | None
     max_document_epsilon: float | None = None   # cap on a document's summed ε (ledger)
+    central_audit: CentralAuditSettings | None = None   # [audit.central]
 
 
 class _Bad(ValueError):
@@ -119,8 +120,12 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
     if cap is not None and (not _number(cap) or not 0 < cap < float("inf")):
         raise _Bad(("max_document_epsilon",), "'max_document_epsilon' must be a positive "
                    f"number (found {cap!r})")
+    audit = _table(data, "audit")
+    _known(audit, ("audit",), ("central",))
+    central = (parse_central(_table(audit, "central", ("audit",)), _Bad)
+               if "central" in audit else None)
     return OrgRules(
-        max_document_epsilon=None if cap is None else float(cap),
+        max_document_epsilon=None if cap is None else float(cap), central_audit=central,
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),
@@ -188,10 +193,8 @@ def _providers(data: Mapping[str, Any]) -> tuple[str, ...] | None:
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an allowed provider prefix (None: it can)."""
-    try:
-        parts = urlsplit(url.strip())
-        parts.port                      # noqa: B018 - raises on a bad port
-    except ValueError:
+    parts = split_url(url)
+    if parts is None:
         return "is not a URL"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http(s) URL with a host, e.g. https://api.openai.com/v1"

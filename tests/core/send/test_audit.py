@@ -71,7 +71,7 @@ def test_export(tmp_path, suffix):
 
 
 def test_export_refuses_unknown_format(tmp_path):
-    with pytest.raises(InputError, match=".csv or .json"):
+    with pytest.raises(InputError, match=".csv, .jsonl or .json"):
         AuditLog(tmp_path / "a.sqlite3").export(tmp_path / "x.xlsx")
 
 

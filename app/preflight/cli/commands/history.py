@@ -1,4 +1,6 @@
-"""`preflight history`: the audit log of sends and local answers; export to CSV/JSON.
+"""`preflight history`: the audit log of sends and local answers; export to CSV, JSONL or
+JSON, each record with its hash-chain events (`preflight audit verify --export FILE`
+checks such a file; docs/DEPLOYMENT.md shows how to check one without Preflight).
 
 ``doc ε`` is the ε the record's document had spent once that send was made: its own ε plus
 every earlier send of the same or a near-duplicate document (sequential composition, see
@@ -13,10 +15,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "history", help="show or export the audit log of what was sent",
         description="List every send (and local answer) recorded in the audit log, or "
-                    "export all records with their exact payloads to CSV or JSON.",
+                    "export all records with their exact payloads and their hash chain to "
+                    "CSV, JSONL or JSON.",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--export", metavar="FILE", help="write all records to FILE.csv or .json")
+    parser.add_argument("--export", metavar="FILE", help="write all records and their chain to FILE.csv, .jsonl or .json")
     parser.add_argument("--limit", type=int, default=50, help="records to list (default 50)")
     parser.set_defaults(handler=run)
 
@@ -27,7 +30,8 @@ def _fmt(value, spec: str = "") -> str:  # type: ignore[no-untyped-def]
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
-    from preflight.core.send.audit import AuditLog, _exportable
+    from preflight.core.send.audit import AuditLog
+    from preflight.core.send.audit_export import exportable
 
     log = AuditLog()
     try:
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         log.close()
     if args.json:
-        print_json({"records": [{**_exportable(r), "document_epsilon": spent.get(r["id"])}
+        print_json({"records": [{**exportable(r), "document_epsilon": spent.get(r["id"])}
                                 for r in rows]})
         return 0
     if not rows:

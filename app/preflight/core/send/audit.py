@@ -22,27 +22,37 @@ ledger (:mod:`preflight.core.privacy.ledger`) adds up over the document's sends.
 from before schema 3 have no such value: the ledger counts their ``epsilon`` instead (an
 over-count at worst, never an under-count).
 
+Tamper evidence (schema 4): every write to a record also appends a hash-chained event in
+the same transaction — see :mod:`preflight.core.send.audit_chain` for what is chained and
+why events rather than records; :meth:`AuditLog.verify` checks it. ``on_change`` (the
+central store's sync job) is called after each committed write. (This module runs past
+400 lines because it is the log's one class and its same-document ledger; the chain's
+storage, the export and the central sync live in ``audit_events``, ``audit_export`` and
+``audit_sync``.)
+
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import sqlite3
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from preflight.core import paths
-from preflight.core.errors import ConfigError, InputError
+from preflight.core.errors import ConfigError
+from preflight.core.send import audit_events
+from preflight.core.send.audit_chain import ChainEvent, VerifyReport
 from preflight.core.send.fingerprint import (  # noqa: F401 - re-exported
     NEAR_DUPLICATE_THRESHOLD, Fingerprint, minhash, normalize,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4   # 4: the hash-chained events table
 
 # Statuses that mean "the text may have left the machine" (the ledger counts these).
 SENT_STATUSES = ("sending", "streaming", "done", "truncated", "rejected", "redirected",
@@ -119,9 +129,12 @@ class AuditLog:
     """SQLite audit log (WAL) at ``data_dir()/audit.sqlite3`` unless told otherwise.
 
     Thread-safe: one connection guarded by a lock (the window streams on a worker thread).
+    ``on_change`` is called (outside the lock) after every committed write.
     """
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, *,
+                 on_change: Callable[[], None] | None = None) -> None:
+        self._on_change = on_change
         self.path = Path(path) if path else paths.data_dir() / "audit.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
@@ -171,23 +184,49 @@ class AuditLog:
             );
             CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
             CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
-            """
+            """ + audit_events.EVENTS_DDL
         )
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                          (str(SCHEMA_VERSION),))
 
     def _migrate(self) -> None:
-        """Bring an older file up to date: add new columns, and scrub the seeds schema 1
-        stored (a seed is a secret; see the module doc)."""
+        """Bring an older file up to date: add new columns, scrub the seeds schema 1
+        stored (a seed is a secret; see the module doc), and chain the records of a log
+        from before schema 4 as they are now (``adopt`` events)."""
+        with self._write():
+            row = self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if int(row[0]) < 4:
+                self._upgrade()
+            audit_events.log_id(self._db)
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _upgrade(self) -> None:
         cols = {row[1] for row in self._db.execute("PRAGMA table_info(sends)")}
         for name, kind in _ADDED_COLUMNS.items():
             if name not in cols:
                 self._db.execute(f"ALTER TABLE sends ADD COLUMN {name} {kind}")
         if "seed" in cols:
             self._db.execute("UPDATE sends SET seed = NULL WHERE seed IS NOT NULL")
+        audit_events.adopt_all(self._db, _COLUMNS)
         self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
                          (str(SCHEMA_VERSION),))
-        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One durable transaction (a record and its chain event commit together);
+        the caller holds the lock."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
 
     def close_interrupted(self) -> int:
         """Mark ``interrupted`` every open record whose process is gone (killed, crashed,
@@ -200,10 +239,15 @@ class AuditLog:
             ).fetchall()
             dead = [rid for rid, pid in rows if not _process_alive(pid)]
             for rid in dead:
-                self._db.execute(
-                    "UPDATE sends SET status = 'interrupted', updated_at = ?, error = "
-                    "COALESCE(error, 'the sending process ended before the answer was "
-                    "complete') WHERE id = ?", (_now(), rid))
+                with self._write():
+                    self._db.execute(
+                        "UPDATE sends SET status = 'interrupted', updated_at = ?, error = "
+                        "COALESCE(error, 'the sending process ended before the answer was "
+                        "complete') WHERE id = ?", (_now(), rid))
+                    audit_events.append_event(self._db, rid, "update",
+                                              ("status", "updated_at", "error"), _COLUMNS)
+        if dead:
+            self._changed()
         return len(dead)
 
     def close(self) -> None:
@@ -239,7 +283,7 @@ class AuditLog:
         ``privacy_epsilon`` is the ε the send spends on its document (the ε ledger).
         """
         now = _now()
-        with self._lock:
+        with self._lock, self._write():
             cur = self._db.execute(
                 """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
                    method, epsilon, task, doc_sha256, doc_norm_sha256, doc_minhash,
@@ -253,7 +297,10 @@ class AuditLog:
                  predicted_utility, json.dumps(sorted(overrides)), os.getpid(),
                  privacy_epsilon),
             )
-            return int(cur.lastrowid)
+            record_id = int(cur.lastrowid)
+            audit_events.append_event(self._db, record_id, "begin", _COLUMNS, _COLUMNS)
+        self._changed()
+        return record_id
 
     _UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at", "doc_sha256", "doc_norm_sha256",
                                         "doc_minhash", "payload", "kind", "pid",
@@ -266,9 +313,12 @@ class AuditLog:
             raise ValueError(f"cannot update {sorted(bad)}")
         fields["updated_at"] = _now()
         cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock:
-            self._db.execute(f"UPDATE sends SET {cols} WHERE id = ?",
-                             (*fields.values(), record_id))
+        with self._lock, self._write():
+            cur = self._db.execute(f"UPDATE sends SET {cols} WHERE id = ?",
+                                   (*fields.values(), record_id))
+            if cur.rowcount:
+                audit_events.append_event(self._db, record_id, "update", fields, _COLUMNS)
+        self._changed()
 
     # -- reading --
 
@@ -328,53 +378,55 @@ class AuditLog:
             out[rid] = total
         return out
 
+    # -- the chain --
+
+    @property
+    def log_id(self) -> str:
+        with self._lock:
+            return audit_events.log_id(self._db)
+
+    def head(self) -> tuple[int, str]:
+        """The (seq, hash) of the last chained event."""
+        with self._lock:
+            return audit_events.head(self._db)
+
+    def events(self, after: int = 0) -> list[ChainEvent]:
+        with self._lock:
+            return audit_events.read_events(self._db, after)
+
+    def verify(self) -> VerifyReport:
+        """Check the chain and every record against it (one consistent snapshot)."""
+        with self._lock:
+            return audit_events.verify_db(self._db, _COLUMNS)
+
+    @staticmethod
+    def verify_file(path: Path | str) -> VerifyReport:
+        """Verify the log at ``path`` read-only (an auditor's copy is not changed)."""
+        return audit_events.verify_file(Path(path), _COLUMNS)
+
+    def pending(self, after: int, size: int = 200
+                ) -> tuple[list[ChainEvent], list[dict[str, Any]]]:
+        """The next events after ``after`` for the central store and the records they
+        touch, from one snapshot (see :func:`audit_events.pending`)."""
+        with self._lock:
+            return audit_events.pending(self._db, after, size, _COLUMNS)
+
+    def synced_seq(self) -> int:
+        with self._lock:
+            return audit_events.synced_seq(self._db)
+
+    def set_synced_seq(self, seq: int) -> None:
+        with self._lock:
+            audit_events.set_synced_seq(self._db, seq)
+
     # -- export --
 
     def export(self, path: Path | str) -> int:
-        """Write all records to ``path`` (.csv or .json); returns the number of records.
+        """Write all records with their chain to ``path`` (.csv, .jsonl or .json); see
+        :mod:`preflight.core.send.audit_export`. Returns the number of records."""
+        from preflight.core.send.audit_export import export_log
 
-        The payload is exported as UTF-8 text (it is JSON); nothing else is transformed.
-        """
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (".csv", ".json"):
-            raise InputError(
-                f"Cannot export the audit log as '{suffix or path.name}'.",
-                "Give a file name ending in .csv or .json.",
-            )
-        rows = [_exportable(r) for r in self.records()]
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if suffix == ".json":
-                path.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
-            else:
-                with path.open("w", encoding="utf-8", newline="") as fh:
-                    writer = csv.DictWriter(fh, fieldnames=[c for c in _COLUMNS
-                                                            if c not in ("doc_minhash", "pid")])
-                    writer.writeheader()
-                    writer.writerows(rows)
-        except OSError as exc:
-            raise InputError(
-                f"Cannot write {path} ({exc.strerror or exc}).",
-                "Choose a folder you may write to.",
-            ) from None
-        return len(rows)
-
-
-def _exportable(row: dict[str, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out.pop("doc_minhash", None)
-    payload = out.get("payload")
-    if isinstance(payload, (bytes, bytearray)):
-        out["payload"] = bytes(payload).decode("utf-8", "replace")
-    out.pop("pid", None)
-    for key in ("overrides", "requests"):
-        if isinstance(out.get(key), str):
-            try:
-                out[key] = json.loads(out[key])
-            except ValueError:
-                pass
-    return out
+        return export_log(self, path)
 
 
 def _process_alive(pid: int | None) -> bool:
