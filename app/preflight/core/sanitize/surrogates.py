@@ -138,12 +138,18 @@ def _match_case(template: str, value: str) -> str:
 
 
 def _first_name(name: str, fake: Faker) -> str:
+    """A first name of the gender of ``name`` when that is known. en_US lists some names
+    under both genders elsewhere ("Taylor", "Ashley"): those are drawn again, so the
+    reader cannot take the stand-in for the other gender."""
     gender = given_name_gender(name)
-    if gender == "female":
-        return fake.first_name_female()
-    if gender == "male":
-        return fake.first_name_male()
-    return fake.first_name()
+    if gender is None:
+        return fake.first_name()
+    draw = fake.first_name_female if gender == "female" else fake.first_name_male
+    for _ in range(20):
+        candidate = draw()
+        if given_name_gender(candidate) == gender:
+            return candidate
+    return candidate
 
 
 def _person(value: str, fake: Faker) -> str:
