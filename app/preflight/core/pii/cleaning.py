@@ -51,6 +51,16 @@ LABEL_WORDS = NOT_NAMES | {
     "recipient", "applicant", "manager", "owner", "emergency", "mail", "message", "text",
     "telephone", "cell", "mobile", "sincerely", "best", "yours", "ref", "re:",
 }
+# Generic nouns of office and IT prose the small model calls a one-word organization
+# ("Customer asked…", "Update: …", "Password reset is…").
+GENERIC_ORG_WORDS = {
+    "customer", "client", "update", "updates", "password", "passwords", "reset", "login",
+    "admin", "account", "invoice", "order", "ticket", "meeting", "agenda", "notes",
+    "action", "summary", "status", "review", "feedback", "support", "sales", "finance",
+    "marketing", "legal", "security", "management", "team", "staff", "budget", "payroll",
+    "contract", "policy", "release", "roadmap", "project", "report", "ref",
+    "reference", "request", "approval", "onboarding", "offboarding", "helpdesk", "wifi",
+}
 # Words that label an identifier number ("invoice 4471", "order #12").
 _ID_LABEL = re.compile(
     r"(?i)\b(?:invoice|inv|order|ticket|case|ref|reference|no|nr|number|num|id|account|"
@@ -199,6 +209,23 @@ def plausible_ner(typ: str, value: str, terms: DocTerms | None = None) -> bool:
             return False
         if terms is not None and value in terms.defined_acronyms:
             return False
+        if _generic_word(value, terms):
+            return False
         digits = sum(c.isdigit() for c in value)
         return any(c.isalpha() for c in value) and digits / len(value) < 0.3
     return True
+
+
+def _generic_word(value: str, terms: DocTerms | None) -> bool:
+    """One ordinary word, not a name: all lower case ("ref"), or capitalized and a generic
+    office noun, an addressee word, or written in lower case elsewhere in the document.
+    Acronyms and brand spellings ("IBM", "eBay") are never generic."""
+    if " " in value or not value.isalpha():
+        return False
+    if value.islower():
+        return True
+    if not (value[0].isupper() and value[1:].islower()):
+        return False
+    low = value.lower()
+    return (low in GENERIC_ORG_WORDS or low in ADDRESSEE_WORDS
+            or (terms is not None and terms.used_in_lower_case(value)))

@@ -365,6 +365,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from preflight.core.pii.recognizers.financial import (
         BankAccountRecognizer, CardNumberRecognizer, IbanChecksumRecognizer,
     )
+    from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
     from preflight.core.pii.recognizers.names import (
         AllCapsNameRecognizer, EmailNameRecognizer, NameCueRecognizer,
     )
@@ -401,7 +402,8 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), EmailNameRecognizer(),
-        OrganizationCueRecognizer(), *extra_recognizers,
+        OrganizationCueRecognizer(), LabeledIdentifierRecognizer(),
+        *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
     from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass

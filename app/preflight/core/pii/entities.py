@@ -33,6 +33,7 @@ CATEGORY_BY_TYPE: dict[str, Category] = {
     "CRYPTO": D,
     "STREET_ADDRESS": D,
     "DENY_LIST": D,
+    "ID_NUMBER": D,          # an employee, customer, contract... number after its label
     # quasi identifiers: narrow a person down when combined
     "DATE_OF_BIRTH": Q,
     "DATE_TIME": Q,

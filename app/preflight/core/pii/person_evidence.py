@@ -65,7 +65,7 @@ _WHY_COMPANY = "Tagged as a person by the NER model, but the text marks it as a 
 _GIVEN = ("first_names", "first_names_male", "first_names_female")
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=8)
 def _name_list(attrs: tuple[str, ...]) -> frozenset[str]:
     names: set[str] = set()
     for loc in _LOCALES:
@@ -89,18 +89,36 @@ def given_names() -> frozenset[str]:
     return _name_list(_GIVEN)
 
 
+def given_name_gender(name: str) -> str | None:
+    """"female" or "male" when Faker's providers list ``name`` as a given name of one
+    gender only (in any of their locales), else None (unknown or used for both)."""
+    low = name.casefold()
+    female = low in _name_list(("first_names_female",))
+    male = low in _name_list(("first_names_male",))
+    if female != male:
+        return "female" if female else "male"
+    return None
+
+
 def recheck_organizations(text: str, spans: list[Span]) -> list[Span]:
-    """The other wrong type: a NER ORGANIZATION that is a person's name — a listed given
+    """The other wrong types: a NER ORGANIZATION that is a person's name — a listed given
     name, then one or two listed names (and maybe a qualification: "Amanda Brown DDS"),
-    with no company cue around it — becomes PERSON."""
+    with no company cue around it — becomes PERSON; so does a one-word ORGANIZATION or
+    NRP that is a listed given name and neither a common word nor shaped like a
+    nationality ("Anjali", "Priya"; "Christian" stays a group)."""
     out = []
     for span in spans:
-        if span.type == "ORGANIZATION" and span.recognizer in STATISTICAL_RECOGNIZERS \
-                and _reads_as_name(text, span):
-            span = dataclasses.replace(
-                span, type="PERSON", category=Category.DIRECT_IDENTIFIER,
-                why="Tagged as an organization by the NER model, but it is a given name "
-                    "and a surname with no company cue")
+        if span.recognizer in STATISTICAL_RECOGNIZERS:
+            why = None
+            if span.type == "ORGANIZATION" and _reads_as_name(text, span):
+                why = ("Tagged as an organization by the NER model, but it is a given name "
+                       "and a surname with no company cue")
+            elif span.type in ("ORGANIZATION", "NRP") and _lone_given_name(text, span):
+                why = (f"Tagged as {'an organization' if span.type == 'ORGANIZATION' else 'a group'}"
+                       " by the NER model, but it is a given name with no company cue")
+            if why is not None:
+                span = dataclasses.replace(span, type="PERSON",
+                                           category=Category.DIRECT_IDENTIFIER, why=why)
         out.append(span)
     return out
 
@@ -112,6 +130,28 @@ def _reads_as_name(text: str, span: Span) -> bool:
         return False
     if words[0].casefold() not in given_names() or \
             not all(w.casefold() in known_names() for w in words[1:]):
+        return False
+    return not (_COMPANY_AFTER.match(text, span.end) or _SHARES_AFTER.match(text, span.end)
+                or _SHARES_BEFORE.search(text, max(0, span.start - 40), span.start))
+
+
+# nationality, religion and party words: "Kenyan", "Chinese", "Spanish", "Baptist"...
+_GROUP_SHAPE = re.compile(r"(?i).*(?:an|ese|ish|ic|i|ist|ite|ch|ss|ek|ai|ox|ew)")
+
+
+def group_shaped(word: str) -> bool:
+    """Shaped like a nationality, religion or party word ("Kenyan", "Chinese", "Baptist")."""
+    return bool(_GROUP_SHAPE.fullmatch(word))
+
+
+def _lone_given_name(text: str, span: Span) -> bool:
+    value = text[span.start:span.end]
+    if not _NAME_SHAPE.fullmatch(value):
+        return False
+    if span.type == "NRP" and group_shaped(value):
+        return False
+    low = value.casefold()
+    if low not in given_names() or low in common_words():
         return False
     return not (_COMPANY_AFTER.match(text, span.end) or _SHARES_AFTER.match(text, span.end)
                 or _SHARES_BEFORE.search(text, max(0, span.start - 40), span.start))

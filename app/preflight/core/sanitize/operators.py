@@ -357,6 +357,11 @@ class PseudonymOperator(_ReversibleOperator):
         self._folded = text.casefold()
         self._seed = params.seed if params.seed is not None else secrets.randbits(64)
         self._faker = Faker("en_US")
+        # one factor for every amount of money in the document: orders and ratios survive
+        # ("a raise from $85,000 to $92,000" stays a raise), the amounts do not
+        digest = hashlib.sha256(f"{self._seed}\x00amounts".encode()).digest()
+        pick = random.Random(int.from_bytes(digest[:8], "big"))
+        self._amount_scale = pick.choice((pick.uniform(0.55, 0.9), pick.uniform(1.1, 1.6)))
 
     def _choose(self, key, value, span, attempt, taken) -> str:
         for extra in range(1000):
@@ -367,7 +372,9 @@ class PseudonymOperator(_ReversibleOperator):
             seed = int.from_bytes(digest[:8], "big")
             self._faker.seed_instance(seed)
             rng = random.Random(seed)
-            sur = surrogate_for(value, span.type, self._faker, rng)
+            # a collision (the scaled amount is already in the text) nudges the factor
+            sur = surrogate_for(value, span.type, self._faker, rng,
+                                amount_scale=self._amount_scale * (1 + 0.002 * a))
             if a >= 20:
                 # Long collisions mean a tiny value space (a 1-letter value): widen it.
                 sur += "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(a // 10))

@@ -4,6 +4,13 @@ Deterministic given a seeded ``Faker`` and ``random.Random``. Card numbers and I
 valid check digits from the one Luhn / mod-97 implementation
 (:mod:`preflight.core.pii.recognizers.validators`); dates keep their layout using the
 date patterns of :mod:`preflight.core.sanitize.generalize`.
+
+Names keep what the text around them relies on: a first name known as female or male
+(Faker's gendered given-name lists, :func:`~preflight.core.pii.person_evidence.given_name_gender`)
+gets a stand-in of the same gender, a lone first name stays a first name, an honorific
+stays, and a given name the NER model called a group is still replaced by a name, never
+by a nationality. Amounts of money are all scaled by one factor per document
+(``amount_scale``), so a raise stays a raise and a total stays the sum of its parts.
 """
 
 from __future__ import annotations
@@ -14,6 +21,10 @@ from datetime import date
 
 from faker import Faker
 
+from preflight.core.pii.cleaning import NAME_AFFIXES
+from preflight.core.pii.person_evidence import (
+    given_name_gender, given_names, group_shaped, known_names,
+)
 from preflight.core.pii.recognizers.validators import iban_mod97, luhn_check_digit
 from preflight.core.sanitize import generalize as gen
 
@@ -126,14 +137,87 @@ def _match_case(template: str, value: str) -> str:
     return value
 
 
-def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random) -> str:
+def _first_name(name: str, fake: Faker) -> str:
+    """A first name of the gender of ``name`` when that is known. en_US lists some names
+    under both genders elsewhere ("Taylor", "Ashley"): those are drawn again, so the
+    reader cannot take the stand-in for the other gender."""
+    gender = given_name_gender(name)
+    if gender is None:
+        return fake.first_name()
+    draw = fake.first_name_female if gender == "female" else fake.first_name_male
+    for _ in range(20):
+        candidate = draw()
+        if given_name_gender(candidate) == gender:
+            return candidate
+    return candidate
+
+
+def _person(value: str, fake: Faker) -> str:
+    """A name for a name: honorifics kept ("Mrs."), the first name's gender kept, a lone
+    given name replaced by a given name and a lone surname by a surname."""
+    words = value.split()
+    if not words:
+        return fake.last_name()
+    lead = 0
+    while lead < len(words) - 1 and words[lead].rstrip(".").casefold() in NAME_AFFIXES:
+        lead += 1
+    prefix, names = words[:lead], words[lead:]
+    first = re.sub(r"['’]s$", "", names[0]).strip(".,")
+    if len(names) == 1:
+        titled = bool(prefix)       # "Mrs. Patel": the word after a title is a surname
+        if not titled and first.casefold() in given_names():
+            sur = _first_name(first, fake)
+        else:
+            sur = fake.last_name()
+    else:
+        sur = f"{_first_name(first, fake)} {fake.last_name()}"
+    return " ".join([*prefix, _match_case(" ".join(names), sur)])
+
+
+_NUMBER = re.compile(r"\d{1,3}(?:([,.' ])\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?")
+
+
+def _amount(value: str, scale: float, rng: random.Random) -> str:
+    """The amount in ``value`` times ``scale``, written with the same thousands and
+    decimal separators and the same number of decimals (the currency and "million"
+    around it stay)."""
+    m = _NUMBER.search(value)
+    if m is None:
+        return _shape_random(value, rng)
+    group = m.group(1)
+    body = m.group(0).replace(group, "") if group else m.group(0)
+    whole, dec_sep, frac = re.fullmatch(r"(\d+)(?:([.,])(\d+))?", body).groups("")
+    scaled = f"{float(whole + '.' + (frac or '0')) * scale:.{len(frac)}f}"
+    new_whole, _, new_frac = scaled.partition(".")
+    if group:
+        new_whole = f"{int(new_whole):,}".replace(",", group)
+    out = new_whole + (dec_sep + new_frac if frac else "")
+    return value[:m.start()] + out + value[m.end():]
+
+
+def _reads_as_given_name(value: str) -> bool:
+    """A given name (or given name and surname) the NER model may call a group."""
+    words = value.split()
+    return (1 <= len(words) <= 3 and words[0].casefold() in given_names()
+            and all(w.casefold() in known_names() for w in words)
+            and not group_shaped(words[-1]))
+
+
+AMOUNT_TYPES = frozenset({"PAYMENT", "ASSET", "MONEY"})
+
+
+def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random,
+                  amount_scale: float | None = None) -> str:
     """A realistic stand-in for ``value`` of ``entity_type`` (deterministic given the
-    seeded ``fake`` and ``rng``)."""
+    seeded ``fake`` and ``rng``). ``amount_scale``: the document's one factor for amounts
+    of money (None: amounts get random digits of the same shape)."""
     t = entity_type
+    if t == "NRP" and _reads_as_given_name(value):
+        t = "PERSON"
     if t == "PERSON":
-        words = value.split()
-        sur = fake.last_name() if len(words) == 1 else f"{fake.first_name()} {fake.last_name()}"
-        return _match_case(value, sur)
+        return _person(value, fake)
+    if t in AMOUNT_TYPES and amount_scale is not None and any(c.isdigit() for c in value):
+        return _amount(value, amount_scale, rng)
     if t == "EMAIL_ADDRESS":
         user = re.sub(r"[^a-z0-9._]", "", fake.user_name().lower()) or "user"
         return f"{user}@{rng.choice(('example.com', 'example.org', 'example.net'))}"

@@ -42,10 +42,11 @@ LEAK, VALIDATED, NOTE = "leak", "validated", "note"
 
 #: Types whose detection rests on a pattern plus a checksum or a strict format (Luhn,
 #: mod-97, a parsed phone number, an e-mail with a known top-level domain, a vendor key
-#: prefix, a private-key block). ``DENY_LIST`` is the user's own "always protect" list.
+#: prefix, a private-key block, a password or PIN given as one, an SSN-shaped number or
+#: an id next to its label). ``DENY_LIST`` is the user's own "always protect" list.
 VALIDATED_TYPES = frozenset({
     "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "US_ITIN",
-    "UK_NHS", "CRYPTO", "MEDICAL_LICENSE", "API_KEY", "SECRET", "DENY_LIST",
+    "UK_NHS", "CRYPTO", "MEDICAL_LICENSE", "API_KEY", "SECRET", "DENY_LIST", "ID_NUMBER",
 })
 #: Recognizers whose spans are no independent evidence (the NER model's guess, or a copy
 #: of another detection of the same text).

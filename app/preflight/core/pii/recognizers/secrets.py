@@ -10,6 +10,7 @@ from presidio_analyzer import EntityRecognizer
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
+from preflight.core.pii.recognizers.prose_secrets import PROSE_SECRET_RULES, not_masked
 from preflight.core.pii.recognizers.validators import char_classes, shannon_entropy
 
 _KEY_CONTEXT = context_regex([
@@ -25,11 +26,6 @@ def _random_looking(value: str) -> bool:
 
 def _aws_secret_ok(value: str) -> bool:
     return char_classes(value) >= 3 and shannon_entropy(value) >= 3.5
-
-
-def _not_plain_word(value: str) -> bool:
-    """Passwords after "is": must not be an ordinary word ("the password is required")."""
-    return char_classes(value) >= 2 or any(c.isdigit() for c in value)
 
 
 def _long_enough_secret(value: str) -> bool:
@@ -81,11 +77,11 @@ CONTEXT_SECRET_RULES: tuple[Rule, ...] = (
     Rule("SECRET", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 0.85,
          "A bearer token in an authorization header", group=1),
     Rule("SECRET", re.compile(r"\b(?:password|passwd|pwd|passphrase|passcode|pin)\b"
-                              r"[ \t]*(?:[:=]|:=)[ \t]*[\"'“]?([^\s\"'”]{3,128})", _I), 0.85,
-         "A value given as a password", group=1),
-    Rule("SECRET", re.compile(r"\b(?:password|passwd|passphrase|passcode)\s+(?:is|was)\s+"
-                              r"[\"'“]?([^\s\"'”,;]{4,128}?)[\"'”]?(?=[\s,;]|\.(?:\s|$)|$)", _I),
-         0.8, "A value given as a password", group=1, validate=_not_plain_word),
+                              r"[ \t]*(?:[:=]|:=)[ \t]*[\"'“]?"
+                              # a ';' before the next "Key=" of a connection string ends it
+                              r"([^\s\"'”;](?:[^\s\"'”;]|;(?![\w ]{1,30}=)){1,126}"
+                              r"[^\s\"'”;])", _I),
+         0.85, "A value given as a password", group=1, validate=not_masked),
     # names may sit inside identifiers (OPENAI_API_KEY=…), so no \b around them
     Rule("SECRET", re.compile(r"(?<![A-Za-z0-9])(?:api[ _-]?key|apikey|access[ _-]?token|"
                               r"auth[ _-]?token|client[ _-]?secret|secret[ _-]?key|secret|"
@@ -99,9 +95,9 @@ CONTEXT_SECRET_RULES: tuple[Rule, ...] = (
 
 
 class SecretsRecognizer(RuleRecognizer):
-    """Known vendor key formats and credentials in context."""
+    """Known vendor key formats and credentials in context (code and prose)."""
 
-    RULES = VENDOR_KEY_RULES + CONTEXT_SECRET_RULES
+    RULES = VENDOR_KEY_RULES + CONTEXT_SECRET_RULES + PROSE_SECRET_RULES
 
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-+/])[A-Za-z0-9_\-+/]{20,}={0,2}(?![A-Za-z0-9_\-+/=])")

@@ -1,0 +1,124 @@
+"""Credentials and labelled identifiers written in prose (issue 15, item 3).
+
+Positive sentences are in the style of ordinary e-mails, chat messages and config
+snippets; the negative ones talk about passwords, PINs and ids without giving one."""
+
+from __future__ import annotations
+
+import pytest
+
+from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
+from preflight.core.pii.recognizers.secrets import SecretsRecognizer
+
+from pii_testutil import run
+
+CREDENTIALS = [
+    ("Meeting notes: the admin password is Falcon#2025!admin and we rotate it next week.",
+     "Falcon#2025!admin"),
+    ("Hi all, the wifi password for the guest network is Summer2024!", "Summer2024!"),
+    ("pwd: hunter2", "hunter2"),
+    ("Your PIN 4821 expires soon.", "4821"),
+    ("my pin number is 193847, don't tell anyone", "193847"),
+    ("Use postgres://admin:S3cret@db.internal:5432/prod for the migration.", "S3cret"),
+    ("Server=tcp:x.database.windows.net;User ID=sa;Password=Pa55w0rd;", "Pa55w0rd"),
+    ("Data Source=srv;Initial Catalog=db;User Id=app;Pwd=Xy7!pq;", "Xy7!pq"),
+    ('The admin password is "Falcon#2025!admin".', "Falcon#2025!admin"),
+    ("Admin password Falcon#2025!admin was set by Tom.", "Falcon#2025!admin"),
+    ("The new admin password will be Falcon#2025!admin from Monday.", "Falcon#2025!admin"),
+    ("The admin password, Falcon#2025!admin, must be changed.", "Falcon#2025!admin"),
+    ("Login with user admin and password Falcon#2025!admin", "Falcon#2025!admin"),
+    ("The VPN password has been changed to Winter-2025 as of today.", "Winter-2025"),
+    ("Password for the staging db: t7#kQ9zL", "t7#kQ9zL"),
+    ("the shared mailbox passphrase is CorrectHorse42?", "CorrectHorse42"),
+]
+
+
+@pytest.mark.parametrize("text,value", CREDENTIALS)
+def test_credential_in_prose_is_a_secret(text, value):
+    assert ("SECRET", value) in run(SecretsRecognizer(), text)
+
+
+PROSE_WITHOUT_CREDENTIAL = [
+    "Password reset is handled by IT.",
+    "The PIN code feature ships in version 2.0.1 in room 204.",
+    "Reset your password on the portal before 2024. It costs $49.99.",
+    "The password is required for every login.",
+    "The password is correct.",
+    "Passwords must be at least 12 characters long.",
+    "Your password expires in 90 days.",
+    "The password was reset on 2024-05-01 by the helpdesk.",
+    "Use a password manager such as 1Password or Bitwarden.",
+    "the password policy v2 applies from 2025.",
+    "The password for the Wi-Fi is on the whiteboard.",
+    "What is the password for the guest network?",
+    "Enter your PIN at the terminal and press OK.",
+    "Pin the 2024 roadmap to the channel.",
+    # what a sanitizer wrote in place of a password is not a password
+    "The password is ******** in the screenshot.",
+    "The password is <SECRET_1>.",
+    "Password: [REDACTED]",
+]
+
+
+@pytest.mark.parametrize("text", PROSE_WITHOUT_CREDENTIAL)
+def test_talk_about_passwords_is_not_a_secret(text):
+    assert run(SecretsRecognizer(), text) == []
+
+
+def test_connection_string_separator_is_not_part_of_the_password():
+    text = "Server=db;Password=Pa55w0rd;Encrypt=true"
+    values = {v for _, v in run(SecretsRecognizer(), text)}
+    assert values == {"Pa55w0rd"}
+
+
+LABELLED = [
+    ("SSN: 123-45-6789", ("US_SSN", "123-45-6789")),
+    ("His social security number 078-05-1120 was on the form.", ("US_SSN", "078-05-1120")),
+    ("Social Security No. 219 09 9999", ("US_SSN", "219 09 9999")),
+    ("123-45-6789 (SSN)", ("US_SSN", "123-45-6789")),
+    ("Please update employee ID NW-204871 in the HR system.", ("ID_NUMBER", "NW-204871")),
+    ("Customer No. 4471-220 called about the invoice.", ("ID_NUMBER", "4471-220")),
+    ("See contract ref CT-2024-0193 for the renewal terms.", ("ID_NUMBER", "CT-2024-0193")),
+    ("The contract CT-2024-0193 ends in May.", ("ID_NUMBER", "CT-2024-0193")),
+    ("Employee #55821 was onboarded.", ("ID_NUMBER", "55821")),
+    ("Policy number: HX-99120-B", ("ID_NUMBER", "HX-99120-B")),
+    ("patient ID 00784512", ("ID_NUMBER", "00784512")),
+]
+
+
+@pytest.mark.parametrize("text,expected", LABELLED)
+def test_labelled_identifier(text, expected):
+    assert run(LabeledIdentifierRecognizer(), text) == [expected]
+
+
+UNLABELLED = [
+    "The PIN code feature ships in version 2.0.1 in room 204.",
+    "Customer satisfaction rose 12% in 2023.",
+    "Our employee count is 1200 and growing.",
+    "The contract was signed on 2024-03-01.",
+    "Customer No. 2024 review",                  # a year
+    "policy no. 2.5 replaces the old one",       # a version
+    "SSN: 000-00-0000",                          # a blank form
+    "Call 555-123-4567 about your SSN card.",    # a phone number, not SSN-shaped
+    "Order 123-45-6789 shipped.",                # SSN-shaped, no SSN word
+    "The case number will be sent later.",
+    "employee 360 review starts now",
+    "Client ID: required field",
+    "It costs $49.99 per seat.",
+]
+
+
+@pytest.mark.parametrize("text", UNLABELLED)
+def test_no_label_no_identifier(text):
+    assert run(LabeledIdentifierRecognizer(), text) == []
+
+
+def test_new_types_have_a_category_and_whys_never_hold_the_value():
+    from preflight.core.pii.entities import category_of
+    from preflight.core.types import Category
+
+    assert category_of("ID_NUMBER") is Category.DIRECT_IDENTIFIER
+    text = "SSN 123-45-6789, employee ID NW-204871, the password is Falcon#2025!admin"
+    for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer()):
+        for r in rec.analyze(text, None, None):
+            assert text[r.start:r.end] not in r.recognition_metadata["preflight_why"]
