@@ -18,6 +18,10 @@ from pii_testutil import run
     ("+4428 9018 0289", "+4428 9018 0289"),
     ("Tel: (01632) 960 754", "(01632) 960 754"),
     ("mobile 4352338281", "4352338281"),
+    # National formats after a verb of calling (an Australian mobile, UK landlines)
+    ("a nurse in Sydney, called 0412 345 678 on Friday", "0412 345 678"),
+    ("She phoned 020 7946 0958 yesterday", "020 7946 0958"),
+    ("He rang 0161 496 0000 twice", "0161 496 0000"),
 ])
 def test_phone_found(text, value):
     assert ("PHONE_NUMBER", value) in run(PhonePatternRecognizer(), text)
@@ -26,6 +30,7 @@ def test_phone_found(text, value):
 @pytest.mark.parametrize("text", [
     "The server 192.168.1.20 is up",
     "We used 4352338281 tokens",          # bare digits need a phone word
+    "The batch total was 0412 345 678 units",
     "Between 2013-2014 and 2019-2020",
     "ISBN 978-3-16-148410-0",
 ])

@@ -13,8 +13,10 @@ from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_re
 from preflight.core.pii.recognizers.validators import digits
 
 _EXT = r"(?:[ \t]*(?:x|ext\.?|extension)[ \t]*\d{1,6})?"
-_PHONE_CONTEXT = context_regex(["phone", "tel", "telephone", "mobile", "cell", "call",
-                                "fax", "contact", "reach", "number", "text", "whatsapp", "ph"])
+_PHONE_CONTEXT = context_regex(["phone", "phoned", "phones", "tel", "telephone", "mobile",
+                                "cell", "call", "called", "calling", "calls", "rang", "ring",
+                                "fax", "contact", "reach", "number", "text", "texted",
+                                "whatsapp", "ph", "dial", "dialled", "dialed"])
 
 
 def _digit_count_ok(value: str) -> bool:
