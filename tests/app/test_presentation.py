@@ -107,8 +107,8 @@ def test_attack_sentence_gives_the_attack_and_the_unchanged_share() -> None:
 
     dx = {"success": 0.4412, "identity": 0.331, "success_pii": None}
     assert attack_sentence(dx) == ("An attacker who knows the method recovers about 44% of "
-                                   "the noised words (33% came through the noise unchanged).")
-    assert "; 20% of the words in detected personal data" in attack_sentence(
+                                   "the noised words (33% came through unchanged).")
+    assert "; 20% of personal-data words)" in attack_sentence(
         {**dx, "success_pii": 0.2})
     assert attack_sentence(None) == NO_DX_SENTENCE
 
@@ -140,3 +140,16 @@ def test_privacy_summary_takes_the_plans_ledger() -> None:
                      "protected value(s): Jane Doe (PERSON).",
                      "1 quasi-identifier(s) left as written; ε spent: 40 over 2."]
     assert privacy_summary(facts, None)[1].endswith("ε spent on this document: nothing yet.")
+
+
+def test_ledger_sentence_is_one_short_line() -> None:
+    from preflight.app.presentation import ledger_sentence
+
+    first = {"prior_sends": 0, "spent": 0.0, "this_send": 94.5526, "total": 94.5526,
+             "limit": None}
+    assert ledger_sentence(first) == ("ε spent on this document: 94.6 with this send, the "
+                                      "first.")
+    again = {"prior_sends": 2, "spent": 40.0, "this_send": 20.0, "total": 60.0,
+             "limit": 100.0}
+    assert ledger_sentence(again) == ("ε spent on this document: 40 over 2 earlier send(s) "
+                                      "+ 20 now = 60 (limit 100).")

@@ -62,8 +62,8 @@ def test_privacy_group_shows_the_doorways_attack_and_ledger(qtbot):
     assert group.attack.toolTip().startswith(ATTACK_TIP)
     assert f"ε {eps:.3g}" in group.attack.toolTip()       # this payload's own figures
     # the ledger adds this send's ε to the earlier send's 20
-    assert "20 over 1 earlier send(s)" in group.ledger.text()
-    assert f"{20 + eps:g}" in group.ledger.text()
+    assert f"20 over 1 earlier send(s) + {eps:.3g} now = {20 + eps:.3g}" in \
+        group.ledger.text()
     assert group.ledger.toolTip() == LEDGER_TIP and group.quasi.toolTip() == QUASI_TIP
     _close(win)
 

@@ -302,9 +302,18 @@ def attack_sentence(dx: Mapping[str, Any] | None) -> str:
         return NO_DX_SENTENCE
     pii = dx.get("success_pii")
     return (f"An attacker who knows the method recovers about {dx['success']:.0%} of the "
-            f"noised words ({dx['identity']:.0%} came through the noise unchanged"
-            + (f"; {pii:.0%} of the words in detected personal data" if pii is not None
-               else "") + ").")
+            f"noised words ({dx['identity']:.0%} came through unchanged"
+            + (f"; {pii:.0%} of personal-data words" if pii is not None else "") + ").")
+
+
+def ledger_sentence(ledger: Mapping[str, Any]) -> str:
+    """The document's ε ledger in one short line (the window's Privacy group)."""
+    n, this = int(ledger["prior_sends"]), float(ledger["this_send"])
+    cap = f" (limit {ledger['limit']:.3g})" if ledger.get("limit") is not None else ""
+    if not n:
+        return f"ε spent on this document: {this:.3g} with this send, the first{cap}."
+    return (f"ε spent on this document: {float(ledger['spent']):.3g} over {n} earlier "
+            f"send(s) + {this:.3g} now = {float(ledger['total']):.3g}{cap}.")
 
 
 def quasi_sentence(facts: Mapping[str, Any]) -> str:

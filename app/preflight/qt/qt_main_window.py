@@ -174,7 +174,7 @@ class QtMainWindow(QMainWindow):
         self.assessment = QtAssessmentPanel()
         rl.addWidget(self.controls)
         rl.addWidget(self.assessment, 1)
-        scroll = QScrollArea()
+        scroll = self.right_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(right)

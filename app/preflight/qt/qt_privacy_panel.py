@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from preflight.app.presentation import (
     NO_DX_SENTENCE,
     attack_sentence,
+    ledger_sentence,
     quasi_sentence,
     reidentified_sentence,
 )
@@ -50,7 +51,7 @@ RECON_TIP = (
     "payload (its first 250 words). A protected value counts as re-identified when its "
     "answer writes it again, verbatim or after normalizing case, spacing and digits. The "
     "small local model is a weak attacker: a floor on what a stronger one could infer.")
-RECON_IDLE = "Not tried yet: the local model needs seconds to a minute."
+RECON_IDLE = "Not tried yet (the local model needs up to a minute)."
 
 
 def _muted(text: str = "") -> QLabel:
@@ -104,7 +105,7 @@ class QtPrivacyGroup(QGroupBox):
         text = html.escape(quasi_sentence(facts))
         self.quasi.setText(f"<span style='color:{color.name()}'>{text}</span>" if color
                            else text)
-        self.ledger.setText(facts["epsilon_ledger"]["text"] + ".")
+        self.ledger.setText(ledger_sentence(facts["epsilon_ledger"]))
 
     def set_attack(self, dx: Mapping[str, Any] | None, uses_dx: bool) -> None:
         if not uses_dx:
