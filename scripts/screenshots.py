@@ -152,13 +152,21 @@ def main() -> int:
                           win.assessment.utility.text() == "n/a", 60, "prediction") \
                     and d.prediction is not None:
                 wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
+            wait_until(app, lambda: win.privacy.attack is not None
+                       and win.assessment.chart.attack.count() > 2, 180, "d_X attack")
             settle(app, 1.0)
             shoot(win, f"02-dx-{theme}")
+            if theme == "light":        # the Privacy group and the chart, scrolled to
+                bar = win.right_scroll.verticalScrollBar()
+                bar.setValue(bar.maximum())
+                shoot(win, "02-dx-privacy-light")
+                win.right_scroll.verticalScrollBar().setValue(0)
         choose(win, "placeholder")
         wait_until(app, lambda: d.result and d.result.sanitized.method == "placeholder", 60,
                    "placeholder preview")
         wait_until(app, lambda: d.prediction is not None
                    or win.assessment.utility.text() == "n/a", 30, "prediction")
+        wait_until(app, lambda: win.privacy.facts is not None, 30, "privacy facts")
         settle(app, 1.0)
         shoot(win, f"03-placeholder-{theme}")
         if theme == "light":

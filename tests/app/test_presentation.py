@@ -99,3 +99,57 @@ def test_spans_the_policy_keeps_are_not_counted_as_left() -> None:
                         {"kept_spans": [[14, 18]]})
     ind = privacy_indicators(text, out, spans)
     assert (ind.pii_left, ind.pii_kept, ind.pii_total) == (0, 1, 2)
+
+
+# --- privacy figures in words -------------------------------------------------------------
+def test_attack_sentence_gives_the_attack_and_the_unchanged_share() -> None:
+    from preflight.app.presentation import NO_DX_SENTENCE, attack_sentence
+
+    dx = {"success": 0.4412, "identity": 0.331, "success_pii": None}
+    assert attack_sentence(dx) == ("An attacker who knows the method recovers about 44% of "
+                                   "the noised words (33% came through unchanged).")
+    assert "; 20% of personal-data words)" in attack_sentence(
+        {**dx, "success_pii": 0.2})
+    assert attack_sentence(None) == NO_DX_SENTENCE
+
+
+def test_quasi_sentence_lists_a_few_and_warns_when_together() -> None:
+    from preflight.app.presentation import quasi_sentence
+
+    items = [{"kind": k, "value": v} for k, v in
+             [("job title", "nurse"), ("organization", "ANZ Bank"), ("place", "Sydney"),
+              ("date", "2023"), ("place", "Perth")]]
+    text = quasi_sentence({"quasi_identifiers": items, "quasi_warning": "5 remain"})
+    assert text == ("5 quasi-identifier(s) left as written: nurse, ANZ Bank, Sydney, 2023 "
+                    "and 1 more. Together they may point to one person.")
+    assert "Together" not in quasi_sentence({"quasi_identifiers": items[:1],
+                                             "quasi_warning": None})
+    assert quasi_sentence({"quasi_identifiers": []}).startswith("No quasi-identifier")
+
+
+def test_privacy_summary_takes_the_plans_ledger() -> None:
+    from preflight.app.presentation import privacy_summary
+
+    facts = {"quasi_identifiers": [{"value": "Sydney"}],
+             "epsilon_ledger": {"text": "ε spent on this document: nothing yet"}}
+    recon = {"values_total": 2, "values_recovered": 1,
+             "values": [{"value": "Jane Doe", "type": "PERSON", "recovered": True}]}
+    lines = privacy_summary(facts, None, recon, ledger_text="ε spent: 40 over 2")
+    assert lines == ["No d_X noise: protected values are replaced on this machine; the rest "
+                     "of the text is sent as written. The local model re-identified 1 of 2 "
+                     "protected value(s): Jane Doe (PERSON).",
+                     "1 quasi-identifier(s) left as written; ε spent: 40 over 2."]
+    assert privacy_summary(facts, None)[1].endswith("ε spent on this document: nothing yet.")
+
+
+def test_ledger_sentence_is_one_short_line() -> None:
+    from preflight.app.presentation import ledger_sentence
+
+    first = {"prior_sends": 0, "spent": 0.0, "this_send": 94.5526, "total": 94.5526,
+             "limit": None}
+    assert ledger_sentence(first) == ("ε spent on this document: 94.6 with this send, the "
+                                      "first.")
+    again = {"prior_sends": 2, "spent": 40.0, "this_send": 20.0, "total": 60.0,
+             "limit": 100.0}
+    assert ledger_sentence(again) == ("ε spent on this document: 40 over 2 earlier send(s) "
+                                      "+ 20 now = 60 (limit 100).")

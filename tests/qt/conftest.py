@@ -34,5 +34,6 @@ def window(qtbot, fake_backend):
     win = open_window(qtbot, fake_backend)
     yield win
     win.doc.cancel_all()
+    win.privacy.cancel_all()
     win.answers.stop()
     wait_all(3000)

@@ -27,6 +27,11 @@ from preflight.core.sanitize.policy import PRESETS, Policy, find_policy, policy_
 from preflight.core.sanitize.policy_apply import PolicyMechanism
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.app.doorway import AnswerChunk, Prediction
+from preflight.app.presentation import quasi_warning
+from preflight.core.privacy.ledger import ledger_for, send_epsilon
+from preflight.core.privacy.quasi import quasi_identifiers_left
+from preflight.core.privacy.reconstruct import score
+from preflight.core.send.audit import PriorSend
 from preflight.core.send.cost import CostEstimate
 from preflight.core.utility.assess import Assessment
 from preflight.core.utility.recommend import Recommendation
@@ -93,6 +98,16 @@ class FakePrepared:
     @property
     def epsilon_range(self) -> tuple[float, float]:
         return (1.0, 100.0)
+
+    @property
+    def dx_part(self) -> "FakePrepared":
+        return self
+
+    def kept_share(self, epsilon: float) -> float:
+        """The share of the words in scope that ``at(epsilon)`` leaves unchanged."""
+        keep = 1 - math.exp(-epsilon / 10)
+        words = self._targets()
+        return sum(_u(self.seed, i) <= keep for i in range(len(words))) / max(1, len(words))
 
     def _inside(self, w: tuple[int, int]) -> bool:
         return any(s.start <= w[0] and w[1] <= s.end for s in self.spans)
@@ -236,6 +251,9 @@ class FakeBackend:
         self.prepared: list[FakePrepared] = []
         self.opened: list[Any] = []           # sources given to new_document
         self.stop_seen = threading.Event()
+        self.attack_delay = 0.0
+        self.attack_calls: list[tuple[float, bool]] = []   # (ε, with the curve)
+        self.attack_cancelled = 0
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -321,6 +339,49 @@ class FakeBackend:
                 return Recommendation("send", float(e), u, u, min_u, None)
         return Recommendation("keep_local", None, curve[-1][1], curve[-1][1], min_u,
                               "A local summary of the document")
+
+    # privacy: the core's own quasi-identifiers, ledger and reconstruction scoring; the
+    # d_X attack and the local model's reconstruction are faked
+    def privacy_facts(self, original, sanitized, spans) -> dict[str, Any]:
+        quasi = quasi_identifiers_left(original, sanitized, list(spans))
+        ledger = ledger_for([p for p in self.prior_sends if isinstance(p, PriorSend)],
+                            send_epsilon(sanitized), self.org_policy.max_document_epsilon)
+        return {"quasi_identifiers": [q.to_json() for q in quasi],
+                "quasi_warning": quasi_warning(quasi),
+                "epsilon_ledger": {**ledger.to_json(), "text": ledger.describe()}}
+
+    def dx_attack(self, prepared, epsilon, spans, curve, cancel) -> dict[str, Any]:
+        """Success = unchanged words + a share of the changed ones that grows with ε."""
+        self.attack_calls.append((float(epsilon), bool(curve)))
+        for _ in range(int(self.attack_delay * 100)):
+            if cancel.is_set():
+                self.attack_cancelled += 1
+                raise Cancelled()
+            time.sleep(0.01)
+        dx = prepared.dx_part
+        grid = sorted({*(round(1.0 * 100 ** (i / 8), 6) for i in range(9)), float(epsilon)}) \
+            if curve else [float(epsilon)]
+
+        def point(e: float) -> dict[str, Any]:
+            same = dx.kept_share(e)
+            return {"epsilon": e, "success": same + (1 - same) * (1 - math.exp(-e / 40)),
+                    "success_pii": None, "identity": same, "nearest": same,
+                    "mc_error": 0.01, "sampling_error": 0.0}
+        points = [point(e) for e in grid]
+        cur = next(p for p in points if p["epsilon"] == float(epsilon))
+        return {**cur, "curve": points, "tokens": len(dx._targets()), "samples": 16,
+                "seconds": self.attack_delay}
+
+    def reconstruct(self, original, sanitized, spans, cancel) -> dict[str, Any]:
+        """The fake model restores the first changed value and nothing else."""
+        for _ in range(int(self.delay * 100)):
+            if cancel.is_set():
+                raise Cancelled()
+            time.sleep(0.01)
+        first = sanitized.changes[0] if sanitized.changes else None
+        answer = sanitized.text if first is None else (
+            sanitized.text[:first.start] + first.original + sanitized.text[first.end:])
+        return score(original, sanitized, list(spans), answer).to_json()
 
     # send
     def provider_names(self) -> list[str]:

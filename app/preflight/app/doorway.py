@@ -15,7 +15,9 @@ and :class:`AnswerChunk`.
 
 Threading: each method is called from one lane only (see ``preflight.qt.controllers``):
 detection and send planning on "detect", d_X on "dx", anything touching the local SLM on
-"slm", the instant prediction on "pool".
+"slm", the instant prediction on "pool"; the privacy figures: the cheap facts on "pool",
+the attack on the d_X noise on "attack" (seconds, cancelled when the slider moves), the
+reconstruction attack with the local SLM on "slm" (only when the user asks).
 """
 
 from __future__ import annotations
@@ -155,6 +157,17 @@ class Doorway(Protocol):
 
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
                   cancel: threading.Event) -> Recommendation: ...
+
+    # privacy (facts on "pool", the d_X attack on "attack", reconstruction on "slm"); the
+    # results are the JSON-ready parts of preflight.app.privacy_report.privacy_report
+    def privacy_facts(self, original: str, sanitized: SanitizedText, spans: Sequence[Span]
+                      ) -> dict[str, Any]: ...
+
+    def dx_attack(self, prepared: Any, epsilon: float, spans: Sequence[Span], curve: bool,
+                  cancel: threading.Event) -> dict[str, Any]: ...
+
+    def reconstruct(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                    cancel: threading.Event) -> dict[str, Any]: ...
 
     # send
     def provider_names(self) -> list[str]: ...

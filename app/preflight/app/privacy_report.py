@@ -12,6 +12,10 @@ it, ``preflight assess --json`` puts it under ``"privacy"``):
 - ``dx_attack``: the optimal (Bayesian) attack on the d_X noise of this payload
   (:mod:`preflight.core.privacy.dx_attack`), with its curve over ε; ``attack_success``
   repeats its success share (0–1) at the top level (None without d_X).
+
+The window asks for the parts separately, each on its own lane (see
+:class:`preflight.app.doorway.Doorway`): :func:`privacy_facts` for every new payload,
+:func:`dx_attack` when the slider settles, :func:`reconstruction` on demand.
 """
 
 from __future__ import annotations
@@ -36,25 +40,48 @@ def privacy_report(services: Any, original: str, sanitized: SanitizedText,
 
     ``prepared``: the preparation ``sanitized`` came from (``mechanism.prepare(...)``;
     needed for the attack on d_X noise, which reads its token facts and noise draw)."""
-    quasi = quasi_identifiers_left(original, sanitized, spans)
-    priors = services.audit().prior_sends(Fingerprint.of(original))
-    ledger = ledger_for(priors, send_epsilon(sanitized),
-                        services.org_policy().max_document_epsilon)
-    out: dict[str, Any] = {
-        "quasi_identifiers": [q.to_json() for q in quasi],
-        "quasi_warning": quasi_warning(quasi),
-        "epsilon_ledger": {**ledger.to_json(), "text": ledger.describe()},
-        "reconstruction": None,
-    }
+    out: dict[str, Any] = {**privacy_facts(services, original, sanitized, spans),
+                           "reconstruction": None}
     if attack:
-        out["reconstruction"] = ReconstructionAttack(services.slm()).run(
-            original, sanitized, spans, cancel=cancel).to_json()
+        out["reconstruction"] = reconstruction(services, original, sanitized, spans, cancel)
     else:
         out["notes"] = ["The reconstruction attack did not run (it takes the local model a "
                         "few seconds; `preflight privacy` runs it)."]
     out["dx_attack"] = _dx_attack(services, sanitized, spans, prepared, cancel, out)
     out["attack_success"] = None if out["dx_attack"] is None else out["dx_attack"]["success"]
     return out
+
+
+def privacy_facts(services: Any, original: str, sanitized: SanitizedText,
+                  spans: Sequence[Span]) -> dict[str, Any]:
+    """The cheap part (milliseconds): the quasi-identifiers left and the document's ε
+    ledger. The window recomputes it for every new payload."""
+    quasi = quasi_identifiers_left(original, sanitized, spans)
+    priors = services.audit().prior_sends(Fingerprint.of(original))
+    ledger = ledger_for(priors, send_epsilon(sanitized),
+                        services.org_policy().max_document_epsilon)
+    return {"quasi_identifiers": [q.to_json() for q in quasi],
+            "quasi_warning": quasi_warning(quasi),
+            "epsilon_ledger": {**ledger.to_json(), "text": ledger.describe()}}
+
+
+def reconstruction(services: Any, original: str, sanitized: SanitizedText,
+                   spans: Sequence[Span], cancel: threading.Event | None) -> dict[str, Any]:
+    """The contextual reconstruction attack with the local SLM (seconds to a minute)."""
+    return ReconstructionAttack(services.slm()).run(original, sanitized, spans,
+                                                    cancel=cancel).to_json()
+
+
+def dx_attack(services: Any, prepared: Any, epsilon: float, spans: Sequence[Span], *,
+              curve: bool = True, cancel: threading.Event | None = None) -> dict[str, Any]:
+    """The optimal attack on the d_X noise of ``prepared`` at ``epsilon``: with ``curve``
+    over the default ε grid (the current ε included), else at ``epsilon`` alone (the
+    window's slider steps; the attack memoizes its Monte Carlo paths)."""
+    # the attack keys its grid points by ε rounded to 6 decimals: a slider's ε is not
+    eps = round(float(epsilon), 6)
+    grid = None if curve else (eps,)
+    return services.dx_attack().run(prepared.dx_part, epsilon=eps, grid=grid,
+                                    spans=spans, cancel=cancel).to_json()
 
 
 def _dx_attack(services: Any, sanitized: SanitizedText, spans: Sequence[Span],
@@ -68,11 +95,8 @@ def _dx_attack(services: Any, sanitized: SanitizedText, spans: Sequence[Span],
             "The attack on the d_X noise needs the document's preparation; it did not run.")
         return None
     try:
-        result = services.dx_attack().run(prepared.dx_part, epsilon=eps, spans=spans,
-                                          cancel=cancel)
+        return dx_attack(services, prepared, eps, spans, cancel=cancel)
     except PreflightError as err:    # e.g. the public-corpus prior is missing
         out.setdefault("notes", []).append(
             f"The attack on the d_X noise did not run: {err.message} {err.hint}".strip())
         return None
-    return result.to_json()
-

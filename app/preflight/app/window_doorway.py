@@ -20,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from preflight.app import privacy_report
 from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
 from preflight.app.services import Services, build_services
 from preflight.core.config import SavedPolicy, Settings, load_settings, save_settings
@@ -201,6 +202,25 @@ class WindowDoorway:
         return recommend(original, prepared, self.services.assessor(task),
                          self.settings.policy.min_utility, spans=list(spans),
                          epsilon_min=lo, epsilon_max=hi, cancel=cancel)
+
+    # -- privacy (facts on "pool", d_X attack on "attack", reconstruction on "slm") ------
+    def privacy_facts(self, original: str, sanitized: SanitizedText, spans: Sequence[Span]
+                      ) -> dict[str, Any]:
+        """Quasi-identifiers left and the document's ε ledger (milliseconds)."""
+        return privacy_report.privacy_facts(self.services, original, sanitized, list(spans))
+
+    def dx_attack(self, prepared: Any, epsilon: float, spans: Sequence[Span], curve: bool,
+                  cancel: threading.Event) -> dict[str, Any]:
+        """The optimal attack on the d_X noise at ``epsilon`` (with ``curve``: over the ε
+        grid too; seconds cold, under one warm)."""
+        return privacy_report.dx_attack(self.services, prepared, epsilon, list(spans),
+                                        curve=curve, cancel=cancel)
+
+    def reconstruct(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                    cancel: threading.Event) -> dict[str, Any]:
+        """The local model tries to restore the original (seconds to a minute)."""
+        return privacy_report.reconstruction(self.services, original, sanitized,
+                                             list(spans), cancel)
 
     # -- send ------------------------------------------------------------------------------
     def _send_session(self) -> Any:

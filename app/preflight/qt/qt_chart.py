@@ -1,12 +1,13 @@
-"""The utility-versus-ε chart of the assessment panel (a view: the controller feeds it)."""
+"""The utility-versus-ε chart of the assessment panel (a view: the controllers feed it):
+predicted utility and the attack success on the d_X noise share one axis pair (0–1)."""
 
 from __future__ import annotations
 
 import math
 from typing import Sequence
 
-from PySide6.QtCharts import QAreaSeries, QChart, QChartView, QLineSeries, QLogValueAxis, \
-    QScatterSeries, QValueAxis
+from PySide6.QtCharts import QAreaSeries, QChart, QChartView, QLegend, QLineSeries, \
+    QLogValueAxis, QScatterSeries, QValueAxis
 from PySide6.QtCore import QMargins, QPointF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
@@ -16,17 +17,22 @@ from preflight.qt import qt_theme
 
 class QtUtilityChart(QChartView):
     """Predicted utility against ε (log axis) with its interval as a shaded band, the
-    minimum as a dashed line, current ε and the recommended ε marked."""
+    minimum as a dashed line, current ε and the recommended ε marked; the share of noised
+    words the optimal attack recovers against ε in a second colour (legend below)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         chart = QChart()
         super().__init__(chart, parent)
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setMinimumHeight(160)
-        chart.legend().hide()
         chart.setMargins(QMargins(2, 2, 2, 2))
         chart.setBackgroundRoundness(0)
         self.series = QLineSeries()
+        self.series.setName("predicted utility")
+        self.attack = QLineSeries()
+        self.attack.setName("attack success")
+        self.attack_current = QScatterSeries()
+        self.attack_current.setMarkerSize(8)
         self.band_low = QLineSeries()
         self.band_high = QLineSeries()
         self.band = QAreaSeries(self.band_high, self.band_low)
@@ -37,7 +43,10 @@ class QtUtilityChart(QChartView):
         self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
             if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
         self.recommended.setMarkerSize(14)
-        for s in (self.band, self.series, self.threshold, self.current, self.recommended):
+        self.recommended.setName("recommended ε")
+        self._all = (self.band, self.series, self.attack, self.threshold, self.current,
+                     self.attack_current, self.recommended)
+        for s in self._all:
             chart.addSeries(s)
         self.ax = QLogValueAxis()
         self.ax.setLabelFormat("%.3g")
@@ -46,12 +55,19 @@ class QtUtilityChart(QChartView):
         self.ay.setRange(0, 1)
         self.ay.setTickCount(3)
         self.ay.setLabelFormat("%.1f")
-        self.ay.setTitleText("utility")
+        self.ay.setTitleText("share")
         chart.addAxis(self.ax, Qt.AlignmentFlag.AlignBottom)
         chart.addAxis(self.ay, Qt.AlignmentFlag.AlignLeft)
-        for s in (self.band, self.series, self.threshold, self.current, self.recommended):
+        for s in self._all:
             s.attachAxis(self.ax)
             s.attachAxis(self.ay)
+        legend = chart.legend()
+        legend.setAlignment(Qt.AlignmentFlag.AlignBottom)
+        if hasattr(QLegend.MarkerShape, "MarkerShapeFromSeries"):
+            legend.setMarkerShape(QLegend.MarkerShape.MarkerShapeFromSeries)
+        for s in (self.band, self.threshold, self.current, self.attack_current):
+            for marker in legend.markers(s):
+                marker.setVisible(False)       # the legend names the two curves and ★
         self._range = (1.0, 10.0)
         self.ax.setRange(*self._range)
         self.refresh_colors()
@@ -87,6 +103,16 @@ class QtUtilityChart(QChartView):
         self.current.setBorderColor(pal.base().color())
         self.recommended.setColor(colors.chart_marker)
         self.recommended.setBorderColor(colors.chart_marker)
+        apen = QPen(colors.bad)
+        apen.setWidthF(2)
+        self.attack.setPen(apen)
+        self.attack_current.setColor(colors.bad)
+        self.attack_current.setBorderColor(pal.base().color())
+        legend = chart.legend()
+        legend.setLabelColor(pal.text().color())
+        lf = legend.font()
+        lf.setPointSizeF(8)
+        legend.setFont(lf)
 
     def set_range(self, lo: float, hi: float) -> None:
         self._range = (lo, hi)
@@ -114,6 +140,18 @@ class QtUtilityChart(QChartView):
             self.current.clear()
         else:
             self.current.replace([QPointF(eps, max(0.0, min(1.0, utility)))])
+
+    def set_attack_curve(self, points: Sequence[tuple[float, float]]) -> None:
+        """(ε, share of noised words the optimal attack recovers); [] hides the line."""
+        self.attack.replace([QPointF(e, _clip(s)) for e, s in points])
+        if not points:
+            self.attack_current.clear()
+
+    def set_attack_current(self, eps: float | None, success: float | None) -> None:
+        if eps is None or success is None:
+            self.attack_current.clear()
+        else:
+            self.attack_current.replace([QPointF(eps, _clip(success))])
 
     def set_recommended(self, eps: float | None, utility: float | None) -> None:
         if eps is None or utility is None:

@@ -60,10 +60,12 @@ class QtConfirmSendDialog(QDialog):
     document needs one more. "Send" stays disabled until all are given. With ``remember``
     (the app layer's "add to the detection allow-list"), every finding but a secret gets a
     "Don't flag this again" button; a validated identifier asks once more first.
+    ``privacy``: the Privacy group's summary lines (``PrivacyController.summary``).
     """
 
     def __init__(self, plan: Any, parent: QWidget | None = None, *,
-                 remember: Callable[[Any], None] | None = None) -> None:
+                 remember: Callable[[Any], None] | None = None,
+                 privacy: Sequence[str] = ()) -> None:
         super().__init__(parent)
         self.plan = plan
         self._remember = remember
@@ -94,6 +96,13 @@ class QtConfirmSendDialog(QDialog):
         facts.setWordWrap(True)
         facts.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(facts)
+        lines = list(privacy)           # the assessment panel's Privacy group, repeated
+        self.privacy = QLabel("<b>Privacy:</b> " + "<br>".join(html.escape(x) for x in lines))
+        self.privacy.setObjectName("privacySummary")
+        self.privacy.setWordWrap(True)
+        self.privacy.setTextFormat(Qt.TextFormat.RichText)
+        self.privacy.setVisible(bool(lines))
+        lay.addWidget(self.privacy)
 
         split = QSplitter(Qt.Orientation.Vertical)
         payload_box = QGroupBox(f"Exact request body ({len(plan.payload):,} bytes)")

@@ -1,6 +1,6 @@
 """The Preflight main window: layout and wiring only (logic lives in the controllers).
 
-Size (~480 lines, over the ~400 we aim for): one widget tree and the slots that map the
+Size (~550 lines, over the ~400 we aim for): one widget tree and the slots that map the
 controllers' signals onto it; splitting the slots from the widgets they touch would only
 add indirection. The window is being reworked as a whole (fail-closed states, answer
 pane, small screens), which is where its layout moves into per-panel views.
@@ -39,6 +39,7 @@ from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
 from preflight.qt.controllers import DocumentController, PreviewResult
+from preflight.qt.privacy_ops import PrivacyController
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
@@ -79,6 +80,7 @@ class QtMainWindow(QMainWindow):
         self._fit_to_screen(1500, 940)
         self.doc = DocumentController(backend, self)
         self.answers = AnswerController(backend, self.doc, self)
+        self.privacy = PrivacyController(backend, self.doc, self)
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
         self._build()
         self._wire()
@@ -172,7 +174,7 @@ class QtMainWindow(QMainWindow):
         self.assessment = QtAssessmentPanel()
         rl.addWidget(self.controls)
         rl.addWidget(self.assessment, 1)
-        scroll = QScrollArea()
+        scroll = self.right_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(right)
@@ -252,6 +254,7 @@ class QtMainWindow(QMainWindow):
                                                    "Searching…" if on else "Find best ε")))
         d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
         d.sig_status.connect(self.status_text.setText)
+        self._wire_privacy()
         d.sig_error.connect(lambda m, h: show_error(self, m, h))
         self.provider.currentIndexChanged.connect(self._on_provider)
         self.send_button.clicked.connect(a.prepare_send)
@@ -272,6 +275,21 @@ class QtMainWindow(QMainWindow):
         self.act_settings.triggered.connect(lambda: self.open_settings())
         self.act_history.triggered.connect(self.open_history)
         self.banner_add.clicked.connect(lambda: self.open_settings("providers"))
+
+    def _wire_privacy(self) -> None:
+        p, group, chart = self.privacy, self.assessment.privacy, self.assessment.chart
+        p.sig_facts.connect(group.set_facts)
+        p.sig_attack.connect(lambda dx: (
+            group.set_attack(dx, p.uses_dx),
+            chart.set_attack_current(*((dx["epsilon"], dx["success"]) if dx else
+                                       (None, None)))))
+        p.sig_attack_curve.connect(chart.set_attack_curve)
+        p.sig_attack_busy.connect(group.set_attack_busy)
+        p.sig_attack_failed.connect(group.set_attack_failed)
+        p.sig_reconstruction.connect(group.set_reconstruction)
+        p.sig_reconstructing.connect(group.set_reconstructing)
+        p.sig_reconstruct_failed.connect(group.set_reconstruct_failed)
+        group.reidentify.clicked.connect(p.reconstruct)
 
     def start(self) -> None:
         """Begin background loading (after the window is shown, so it appears at once)."""
@@ -412,7 +430,10 @@ class QtMainWindow(QMainWindow):
 
     # -- send ------------------------------------------------------------------------------
     def _confirm(self, plan: Any) -> None:
-        dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow)
+        ledger = getattr(plan, "ledger", None)     # the ledger as of this plan
+        dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
+                                  privacy=self.privacy.summary(
+                                      ledger.describe() if ledger is not None else None))
         self.sig_confirm_shown.emit(dlg)
         if self.auto_confirm is not None:
             accepted = bool(self.auto_confirm(dlg))
@@ -523,5 +544,6 @@ class QtMainWindow(QMainWindow):
     # -- shutdown ----------------------------------------------------------------------------
     def closeEvent(self, e) -> None:  # noqa: N802 - Qt override
         self.doc.cancel_all()
+        self.privacy.cancel_all()
         self.answers.stop()
         super().closeEvent(e)

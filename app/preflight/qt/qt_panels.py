@@ -34,6 +34,7 @@ from preflight.core.tasks import SUMMARIZE, Task
 from preflight.qt import qt_theme
 from preflight.qt.policy_ops import has_pseudonyms
 from preflight.qt.qt_chart import QtUtilityChart
+from preflight.qt.qt_privacy_panel import QtPrivacyGroup
 
 SLIDER_STEPS = 1000
 MODIFIED_KEY = "\0modified"          # the combo's entry for the legend-modified copy
@@ -182,7 +183,8 @@ class QtControlsPanel(QGroupBox):
 
 
 class QtAssessmentPanel(QGroupBox):
-    """Predicted utility, privacy indicators, chart, "Find best ε", tokens and cost."""
+    """Predicted utility, privacy indicators, the Privacy group, chart, "Find best ε",
+    tokens and cost."""
 
     sig_find_best = Signal()
 
@@ -231,6 +233,8 @@ class QtAssessmentPanel(QGroupBox):
         grid.addRow("Tokens to send", self.tokens)
         grid.addRow("Estimated cost", self.cost)
         lay.addLayout(grid)
+        self.privacy = QtPrivacyGroup()        # beside the utility figures, above the chart
+        lay.addWidget(self.privacy)
 
         self.chart = QtUtilityChart()
         self.chart.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
