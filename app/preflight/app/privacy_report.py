@@ -77,10 +77,8 @@ def dx_attack(services: Any, prepared: Any, epsilon: float, spans: Sequence[Span
     """The optimal attack on the d_X noise of ``prepared`` at ``epsilon``: with ``curve``
     over the default ε grid (the current ε included), else at ``epsilon`` alone (the
     window's slider steps; the attack memoizes its Monte Carlo paths)."""
-    # the attack keys its grid points by ε rounded to 6 decimals: a slider's ε is not
-    eps = round(float(epsilon), 6)
-    grid = None if curve else (eps,)
-    return services.dx_attack().run(prepared.dx_part, epsilon=eps, grid=grid,
+    grid = None if curve else (float(epsilon),)
+    return services.dx_attack().run(prepared.dx_part, epsilon=float(epsilon), grid=grid,
                                     spans=spans, cancel=cancel).to_json()
 
 

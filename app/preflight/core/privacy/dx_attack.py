@@ -141,8 +141,9 @@ class DxAttack:
             spans: Sequence[Span] | None = None, cancel: threading.Event | None = None,
             max_tokens: int | None = None) -> DxAttackResult:
         t0 = time.perf_counter()
-        eps = float(epsilon if epsilon is not None else prepared.params.epsilon
-                    or np.sqrt(np.prod(self.mech.epsilon_range)))
+        # ε rounded as the grid's points are (a slider's ε has many decimals)
+        eps = round(float(epsilon if epsilon is not None else prepared.params.epsilon
+                          or np.sqrt(np.prod(self.mech.epsilon_range))), 6)
         g = _with_point(grid, eps) if grid is not None else self.default_grid(eps)
         w = prepared.work                      # the preparation's own token facts
         total = len(w.active)
