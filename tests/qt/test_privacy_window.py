@@ -85,7 +85,7 @@ def test_chart_draws_the_attack_curve_beside_the_utility_curve(qtbot):
     qtbot.waitUntil(lambda: bool(chart.attack.count() >= 9 and chart.series.count() > 0),
                     timeout=5000)
     names = [m.label() for m in chart.chart().legend().markers() if m.isVisible()]
-    assert "predicted utility" in names and "attack success" in names
+    assert "utility" in names and "attack" in names
     assert chart.attack.pen().color() != chart.series.pen().color()
     # the attack's own curve, shared axes: its points are the doorway's
     curve = [(pt.x(), pt.y()) for pt in chart.attack.points()]

@@ -28,9 +28,9 @@ class QtUtilityChart(QChartView):
         chart.setMargins(QMargins(2, 2, 2, 2))
         chart.setBackgroundRoundness(0)
         self.series = QLineSeries()
-        self.series.setName("predicted utility")
+        self.series.setName("utility")
         self.attack = QLineSeries()
-        self.attack.setName("attack success")
+        self.attack.setName("attack")
         self.attack_current = QScatterSeries()
         self.attack_current.setMarkerSize(8)
         self.band_low = QLineSeries()
@@ -43,7 +43,7 @@ class QtUtilityChart(QChartView):
         self.recommended.setMarkerShape(QScatterSeries.MarkerShape.MarkerShapeStar) \
             if hasattr(QScatterSeries.MarkerShape, "MarkerShapeStar") else None
         self.recommended.setMarkerSize(14)
-        self.recommended.setName("recommended ε")
+        self.recommended.setName("best ε")
         self._all = (self.band, self.series, self.attack, self.threshold, self.current,
                      self.attack_current, self.recommended)
         for s in self._all:
