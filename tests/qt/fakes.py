@@ -236,6 +236,7 @@ class FakeBackend:
         self.prepared: list[FakePrepared] = []
         self.opened: list[Any] = []           # sources given to new_document
         self.stop_seen = threading.Event()
+        self.provider: str | None = None      # set_provider: the predictions' provider
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -296,6 +297,9 @@ class FakeBackend:
         return out, vault
 
     # utility
+    def set_provider(self, provider):
+        self.provider = provider
+
     def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:
         share = 1 - (sanitized.info.get("tokens_changed", 0)
                      / max(1, sanitized.info.get("tokens_total", 1)))
@@ -419,7 +423,9 @@ class FakeBackend:
             detail: str = ""
         return [St("slm", "SmolLM2-135M-Instruct", "/models/slm.gguf", "ok"),
                 St("similarity", "all-mpnet-base-v2", "/models/mpnet", "ok"),
-                St("ner", "en_core_web_sm", "/models/ner", "missing")]
+                St("ner", "en_core_web_sm", "/models/ner", "missing"),
+                St("slm_qwen05", "Qwen2.5-Coder-0.5B-Instruct", "/models/qwen.gguf",
+                   "missing", optional=True)]
 
     def install_models(self, progress, cancel):
         for i in range(5):

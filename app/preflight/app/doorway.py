@@ -48,6 +48,7 @@ class Prediction:
 
     assessment: Assessment
     rmse: float | None = None
+    calibration: str = ""            # presentation.calibration_text of the provider
 
     @property
     def value(self) -> float:
@@ -129,6 +130,9 @@ class Doorway(Protocol):
                  ) -> tuple[SanitizedText, Any]: ...
 
     # utility (fast on "pool", refined and recommend on "slm")
+    def set_provider(self, provider: str | None) -> None:
+        """The provider the predictions are for (each has its own refit on the flow)."""
+
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction: ...
 

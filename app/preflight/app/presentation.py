@@ -202,3 +202,14 @@ def error_text(exc: BaseException) -> tuple[str, str]:
         return exc.message, exc.hint
     return (f"Something went wrong ({type(exc).__name__}).",
             "This is a bug in Preflight; your text is still here. Try again.")
+
+
+# --- learning on the flow -------------------------------------------------------------------
+def calibration_text(status: object) -> str:
+    """One line under the predicted utility: whether the prediction is fitted to the
+    user's own sends to the provider (a :class:`~preflight.core.utility.flow.
+    CalibrationStatus`; None when no provider is chosen)."""
+    used = int(getattr(status, "calibrated_on", 0) or 0)
+    if used <= 0:
+        return "not yet calibrated for this provider"
+    return f"calibrated on {used} of your sends to {getattr(status, 'provider', '')}"

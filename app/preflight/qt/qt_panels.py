@@ -204,8 +204,11 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_detail = QLabel("")
         self.utility_detail.setObjectName("muted")
         self.utility_detail.setWordWrap(True)
+        self.calibration = QLabel("")   # learning on the flow: fitted to this provider?
+        self.calibration.setObjectName("muted")
         col.addWidget(self.utility_caption)
         col.addWidget(self.utility_detail)
+        col.addWidget(self.calibration)
         row.addWidget(self.utility)
         row.addLayout(col, 1)
         lay.addLayout(row)
@@ -258,6 +261,7 @@ class QtAssessmentPanel(QGroupBox):
             self.utility_detail.setText("")
             return
         color = colors.good if pred.value >= min_utility else colors.bad
+        self.calibration.setText(pred.calibration)
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
         # The band is the held-out RMSE of the regressor that made the prediction.

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from preflight.app.documents import read_document
+from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
     out = result.to_json()
-    out.update(method=sanitized.method, policy=policy.describe(),
+    calibration = calibration_text(services.calibration_status())
+    out.update(method=sanitized.method, policy=policy.describe(), calibration=calibration,
                epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
     if args.json:
         print_json(out)
@@ -80,5 +82,6 @@ def run(args: argparse.Namespace) -> int:
     w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
+    w(calibration + "\n")
     w("\n" + result.text + "\n")
     return 0
