@@ -116,6 +116,7 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.session import Confirmation
     from preflight.core.tasks import SUMMARIZE
+    from preflight.core.types import SanitizedText
     from preflight_eval.utility_common import append_jsonl
 
     done = {r["key"] for r in read_cache(cache)}
@@ -129,7 +130,10 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
         if time.monotonic() > deadline:
             log.info("time limit reached; rerun the same command to resume")
             break
-        sanitized, vault = kinds[item.setting.kind].sanitize(ctx, item.setting)
+        if item.setting.kind == "original":          # the unsanitized send
+            sanitized, vault = SanitizedText(ctx.text, "none"), None
+        else:
+            sanitized, vault = kinds[item.setting.kind].sanitize(ctx, item.setting)
         params = SanitizeParams(seed=item.setting.seed, epsilon=item.setting.epsilon)
         plan = session.prepare_send(ctx.text, session.settings.default_provider,
                                     sanitized.method, params, SUMMARIZE, spans=ctx.spans,
