@@ -237,6 +237,7 @@ class FakeBackend:
         self.opened: list[Any] = []           # sources given to new_document
         self.stop_seen = threading.Event()
         self.provider: str | None = None      # set_provider: the predictions' provider
+        self.calibrated: dict[str | None, int] = {}   # provider -> sends its refit saw
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -300,11 +301,19 @@ class FakeBackend:
     def set_provider(self, provider):
         self.provider = provider
 
+    def _calibration(self) -> str:
+        from types import SimpleNamespace
+
+        from preflight.app.presentation import calibration_text
+
+        return calibration_text(SimpleNamespace(
+            provider=self.provider, calibrated_on=self.calibrated.get(self.provider, 0)))
+
     def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:
         share = 1 - (sanitized.info.get("tokens_changed", 0)
                      / max(1, sanitized.info.get("tokens_total", 1)))
         return Prediction(Assessment({"share": share}, round(0.2 + 0.7 * share, 4)),
-                          FAST_RMSE)
+                          FAST_RMSE, self._calibration())
 
     def predict_refined(self, original, sanitized, spans, task, cancel) -> Prediction:
         for _ in range(int(self.delay * 100)):
@@ -312,7 +321,8 @@ class FakeBackend:
                 raise Cancelled()
             time.sleep(0.01)
         p = self.predict_fast(original, sanitized, spans)
-        return Prediction(Assessment(p.features, p.value, p.value), FULL_RMSE)
+        return Prediction(Assessment(p.features, p.value, p.value), FULL_RMSE,
+                          self._calibration())
 
     def utility_curve(self, original, prepared, spans, epsilons, cancel):
         return [(e, self.predict_fast(original, prepared.at(e), spans).value) for e in epsilons]

@@ -96,6 +96,18 @@ def test_preview_highlights_changes_and_slider_moves_it(qtbot, window):
         assert window.preview.change_at_point(_point_of(window.preview, change.start)) == change
 
 
+def test_assessment_panel_says_whether_the_provider_is_calibrated(qtbot, window):
+    backend, label = window.backend, window.assessment.calibration
+    _wait_ready(qtbot, window)
+    qtbot.waitUntil(lambda: bool(label.text()), timeout=5000)
+    assert backend.provider == window.provider.currentData() is not None
+    assert label.text() == "not yet calibrated for this provider"
+    backend.calibrated[backend.provider] = 37
+    window.doc.set_provider(backend.provider)       # what choosing it in the combo does
+    want = f"calibrated on 37 of your sends to {backend.provider}"
+    qtbot.waitUntil(lambda: bool(label.text() == want), timeout=5000)
+
+
 def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
     _wait_ready(qtbot, window)
     qtbot.waitUntil(lambda: bool(window.doc.prediction and window.doc.prediction.refined),
