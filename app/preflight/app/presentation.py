@@ -10,10 +10,13 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from preflight.core.errors import PreflightError
 from preflight.core.types import SanitizedText, Span
+
+if TYPE_CHECKING:   # the learner's module loads numpy and scikit-learn glue
+    from preflight.core.utility.flow import CalibrationStatus
 
 
 # --- offsets ------------------------------------------------------------------------------
@@ -205,11 +208,9 @@ def error_text(exc: BaseException) -> tuple[str, str]:
 
 
 # --- learning on the flow -------------------------------------------------------------------
-def calibration_text(status: object) -> str:
-    """One line under the predicted utility: whether the prediction is fitted to the
-    user's own sends to the provider (a :class:`~preflight.core.utility.flow.
-    CalibrationStatus`; None when no provider is chosen)."""
-    used = int(getattr(status, "calibrated_on", 0) or 0)
-    if used <= 0:
+def calibration_text(status: CalibrationStatus | None) -> str:
+    """One line beside the predicted utility: whether the prediction is fitted to the
+    user's own sends to the provider (None: no provider chosen)."""
+    if status is None or status.calibrated_on <= 0:
         return "not yet calibrated for this provider"
-    return f"calibrated on {used} of your sends to {getattr(status, 'provider', '')}"
+    return f"calibrated on {status.calibrated_on} of your sends to {status.provider}"
