@@ -38,6 +38,7 @@ from typing import Any, Mapping, Sequence
 log = logging.getLogger("preflight_eval.flow_experiment")
 
 PROVIDER_NAME = "gemma-standin"
+MAX_BROKEN = 3          # consecutive failed sends before the run stops (rerun resumes)
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
     """Send every planned item not in ``cache`` yet (evaluation items first, then up to
     ``max_stream`` stream items); append each captured pair to ``cache``. Returns how
     many were sent now."""
+    from preflight.core.errors import ProviderError
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.session import Confirmation
     from preflight.core.tasks import SUMMARIZE
@@ -121,7 +123,7 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
 
     done = {r["key"] for r in read_cache(cache)}
     n_stream = sum(1 for r in read_cache(cache) if r["role"] == "stream")
-    sent = 0
+    sent = broken = 0
     for item, ctx in items:
         if item.key in done:
             continue
@@ -142,7 +144,15 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
                                resend_acknowledged=True, accept_degraded_detection=True)
         flow.last = None
         started = time.monotonic()
-        result = session.execute(plan, confirm)
+        try:
+            result = session.execute(plan, confirm)
+            broken = 0
+        except ProviderError as err:     # one broken stream: skip it (a rerun retries)
+            broken += 1
+            log.warning("send %s failed: %s", item.key, err.message)
+            if broken >= MAX_BROKEN:
+                raise
+            continue
         if flow.last is None:
             log.warning("no pair for %s (%s); skipped", item.key, result.learning)
             continue

@@ -123,3 +123,12 @@ def test_evaluate_scores_each_checkpoint_with_a_fresh_per_provider_learner(run, 
 def _payload_candidates(prompt: str) -> list[str]:
     """The sanitized text inside a completions prompt (``<text>\\n\\nTL;DR:``)."""
     return [prompt.rsplit("\n\nTL;DR:", 1)[0], prompt]
+
+
+def test_a_broken_stream_skips_that_send_and_a_rerun_retries_it(run):
+    srv, cache, more, _ = run
+    srv.script(Reply(style="completions", deltas=["A ", "note ", "here."], truncate_after=1))
+    assert more(max_stream=2) == 5                    # 4 eval + 2 stream, one broke
+    assert len(srv.requests) == 6
+    assert more(max_stream=2) == 1                    # the broken one, sent again
+    assert len({r["key"] for r in read_cache(cache)}) == 6
