@@ -29,7 +29,8 @@ def test_json_has_version_models_and_paths(capsys, empty_models, _isolated_home)
     assert data["version"] == cli.__version__
     assert data["python"].endswith(".".join(map(str, sys.version_info[:3])))
     roles = [m["role"] for m in data["models"]]
-    assert roles == ["slm", "similarity", "ner", "cloud_standin", "cloud_qwen15", "slm_qwen05"]
+    assert roles == ["slm", "dx_space", "similarity", "ner", "cloud_standin", "cloud_qwen15",
+                     "slm_qwen05"]
     assert set(data["models"][0]) == {"role", "name", "file", "sha256", "status", "licence"}
     assert {m["status"] for m in data["models"]} == {"missing"}
     assert data["models"][0]["file"].startswith(str(empty_models))
@@ -86,7 +87,7 @@ def test_human_output_is_a_table(capsys, empty_models, monkeypatch):
 def test_info_survives_damaged_settings(capsys, empty_models):
     settings_path().write_text("{broken json")
     data = run_json(capsys)
-    assert len(data["models"]) == 6
+    assert len(data["models"]) == 7
 
 
 def test_policy_section_names_the_active_policy(capsys, empty_models, monkeypatch):

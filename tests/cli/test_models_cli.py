@@ -25,8 +25,8 @@ def test_status_json_and_exit_code(capsys, empty_models):
     assert cli.main(["models", "status", "--json"]) == 1   # required models missing
     rows = json.loads(capsys.readouterr().out)
     assert {r["role"]: r["state"] for r in rows} == {
-        "slm": "missing", "similarity": "missing", "ner": "missing", "cloud_standin": "missing",
-        "cloud_qwen15": "missing", "slm_qwen05": "missing"}
+        "slm": "missing", "dx_space": "missing", "similarity": "missing", "ner": "missing",
+        "cloud_standin": "missing", "cloud_qwen15": "missing", "slm_qwen05": "missing"}
     assert rows[-1]["optional"] is True
 
 

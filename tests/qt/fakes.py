@@ -254,6 +254,8 @@ class FakeBackend:
         self.attack_delay = 0.0
         self.attack_calls: list[tuple[float, bool]] = []   # (ε, with the curve)
         self.attack_cancelled = 0
+        self.provider: str | None = None      # set_provider: the predictions' provider
+        self.calibrated: dict[str | None, int] = {}   # provider -> sends its refit saw
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -314,11 +316,22 @@ class FakeBackend:
         return out, vault
 
     # utility
+    def set_provider(self, provider):
+        self.provider = provider
+
+    def _calibration(self) -> str:
+        from types import SimpleNamespace
+
+        from preflight.app.presentation import calibration_text
+
+        return calibration_text(SimpleNamespace(
+            provider=self.provider, calibrated_on=self.calibrated.get(self.provider, 0)))
+
     def predict_fast(self, original, sanitized, spans, task=None) -> Prediction:
         share = 1 - (sanitized.info.get("tokens_changed", 0)
                      / max(1, sanitized.info.get("tokens_total", 1)))
         return Prediction(Assessment({"share": share}, round(0.2 + 0.7 * share, 4)),
-                          FAST_RMSE)
+                          FAST_RMSE, self._calibration())
 
     def predict_refined(self, original, sanitized, spans, task, cancel) -> Prediction:
         for _ in range(int(self.delay * 100)):
@@ -326,7 +339,8 @@ class FakeBackend:
                 raise Cancelled()
             time.sleep(0.01)
         p = self.predict_fast(original, sanitized, spans)
-        return Prediction(Assessment(p.features, p.value, p.value), FULL_RMSE)
+        return Prediction(Assessment(p.features, p.value, p.value), FULL_RMSE,
+                          self._calibration())
 
     def utility_curve(self, original, prepared, spans, epsilons, cancel):
         return [(e, self.predict_fast(original, prepared.at(e), spans).value) for e in epsilons]
@@ -480,7 +494,9 @@ class FakeBackend:
             detail: str = ""
         return [St("slm", "SmolLM2-135M-Instruct", "/models/slm.gguf", "ok"),
                 St("similarity", "all-mpnet-base-v2", "/models/mpnet", "ok"),
-                St("ner", "en_core_web_sm", "/models/ner", "missing")]
+                St("ner", "en_core_web_sm", "/models/ner", "missing"),
+                St("slm_qwen05", "Qwen2.5-Coder-0.5B-Instruct", "/models/qwen.gguf",
+                   "missing", optional=True)]
 
     def install_models(self, progress, cancel):
         for i in range(5):

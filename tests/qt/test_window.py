@@ -96,6 +96,18 @@ def test_preview_highlights_changes_and_slider_moves_it(qtbot, window):
         assert window.preview.change_at_point(_point_of(window.preview, change.start)) == change
 
 
+def test_assessment_panel_says_whether_the_provider_is_calibrated(qtbot, window):
+    backend, label = window.backend, window.assessment.calibration
+    _wait_ready(qtbot, window)
+    qtbot.waitUntil(lambda: bool(label.text()), timeout=5000)
+    assert backend.provider == window.provider.currentData() is not None
+    assert label.text() == "not yet calibrated for this provider"
+    backend.calibrated[backend.provider] = 37
+    window.doc.set_provider(backend.provider)       # what choosing it in the combo does
+    want = f"calibrated on 37 of your sends to {backend.provider}"
+    qtbot.waitUntil(lambda: bool(label.text() == want), timeout=5000)
+
+
 def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
     _wait_ready(qtbot, window)
     qtbot.waitUntil(lambda: bool(window.doc.prediction and window.doc.prediction.refined),
@@ -213,11 +225,28 @@ def test_settings_add_provider_hides_banner(qtbot):
 
 def test_settings_models_tab_lists_status(qtbot, window):
     dlg = window.open_settings("models")
-    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 3), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 4), timeout=3000)
     assert "ner" in dlg.models.note.text()
+    assert "slm_qwen05" not in dlg.models.note.text()     # optional: not "missing"
     dlg.models._install()
     qtbot.waitUntil(lambda: bool(dlg.models.note.text().startswith("Models installed.")), timeout=3000)
     dlg.reject()
+
+
+def test_settings_models_tab_chooses_the_assessor_slm(qtbot, window):
+    backend = window.backend
+    dlg = window.open_settings("models")
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 4), timeout=3000)
+    combo = dlg.models.assessor_slm
+    assert combo.currentData() == "slm" and dlg.models.slm_warning.text() == ""
+    combo.setCurrentIndex(combo.findData("slm_qwen05"))
+    assert "not installed" in combo.currentText()
+    warning = dlg.models.slm_warning.text()
+    assert "Qwen2.5-Coder-0.5B-Instruct is not installed" in warning
+    assert "SmolLM2-135M-Instruct is used instead" in warning
+    assert "--role slm_qwen05" in warning
+    dlg.accept()
+    assert backend.settings.assessor_slm == "slm_qwen05"
 
 
 def test_dark_theme_changes_highlight_colours(qtbot, window):

@@ -70,10 +70,14 @@ def installed(tmp_path):
 
 def test_real_manifest_lists_the_pinned_roles():
     manifest = M.load_manifest()
-    assert manifest.roles() == ["slm", "similarity", "ner", "cloud_standin", "cloud_qwen15",
-                              "slm_qwen05"]
+    assert manifest.roles() == ["slm", "dx_space", "similarity", "ner", "cloud_standin",
+                                "cloud_qwen15", "slm_qwen05"]
     defaults = [m.role for m in manifest.models if not m.optional]
-    assert defaults == ["slm", "similarity", "ner"]
+    assert defaults == ["slm", "dx_space", "similarity", "ner"]
+    # the d_X space has its own role, on the SmolLM2 file (see test_assessor_slm.py)
+    assert manifest.get("dx_space").sha256 == manifest.get("slm").sha256
+    assert "answer only" in manifest.get("slm_qwen05").system_prompt
+    assert manifest.get("slm").system_prompt == ""
     mpnet = manifest.get("similarity")
     assert mpnet.kind == "dir" and mpnet.split_zip == "input/all-mpnet-base-v2.zip"
     assert len(mpnet.packages) == 5

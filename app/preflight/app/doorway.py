@@ -51,6 +51,7 @@ class Prediction:
 
     assessment: Assessment
     rmse: float | None = None
+    calibration: str = ""            # presentation.calibration_text of the provider
 
     @property
     def value(self) -> float:
@@ -145,6 +146,9 @@ class Doorway(Protocol):
                  ) -> tuple[SanitizedText, Any]: ...
 
     # utility (fast on "pool", refined and recommend on "slm")
+    def set_provider(self, provider: str | None) -> None:
+        """The provider the predictions are for (each has its own refit on the flow)."""
+
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction: ...
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from preflight.core.errors import PreflightError
 from preflight.core.privacy.quasi import QuasiIdentifier, together
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import log_grid  # noqa: F401 - the curve's grid, shared
+
+if TYPE_CHECKING:   # the learner's module loads numpy and scikit-learn glue
+    from preflight.core.utility.flow import CalibrationStatus
 
 
 # --- offsets ------------------------------------------------------------------------------
@@ -355,3 +358,12 @@ def privacy_summary(facts: Mapping[str, Any] | None, dx: Mapping[str, Any] | Non
     elif ledger:
         lines.append(f"{ledger}.")
     return lines
+
+
+# --- learning on the flow -------------------------------------------------------------------
+def calibration_text(status: CalibrationStatus | None) -> str:
+    """One line beside the predicted utility: whether the prediction is fitted to the
+    user's own sends to the provider (None: no provider chosen)."""
+    if status is None or status.calibrated_on <= 0:
+        return "not yet calibrated for this provider"
+    return f"calibrated on {status.calibrated_on} of your sends to {status.provider}"

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Sequence
 
-from preflight.core.config import DetectionSettings, Settings
+from preflight.core.config import ASSESSOR_SLMS, DetectionSettings, Settings
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
 from preflight.core.tasks import SUMMARIZE, Task
@@ -55,6 +55,16 @@ class Deferred:
         return f"Deferred({self._what})"
 
 
+@dataclass(frozen=True)
+class SlmChoice:
+    """The assessor SLM in use: its manifest role and name, and why it is not the one
+    the settings chose (empty when it is)."""
+
+    role: str
+    name: str
+    warning: str = ""
+
+
 class Services:
     """Lazily built runtime objects for one settings snapshot (see the module doc)."""
 
@@ -69,9 +79,12 @@ class Services:
         model path reloads the models; detection and policy changes only the detector)."""
         with self._lock:
             old, self.settings = self.settings, settings
-            drop = {"models", "detector"}
+            drop = {"models", "detector", "slm_choice"}
             if old.model_paths != settings.model_paths:
                 drop |= {"slm", "embedder", "token_space", "dx", "dx_attack", "token_counter"}
+                self._assessors.clear()
+            if old.assessor_slm != settings.assessor_slm:
+                drop.add("slm")               # the d_X space stays: it has its own role
                 self._assessors.clear()
             for key in drop & set(self._built):
                 obj = self._built.pop(key)
@@ -105,12 +118,33 @@ class Services:
             return ModelManager(settings=self.settings)
         return self._once("models", build)
 
+    def slm_choice(self) -> SlmChoice:
+        """The assessor's SLM: the role chosen in the settings (``assessor_slm``) when
+        usable, else the default one with a warning that says why and what to do."""
+        def build() -> SlmChoice:
+            chosen, default = self.settings.assessor_slm, ASSESSOR_SLMS[0]
+            models = self.models
+            try:
+                models.path(chosen)
+                return SlmChoice(chosen, models.spec(chosen).name)
+            except ModelUnavailableError as err:
+                if chosen == default:
+                    raise
+                warning = (f"The chosen local model ({models.spec(chosen).name}) is not "
+                           f"usable: {err.message} Using {models.spec(default).name} "
+                           f"instead. {err.hint}")
+                log.warning("%s", warning)
+                return SlmChoice(default, models.spec(default).name, warning)
+        return self._once("slm_choice", build)
+
     def slm(self) -> Any:
-        """The local SLM (one owner thread inside; shared by everything)."""
+        """The assessor's local SLM (one owner thread inside; shared by everything)."""
         def build() -> Any:
             from preflight.runtime.slm import LocalSLM
 
-            return LocalSLM(model_path=self.models.path("slm"))
+            role = self.slm_choice().role
+            return LocalSLM(model_path=self.models.path(role),
+                            system_prompt=self.models.spec(role).system_prompt or None)
         return self._once("slm", build)
 
     def embedder(self) -> Any:
@@ -121,12 +155,14 @@ class Services:
         return self._once("embedder", build)
 
     def token_space(self) -> Any:
-        """The SLM's token embeddings: the space d_X perturbs in."""
+        """The token embeddings d_X perturbs in: the ``dx_space`` role, whatever SLM the
+        assessor uses (the space, its calibration and caches never follow that choice)."""
         def build() -> Any:
+            from preflight.runtime.manifest import DX_SPACE_ROLE
             from preflight.runtime.token_space import GGUFTokenSpace
 
             models = self.models
-            return GGUFTokenSpace(models.path("slm"), hash_cache=models.hash_cache)
+            return GGUFTokenSpace(models.path(DX_SPACE_ROLE), hash_cache=models.hash_cache)
         return self._once("token_space", build)
 
     def ner_model_path(self) -> Any:
@@ -242,22 +278,50 @@ class Services:
                                                         text))
 
     # -- utility -----------------------------------------------------------------------
-    def predictor(self) -> Any:
-        from preflight.core.utility.predictor import UtilityPredictor
+    def flow_learner(self) -> Any:
+        """The learning-on-the-flow store (pairs and refits per provider)."""
+        from preflight.core.utility.flow import FlowLearner
 
-        return self._once("predictor", UtilityPredictor.load)
+        return self._once("flow", FlowLearner)
 
-    def assessor(self, task: Task = SUMMARIZE) -> Any:
-        """One :class:`UtilityAssessor` per task, all sharing the SLM, embedder, predictor."""
+    def provider_key(self, provider: str | None = None) -> Any:
+        """(name, model) of ``provider`` (default: the default provider), or None."""
+        from preflight.core.utility.flow import ProviderKey
+
+        name = provider or self.settings.default_provider
+        for p in self.settings.providers:
+            if p.name == name:
+                return ProviderKey(p.name, p.model)
+        return None
+
+    def predictor(self, provider: str | None = None) -> Any:
+        """The utility predictor for ``provider`` (default: the default provider): its
+        refit on the user's sends when present and readable, else the shipped one."""
+        from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+
+        found = self.flow_learner().predictor_for(self.provider_key(provider))
+        # None: the shipped bundle is unusable; loading it again raises the reason.
+        return found if found is not None else UtilityPredictor.load(shipped_bundle_path())
+
+    def calibration_status(self, provider: str | None = None) -> Any:
+        """How far ``provider``'s predictions are fitted to the user's own sends."""
+        return self.flow_learner().status(self.provider_key(provider))
+
+    def assessor(self, task: Task = SUMMARIZE, provider: str | None = None) -> Any:
+        """One :class:`UtilityAssessor` per task and provider, all sharing the SLM and the
+        embedder; each uses its provider's predictor (a new one after every refit)."""
         from preflight.core.utility.assess import UtilityAssessor
 
-        key = task.kind + "\0" + task.question
+        predictor = self.predictor(provider)
+        pkey = self.provider_key(provider)
+        key = "\0".join((task.kind, task.question, pkey.slug if pkey else ""))
         with self._lock:
-            if key not in self._assessors:
+            old = self._assessors.get(key)
+            if old is None or old.predictor is not predictor:
                 self._assessors[key] = UtilityAssessor(
                     slm=Deferred(self.slm, "local SLM"),
                     embedder=Deferred(self.embedder, "sentence embedder"),
-                    predictor=self.predictor(), task=task)
+                    predictor=predictor, task=task)
             return self._assessors[key]
 
     # -- send --------------------------------------------------------------------------
@@ -330,7 +394,7 @@ class Services:
             token_counter=self.token_counter(),
             embedder=Deferred(self.embedder, "sentence embedder"),
             slm=Deferred(self.slm, "local SLM"), mechanism_factory=self.mechanism,
-            org_policy=self.org_policy(), **extra)
+            flow=self.flow_learner(), org_policy=self.org_policy(), **extra)
 
     def close(self) -> None:
         """Free the models and files this holder opened (best effort, at exit)."""

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 from preflight.app import privacy_report
 from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
+from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
 from preflight.core.config import SavedPolicy, Settings, load_settings, save_settings
 from preflight.core.errors import ConfigError, PreflightError
@@ -66,6 +67,7 @@ class WindowDoorway:
         self._session: Any = None
         self._raw_sink: Callable[[str], None] | None = None
         self._shut = False
+        self._provider: str | None = None   # the window's provider (its predictions)
         # The open document's placeholders stay the same across edits and sends (kept in
         # memory only: a pasted document has no name to key a file by).
         self._memory = PlaceholderMemory()
@@ -172,20 +174,29 @@ class WindowDoorway:
                                       memory=self._memory)
 
     # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
+    def set_provider(self, provider: str | None) -> None:
+        self._provider = provider
+
+    def _assessor(self, task: Task) -> Any:
+        """The assessor of the provider chosen in the window (its own refit, if any)."""
+        return self.services.assessor(task, self._provider)
+
     def _prediction(self, assessment: Any, task: Task) -> Prediction:
-        metrics = self.services.assessor(task).predictor.metrics
+        metrics = self._assessor(task).predictor.metrics
         model = "full" if assessment.predicted is not None else "fast"
-        return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected))
+        status = self.services.calibration_status(self._provider)
+        return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
+                          calibration_text(status))
 
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction:
         task = task or SUMMARIZE
-        a = self.services.assessor(task).fast(original, sanitized, list(spans))
+        a = self._assessor(task).fast(original, sanitized, list(spans))
         return self._prediction(a, task)
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                         task: Task, cancel: threading.Event) -> Prediction:
-        a = self.services.assessor(task).refine(original, sanitized, list(spans),
+        a = self._assessor(task).refine(original, sanitized, list(spans),
                                                 cancel=cancel)
         return self._prediction(a, task)
 
@@ -199,7 +210,7 @@ class WindowDoorway:
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
                   cancel: threading.Event) -> Recommendation:
         lo, hi = self.epsilon_range()
-        return recommend(original, prepared, self.services.assessor(task),
+        return recommend(original, prepared, self._assessor(task),
                          self.settings.policy.min_utility, spans=list(spans),
                          epsilon_min=lo, epsilon_max=hi, cancel=cancel)
 
@@ -329,7 +340,11 @@ class WindowDoorway:
         return list(self.services.models.status())
 
     def install_models(self, progress: Progress, cancel: threading.Event) -> list[Any]:
-        return self.services.models.install(progress=progress, cancel=cancel)
+        """The default models plus the assessor SLM chosen in the settings."""
+        models = self.services.models
+        roles = [s.role for s in models.manifest.models if not s.optional]
+        roles += [r for r in (self.settings.assessor_slm,) if r not in roles]
+        return models.install(roles=roles, progress=progress, cancel=cancel)
 
     def download_model(self, repo_id: str, filename: str, role: str, progress: Progress,
                        cancel: threading.Event) -> Path:

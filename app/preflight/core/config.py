@@ -29,6 +29,9 @@ from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
 
 SCHEMA_VERSION = 1
+#: Manifest roles the utility assessor's local SLM may be (``Settings.assessor_slm``);
+#: the first is the default. The d_X space has its own role and never follows this choice.
+ASSESSOR_SLMS = ("slm", "slm_qwen05")
 
 
 @dataclass
@@ -87,6 +90,7 @@ class Settings:
     default_provider: str | None = None
     store_original_in_audit: bool = False
     theme: str = "system"
+    assessor_slm: str = ASSESSOR_SLMS[0]    # manifest role of the assessor's local SLM
 
 
 class _Invalid(ValueError):
@@ -113,6 +117,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "providers.price_input_per_mtok": (lambda v: v >= 0, "must not be negative"),
     "providers.price_output_per_mtok": (lambda v: v >= 0, "must not be negative"),
     "theme": (lambda v: v in _THEMES, f"must be one of {', '.join(_THEMES)}"),
+    "assessor_slm": (lambda v: v in ASSESSOR_SLMS, f"must be one of {', '.join(ASSESSOR_SLMS)}"),
     "schema_version": (lambda v: v >= 1, "must be 1 or more"),
 }
 

@@ -179,7 +179,9 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
 
     def set_provider(self, provider: str | None) -> None:
         self.provider = provider
+        self.backend.set_provider(provider)   # each provider has its own calibration
         self._estimate_timer.start()
+        self._fast_timer.start()
 
     def resample(self) -> None:
         """Fresh noise (d_X) or fresh surrogates (pseudonym)."""

@@ -8,7 +8,9 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFileDialog,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text
+from preflight.core.config import ASSESSOR_SLMS, Settings
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_workers import QtOp
 
@@ -30,10 +33,29 @@ from preflight.qt.qt_workers import QtOp
 class QtModelsTab(QWidget):
     sig_models_changed = Signal()
 
-    def __init__(self, backend: Doorway, parent: QWidget | None = None) -> None:
+    def __init__(self, backend: Doorway, settings: Settings | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
+        self.settings = settings if settings is not None else backend.settings
         lay = QVBoxLayout(self)
+        form = QFormLayout()
+        self.assessor_slm = QComboBox()
+        self.assessor_slm.setObjectName("assessorSlm")
+        self.assessor_slm.setToolTip("The local model that computes the utility features "
+                                     "(C, D, perplexity) and repairs grammar. The d_X "
+                                     "token space does not change with it.")
+        for role in ASSESSOR_SLMS:
+            self.assessor_slm.addItem(role, role)
+        self.assessor_slm.setCurrentIndex(
+            max(0, self.assessor_slm.findData(self.settings.assessor_slm)))
+        self.assessor_slm.currentIndexChanged.connect(lambda _i: self._show_slm_warning())
+        form.addRow("Assessor's local model", self.assessor_slm)
+        lay.addLayout(form)
+        self.slm_warning = QLabel("")
+        self.slm_warning.setObjectName("slmWarning")
+        self.slm_warning.setWordWrap(True)
+        lay.addWidget(self.slm_warning)
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("modelTable")
         self.table.setHorizontalHeaderLabels(["Role", "Model", "State", "Path"])
@@ -75,8 +97,33 @@ class QtModelsTab(QWidget):
     def refresh(self) -> None:
         QtOp(self, lambda ctx: self.backend.model_status(), self._show, self._failed).run()
 
+    def store(self) -> None:
+        """Copy the chosen assessor SLM into the settings being edited."""
+        self.settings.assessor_slm = self.assessor_slm.currentData()
+
+    def _show_slm_warning(self) -> None:
+        """A chosen SLM that is not installed: say that the default is used instead."""
+        by_role = {s.role: s for s in self.statuses}
+        chosen = by_role.get(self.assessor_slm.currentData())
+        default = by_role.get(ASSESSOR_SLMS[0])
+        if chosen is None or chosen.state not in ("missing", "corrupt") \
+                or chosen.role == ASSESSOR_SLMS[0]:
+            self.slm_warning.setText("")
+            return
+        self.slm_warning.setText(
+            f"⚠ {chosen.name} is {'not installed' if chosen.state == 'missing' else 'damaged'}"
+            f": {default.name if default else 'the default model'} is used instead. Install "
+            f"it with “Install missing models” or `preflight models install --role "
+            f"{chosen.role}`.")
+
     def _show(self, statuses: list[Any]) -> None:
         self.statuses = statuses
+        for i, role in enumerate(ASSESSOR_SLMS):
+            st = next((s for s in statuses if s.role == role), None)
+            if st is not None:
+                missing = " — not installed" if st.state in ("missing", "corrupt") else ""
+                self.assessor_slm.setItemText(i, st.name + missing)
+        self._show_slm_warning()
         self.table.setRowCount(len(statuses))
         for r, st in enumerate(statuses):
             opt = " (optional)" if getattr(st, "optional", False) else ""

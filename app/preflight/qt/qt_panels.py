@@ -209,9 +209,12 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_why = QLabel("")
         self.utility_why.setObjectName("muted")
         self.utility_why.setWordWrap(True)
+        self.calibration = QLabel("")   # learning on the flow: fitted to this provider?
+        self.calibration.setObjectName("muted")
         col.addWidget(self.utility_caption)
         col.addWidget(self.utility_detail)
         col.addWidget(self.utility_why)
+        col.addWidget(self.calibration)
         row.addWidget(self.utility)
         row.addLayout(col, 1)
         lay.addLayout(row)
@@ -267,6 +270,7 @@ class QtAssessmentPanel(QGroupBox):
             self.utility_why.setText("")
             return
         color = colors.good if pred.value >= min_utility else colors.bad
+        self.calibration.setText(pred.calibration)
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
         # The sentence (vs. the unsanitized text), the band and the drivers: shared words

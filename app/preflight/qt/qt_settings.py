@@ -333,7 +333,7 @@ class QtSettingsDialog(QDialog):
         lay = QVBoxLayout(self)
         self.tabs = QTabWidget()
         self.providers = QtProvidersTab(self.settings, backend)
-        self.models = QtModelsTab(backend)
+        self.models = QtModelsTab(backend, self.settings)
         self.policy = QtPolicyTab(self.settings, org=backend.org_policy)
         appearance = QWidget()
         af = QFormLayout(appearance)
@@ -360,6 +360,7 @@ class QtSettingsDialog(QDialog):
     def accept(self) -> None:
         self.providers._store_row()
         self.policy.store()
+        self.models.store()
         self.settings.theme = self.theme.currentData()
         # "Use a local file…" saved model paths through the model manager meanwhile.
         self.settings.model_paths = dict(self.backend.settings.model_paths)

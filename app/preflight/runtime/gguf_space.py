@@ -14,6 +14,7 @@ import numpy as np
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.ports import Tokenization
 from preflight.runtime.hashing import VerifiedHashCache
+from preflight.runtime.manifest import DX_SPACE_ROLE
 from preflight.runtime.llama_open import open_llama
 from preflight.runtime.space_base import ArrayCache, BaseSpace, units_from_byte_pieces
 
@@ -162,10 +163,11 @@ def _unpack_bytes(blob: np.ndarray, ends: np.ndarray) -> list[bytes]:
 
 def gguf_token_space(path: Path | str | None = None, *,
                      hash_cache: VerifiedHashCache | None = None) -> GGUFTokenSpace:
-    """The default d_X space: the GGUF at ``path``, or the installed SLM (asked of the
-    :class:`~preflight.runtime.models.ModelManager`, which verifies it) when None."""
+    """The default d_X space: the GGUF at ``path``, or the installed ``dx_space`` role
+    (asked of the :class:`~preflight.runtime.models.ModelManager`, which verifies it) when
+    None — never the assessor's SLM, which the user may change."""
     if path is None:
         from preflight.runtime.models import ModelManager
 
-        path = ModelManager(hash_cache=hash_cache).path("slm")
+        path = ModelManager(hash_cache=hash_cache).path(DX_SPACE_ROLE)
     return GGUFTokenSpace(path, hash_cache=hash_cache)

@@ -10,6 +10,11 @@ from pathlib import Path, PurePosixPath
 from preflight.core import paths
 from preflight.core.errors import ConfigError, ModelUnavailableError
 
+#: The role whose token embeddings d_X perturbs in. Its own role (not the assessor's SLM,
+#: which the settings may change) so the space, its calibration and cache keys stay put.
+DX_SPACE_ROLE = "dx_space"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One pinned model of the manifest."""
@@ -27,6 +32,7 @@ class ModelSpec:
     split_zip: str | None = None   # members "<split_zip>.001" … concatenated into a zip
     zip_root: str | None = None    # the folder inside that zip to keep
     concat: tuple[str, ...] = ()   # members concatenated in order into one file
+    system_prompt: str = ""        # chat models: replaces the system message ("" keeps it)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ def parse_manifest(data: dict, source: Path | None = None) -> Manifest:
                 split_zip=src.get("split_zip"),
                 zip_root=src.get("zip_root"),
                 concat=tuple(str(m) for m in src.get("concat", ())),
+                system_prompt=str(entry.get("system_prompt", "")),
             )
         except KeyError as exc:
             raise _manifest_error(source, f"[models.{role}] lacks {exc.args[0]!r}") from None

@@ -51,6 +51,9 @@ class LocalSLM:
         n_threads: CPU threads for llama.cpp (default: all cores).
         perplexity_window: tokens scored by :meth:`perplexity` (a separate small context
             with per-token logits, so generation does not pay for them).
+        system_prompt: replaces the task's system message (the manifest's
+            ``system_prompt`` of the role: an instruct model such as Qwen2.5-Coder must be
+            told to reply with the answer only, or it echoes the document); None keeps it.
     """
 
     def __init__(
@@ -61,12 +64,14 @@ class LocalSLM:
         n_threads: int | None = None,
         perplexity_window: int = 256,
         repeat_penalty: float = 1.15,
+        system_prompt: str | None = None,
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._n_ctx = n_ctx
         self._n_threads = n_threads or max(1, os.cpu_count() or 1)
         self._ppl_window = perplexity_window
         self._repeat_penalty = repeat_penalty
+        self._system_prompt = system_prompt or None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preflight-slm")
         self._llm: Any = None        # touched only on the owner thread
         self._scorer: Any = None     # ditto: logits_all context for perplexity
@@ -97,6 +102,15 @@ class LocalSLM:
         if not text.strip():
             raise InputError("The document is empty.", "Give the model some text to work on.")
         return self._submit(self._generate, task, text, on_token, cancel)
+
+    def messages(self, task: Task, document: str) -> list[dict[str, str]]:
+        """The chat messages sent for ``task``: the task's own, with the system message
+        replaced by this model's ``system_prompt`` when it has one."""
+        messages = task.messages(document)
+        if self._system_prompt is None:
+            return messages
+        rest = [m for m in messages if m["role"] != "system"]
+        return [{"role": "system", "content": self._system_prompt}, *rest]
 
     def perplexity(self, text: str) -> float:
         """Perplexity of the SLM on the first ``perplexity_window`` tokens of ``text``.
@@ -196,7 +210,7 @@ class LocalSLM:
         # change a greedy answer — the same text must always give the same features.
         llm.reset()
         stream = llm.create_chat_completion(
-            messages=task.messages(document),
+            messages=self.messages(task, document),
             max_tokens=task.max_tokens,
             temperature=0.0,
             repeat_penalty=self._repeat_penalty,

@@ -170,6 +170,8 @@ def test_learning_on_the_flow_gets_realized_utility(server, tmp_path):
     features, realized, meta = flow.records[0]
     assert features["sim_sanitized"] == 0.8 and realized == pytest.approx(0.66)
     assert meta["record_id"] == result.record_id and meta["predicted_utility"] == 0.7
+    # the provider's name and model: each provider learns on its own
+    assert (meta["provider"], meta["model"]) == (plan.provider.name, plan.provider.model)
     row = session.audit.get(result.record_id)
     assert row["realized_utility"] == pytest.approx(0.66) and row["flow_pending"] == 0
     assert row["predicted_utility"] == 0.7
@@ -185,6 +187,9 @@ def test_learning_failure_never_costs_the_answer_and_is_retried(server, tmp_path
     assert session.flush_pending_learning() == 1
     assert session.audit.get(result.record_id)["flow_pending"] == 0
     assert len(flow.records) == 1
+    meta = flow.records[0][2]      # a retried pair still names its provider and model
+    row = session.audit.get(result.record_id)
+    assert (meta["provider"], meta["model"]) == (row["provider"], row["model"]) != (None, None)
 
 
 def test_missing_embedder_marks_pending(server, tmp_path):

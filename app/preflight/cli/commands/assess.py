@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from preflight.app.documents import read_document
-from preflight.app.presentation import driver_text, explanation_lines
+from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
@@ -84,9 +84,10 @@ def run(args: argparse.Namespace) -> int:
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
+    calibration = calibration_text(services.calibration_status())
     if args.json:
         out = assessment_json(result, sanitized, policy)
-        out["privacy"] = privacy
+        out.update(calibration=calibration, privacy=privacy)
         print_json(out)
         return 0
     w = sys.stdout.write
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
     for line in explanation_lines(result.explained):
         w(line + "\n")
+    w(calibration + "\n")
     w("\n" + result.text + "\n")
     return 0
 

@@ -63,10 +63,23 @@ def _policy() -> dict:
             "available": services.policy_names()}
 
 
+def _assessor_slm() -> dict:
+    """The utility assessor's local SLM: chosen in the settings, used, and why they differ
+    (a missing chosen model falls back to the default). d_X never follows this choice."""
+    services = _services()
+    choice = services.slm_choice()
+    out = {"chosen": services.settings.assessor_slm, "used": choice.role,
+           "model": choice.name}
+    if choice.warning:
+        out["warning"] = choice.warning
+    return out
+
+
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
     ("settings", _settings),
     ("policy", _policy),
     ("org_policy", _org_policy),
+    ("assessor_slm", _assessor_slm),
     ("dx", _dx),
 ]
 
@@ -140,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
     org = info.get("org_policy")
     if isinstance(org, dict) and org.get("status") == "invalid":
         print(f"preflight: warning: {org.get('error')}", file=sys.stderr)
+    slm = info.get("assessor_slm")
+    if isinstance(slm, dict) and slm.get("warning"):
+        print(f"preflight: warning: {slm['warning']}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0

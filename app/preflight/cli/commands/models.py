@@ -77,7 +77,7 @@ def _install(args: argparse.Namespace) -> int:
     width = max((len(r.role) for r in results), default=0)
     for r in results:
         print(f"{r.role:<{width}}  {r.action:<10}  {r.name}  ({r.seconds:.1f} s)  {r.path}")
-    if not args.roles or "slm" in args.roles:
+    if not args.roles or {"slm", "dx_space"} & set(args.roles):
         _build_dx_table()
     return 0
 

@@ -41,8 +41,10 @@ class FlowRecorder:
 
     def learn(self, record_id: int, original: str, answer: str,
               features: dict[str, float] | None, plan: SendPlan | None,
-              predicted: float | None) -> tuple[float | None, str]:
-        """(realized utility, "recorded" | "pending" | "skipped")."""
+              predicted: float | None, provider: dict[str, str] | None = None
+              ) -> tuple[float | None, str]:
+        """(realized utility, "recorded" | "pending" | "skipped"). ``provider``
+        ({"provider", "model"}) names the answer's provider when there is no ``plan``."""
         if not answer.strip():
             self.audit.update(record_id, flow_pending=0)
             return None, "skipped"
@@ -59,7 +61,8 @@ class FlowRecorder:
                         type(exc).__name__)
             return None, "pending"
         try:
-            meta = {"record_id": record_id, "predicted_utility": predicted}
+            # provider + model: each provider's answers train its own model (flow.py)
+            meta = {"record_id": record_id, "predicted_utility": predicted, **(provider or {})}
             if plan is not None:
                 meta.update(provider=plan.provider.name, model=plan.provider.model,
                             method=plan.method, epsilon=plan.epsilon, task=plan.task.kind)
@@ -83,7 +86,8 @@ class FlowRecorder:
             if row["realized_utility"] is not None:
                 try:
                     self.flow.record({"epsilon": row["epsilon"]}, float(row["realized_utility"]),
-                                     {"record_id": row["id"], "method": row["method"]})
+                                     {"record_id": row["id"], "method": row["method"],
+                                      "provider": row["provider"], "model": row["model"]})
                     self.audit.update(row["id"], flow_pending=0)
                     done += 1
                 except Exception as exc:  # noqa: BLE001
@@ -92,6 +96,7 @@ class FlowRecorder:
             else:
                 _, state = self.learn(row["id"], row["original_text"], answer,
                                       {"epsilon": row["epsilon"]}, None,
-                                      row["predicted_utility"])
+                                      row["predicted_utility"],
+                                      {"provider": row["provider"], "model": row["model"]})
                 done += state == "recorded"
         return done

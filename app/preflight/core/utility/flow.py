@@ -1,21 +1,26 @@
-"""Learning on the flow: every real cloud answer becomes a training pair.
+"""Learning on the flow, per provider: every real cloud answer becomes a training pair.
 
-The send path calls :meth:`FlowLearner.record` with the features it assessed and the
-realized utility E of the answer that came back. Pairs live in a local SQLite file in the
-data folder (numbers and a few scalar facts only: never document text). Once enough new
-pairs exist the regressor is refitted on the shipped training rows plus the user's pairs
-and saved to the data folder, where :meth:`UtilityPredictor.load` prefers it. The metrics
-of the model card are recomputed on the user's own history from the predictions that were
-made *before* each answer arrived, so they are honest out-of-sample numbers.
+The send path calls :meth:`FlowLearner.record` with the features it assessed, the realized
+utility E of the answer that came back, and the provider's name and model id. Pairs live
+in a local SQLite file in the data folder (numbers and a few short scalar facts only:
+never document text). Each (provider, model) learns on its own: once enough new pairs of
+one provider exist, a regressor is refitted on the shipped training rows plus *that*
+provider's pairs and saved to ``data_dir/utility/<slug>/regressor.joblib``; predictions
+for that provider use it (:meth:`FlowLearner.predictor_for`), every other provider keeps
+its own refit or the shipped prior. The metrics of the model card are recomputed on the
+provider's history from the predictions made *before* each answer arrived, so they are
+honest out-of-sample numbers.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as _dt
+import hashlib
 import json
 import logging
 import math
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -23,20 +28,37 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from preflight.core import paths
+from preflight.core.errors import ModelUnavailableError
 from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
 from preflight.core.utility.predictor import (
+    BUNDLE_NAME,
     CostMetrics,
     UtilityPredictor,
     cost_metrics,
     fit_bundle,
+    load_bundle,
     save_bundle,
-    user_bundle_path,
+    shipped_bundle_path,
 )
 
 log = logging.getLogger(__name__)
 
 TRAINING_ROWS_NAME = "training_features.csv"
 _META_KEYS_MAX_LEN = 64
+#: How many times each of the user's own pairs counts against one shipped row when
+#: refitting (the rows are repeated: ``fit_bundle`` takes no sample weights; for the
+#: squared loss a repeated row is a weight, only the minimum leaf size counts the
+#: copies). The user's answers may come
+#: from another model than the stand-in of the shipped rows, so a few dozen of their rows
+#: must weigh against 372 shipped ones. Measured with ``nice -n 10 python -m
+#: preflight_eval.flow_experiment --eval-docs 6 --weights 1,3,5 --n-threads 1`` (the
+#: user's provider Gemma 3 270M, the prior fitted on Qwen2.5-Coder-1.5B answers; Failed
+#: on 18 held-out sends): prior alone 83.3 %; after 20 sends 72.2 / 66.7 / 66.7 % for
+#: weights 1 / 3 / 5 (RMSE 0.246 / 0.218 / 0.213, prior 0.281); after 50 sends 72.2 /
+#: 66.7 / 50.0 % (RMSE 0.228 / 0.196 / 0.190). 5 is best or tied at both points; at 50
+#: sends the shipped rows still outnumber the user's copies 372 to 250, so the prior
+#: keeps a say (18 evaluation sends: one send is 5.6 points of Failed).
+USER_WEIGHT = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pairs (
@@ -46,10 +68,41 @@ CREATE TABLE IF NOT EXISTS pairs (
     realized REAL NOT NULL,
     predicted REAL,
     variant TEXT NOT NULL,
-    meta TEXT NOT NULL
+    meta TEXT NOT NULL,
+    provider TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+@dataclass(frozen=True)
+class ProviderKey:
+    """Whose answers a pair describes: the provider's name and its model id."""
+
+    provider: str
+    model: str
+
+    @property
+    def slug(self) -> str:
+        """A folder name safe on every file system, unique per (provider, model)."""
+        readable = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.provider}--{self.model}")
+        digest = hashlib.sha256(f"{self.provider}\0{self.model}".encode()).hexdigest()[:8]
+        return f"{readable.strip('-.')[:48]}-{digest}"
+
+    @classmethod
+    def of(cls, meta: Mapping[str, Any]) -> "ProviderKey":
+        return cls(str(meta.get("provider") or ""), str(meta.get("model") or ""))
+
+
+@dataclass(frozen=True)
+class CalibrationStatus:
+    """How far the predictions for one provider are fitted to the user's own sends."""
+
+    provider: str
+    model: str
+    sends: int            # pairs recorded for this provider
+    calibrated_on: int    # pairs in the refit in use (0: the shipped prior is used)
 
 
 def shipped_rows_path() -> Path:
@@ -95,17 +148,20 @@ class RecordResult:
     pair_id: int
     predicted: float | None
     refitted: bool
-    pairs_total: int
+    pairs_total: int      # pairs of this provider
 
 
 class FlowLearner:
-    """Stores (features, realized utility) pairs and refits the regressor from them.
+    """Stores (features, realized utility) pairs per provider and refits from them.
 
     Args:
         db_path: SQLite file (default: ``utility_flow.sqlite`` in the data folder).
-        predictor: used to record the prediction made before the answer arrived.
-        refit_every: refit after this many new pairs.
-        bundle_path: where the refitted model goes (default: the user bundle path).
+        predictor: the prior (default: the shipped bundle); used for every provider
+            without a refit of its own.
+        refit_every: refit a provider's model after this many new pairs of it.
+        shipped_rows: the prior's training rows (default: the shipped CSV).
+        bundle_root: folder of the per-provider refits (default: ``data_dir/utility``).
+        user_weight: how many shipped rows one of the user's pairs counts as.
     """
 
     def __init__(
@@ -115,47 +171,87 @@ class FlowLearner:
         predictor: UtilityPredictor | None = None,
         refit_every: int = 20,
         shipped_rows: Path | None = None,
-        bundle_path: Path | None = None,
+        bundle_root: Path | None = None,
+        user_weight: int = USER_WEIGHT,
     ) -> None:
+        if user_weight < 1:
+            raise ValueError("user_weight must be 1 or more")
         self.db_path = db_path or paths.data_dir() / "utility_flow.sqlite"
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._predictor = predictor
+        self._prior = predictor
         self.refit_every = refit_every
+        self.user_weight = user_weight
         self._shipped_rows = shipped_rows or shipped_rows_path()
-        self.bundle_path = bundle_path or user_bundle_path()
-        self._lock = threading.Lock()
+        self.bundle_root = bundle_root or paths.data_dir() / "utility"
+        self._lock = threading.RLock()
+        self._predictors: dict[ProviderKey, UtilityPredictor | None] = {}
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            _migrate(db)
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.db_path, timeout=10)
 
+    # ------------------------------------------------------------------ predictors
     @property
-    def predictor(self) -> UtilityPredictor | None:
-        if self._predictor is None:
+    def prior(self) -> UtilityPredictor | None:
+        """The shipped predictor (None when it cannot be loaded: recording still works)."""
+        if self._prior is None:
             try:
-                self._predictor = UtilityPredictor.load()
-            except Exception as exc:  # noqa: BLE001 - recording must not fail for this
-                log.warning("no utility model to record predictions with: %s", exc)
-        return self._predictor
+                self._prior = UtilityPredictor.load(shipped_bundle_path())
+            except ModelUnavailableError as exc:
+                log.warning("no utility model to record predictions with: %s", exc.message)
+        return self._prior
+
+    def bundle_path(self, key: ProviderKey) -> Path:
+        return self.bundle_root / key.slug / BUNDLE_NAME
+
+    def predictor_for(self, key: ProviderKey | None) -> UtilityPredictor | None:
+        """The provider's own refit when present and readable, else the prior."""
+        if key is None:
+            return self.prior
+        with self._lock:
+            if key not in self._predictors:
+                path = self.bundle_path(key)
+                if path.is_file():
+                    try:
+                        self._predictors[key] = UtilityPredictor(load_bundle(path), path)
+                    except ModelUnavailableError as err:
+                        log.warning("ignoring the refitted utility model: %s", err.message)
+                        self._predictors[key] = None   # said once; the prior serves
+            return self._predictors.get(key) or self.prior
+
+    def status(self, key: ProviderKey | None) -> CalibrationStatus:
+        """Sends recorded for the provider and how many of them its refit in use saw."""
+        if key is None:
+            return CalibrationStatus("", "", 0, 0)
+        sends = self._count(key)
+        predictor = self.predictor_for(key)
+        used = 0
+        if predictor is not None and predictor is not self.prior:
+            used = int(predictor.metrics.get("user_pairs", 0))
+        return CalibrationStatus(key.provider, key.model, sends, used)
 
     # ------------------------------------------------------------------ recording
     def record(
         self, features: Features | Mapping[str, float], realized_utility: float,
         meta: Mapping[str, Any] | None = None,
     ) -> RecordResult:
-        """Store one pair; refit when ``refit_every`` new pairs have accumulated.
+        """Store one pair; refit its provider's model when ``refit_every`` new pairs of
+        that provider have accumulated.
 
-        ``meta`` may carry scalar facts (method, provider, model, corrected,
+        ``meta`` carries scalar facts (provider, model, method, corrected,
         predicted_utility); strings longer than 64 characters are dropped so document
         text can never end up here by accident.
         """
         features = as_mapping(features)
         meta = dict(meta or {})
+        key = ProviderKey.of(meta)
         corrected = bool(meta.get("corrected", False))
         predicted = meta.get("predicted_utility")
-        if predicted is None and self.predictor is not None:
-            predicted = self.predictor.predict(dict(features), corrected=corrected)
+        predictor = self.predictor_for(key)
+        if predicted is None and predictor is not None:
+            predicted = predictor.predict(dict(features), corrected=corrected)
         clean_meta = {
             k: v for k, v in meta.items()
             if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= _META_KEYS_MAX_LEN)
@@ -165,91 +261,120 @@ class FlowLearner:
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         with self._lock, self._connect() as db:
             cur = db.execute(
-                "INSERT INTO pairs (created, features, realized, predicted, variant, meta) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO pairs (created, features, realized, predicted, variant, meta, "
+                "provider, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (now, json.dumps(feats), float(realized_utility),
                  None if predicted is None else float(predicted),
-                 "corrected" if corrected else "plain", json.dumps(clean_meta)),
+                 "corrected" if corrected else "plain", json.dumps(clean_meta),
+                 key.provider[:_META_KEYS_MAX_LEN], key.model[:_META_KEYS_MAX_LEN]),
             )
             pair_id = int(cur.lastrowid)
-            total = db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
         refitted = False
-        if self.pairs_since_refit() >= self.refit_every:
+        # Pairs of an unnamed provider (an old record) are kept but never refit anything.
+        if key.provider and self.pairs_since_refit(key) >= self.refit_every:
             try:
-                self.refit()
+                self.refit(key)
                 refitted = True
             except ValueError as exc:
                 log.warning("refit skipped: %s", exc)
         return RecordResult(pair_id, None if predicted is None else float(predicted),
-                            refitted, int(total))
+                            refitted, self._count(key))
 
     # ------------------------------------------------------------------ history
-    def pairs(self) -> list[dict[str, Any]]:
+    def pairs(self, key: ProviderKey | None = None) -> list[dict[str, Any]]:
+        """Every pair in order, or only those of ``key``."""
+        sql = "SELECT id, features, realized, predicted, variant, meta FROM pairs"
+        args: tuple = ()
+        if key is not None:
+            sql += " WHERE provider = ? AND model = ?"
+            args = (key.provider, key.model)
         with self._connect() as db:
-            cur = db.execute(
-                "SELECT id, features, realized, predicted, variant, meta FROM pairs ORDER BY id"
-            )
-            out = []
-            for pid, feats, realized, predicted, variant, meta in cur:
-                out.append({"id": pid, "features": json.loads(feats), "realized": realized,
-                            "predicted": predicted, "variant": variant, "meta": json.loads(meta)})
-            return out
+            return [{"id": pid, "features": json.loads(feats), "realized": realized,
+                     "predicted": predicted, "variant": variant, "meta": json.loads(meta)}
+                    for pid, feats, realized, predicted, variant, meta
+                    in db.execute(sql + " ORDER BY id", args)]
+
+    def _count(self, key: ProviderKey, after_id: int = 0) -> int:
+        with self._connect() as db:
+            return int(db.execute(
+                "SELECT COUNT(*) FROM pairs WHERE provider = ? AND model = ? AND id > ?",
+                (key.provider, key.model, after_id)).fetchone()[0])
 
     def _state(self, key: str, default: str = "") -> str:
         with self._connect() as db:
             row = db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
-    def pairs_since_refit(self) -> int:
-        last = int(self._state("last_refit_pair_id", "0"))
-        with self._connect() as db:
-            return int(db.execute("SELECT COUNT(*) FROM pairs WHERE id > ?", (last,)).fetchone()[0])
+    def pairs_since_refit(self, key: ProviderKey) -> int:
+        return self._count(key, int(self._state(f"last_refit_pair_id:{key.slug}", "0")))
 
-    def history_metrics(self) -> CostMetrics:
-        """Table-2 metrics of the predictions made on the user's own sends."""
-        scored = [p for p in self.pairs() if p["predicted"] is not None]
+    def history_metrics(self, key: ProviderKey | None = None) -> CostMetrics:
+        """Table-2 metrics of the predictions made on the user's own sends (to ``key``)."""
+        scored = [p for p in self.pairs(key) if p["predicted"] is not None]
         return cost_metrics([p["realized"] for p in scored], [p["predicted"] for p in scored])
 
     # ------------------------------------------------------------------ refitting
-    def refit(self) -> dict[str, Any]:
-        """Refit on shipped rows + user pairs; save the bundle; return its metrics."""
-        pairs = self.pairs()
+    def training_rows(self, key: ProviderKey) -> list[dict[str, Any]]:
+        """Shipped rows + the provider's pairs, each pair repeated ``user_weight`` times."""
         rows: list[dict[str, Any]] = list(read_training_rows(self._shipped_rows))
-        for p in pairs:
+        for p in self.pairs(key):
             row = {n: (math.nan if p["features"].get(n) is None else p["features"][n])
                    for n in ALL_FEATURES}
             row.update(target=p["realized"], variant=p["variant"], group=f"user:{p['id']}")
-            rows.append(row)
+            rows.extend(dict(row) for _ in range(self.user_weight))
+        return rows
+
+    def refit(self, key: ProviderKey) -> dict[str, Any]:
+        """Refit ``key``'s model on shipped rows + its pairs; save it; return its metrics."""
+        pairs = self.pairs(key)
+        rows = self.training_rows(key)
         metrics: dict[str, Any] = {}
-        if self.predictor is not None:
-            metrics.update(self.predictor.metrics)
-        metrics["user_history"] = self.history_metrics().to_json()
+        if self.prior is not None:
+            metrics.update(self.prior.metrics)
+        metrics["user_history"] = self.history_metrics(key).to_json()
         metrics["user_pairs"] = len(pairs)
-        bundle = fit_bundle(rows, metrics=metrics, source="shipped rows + learning on the flow")
-        save_bundle(bundle, self.bundle_path)
-        self._write_card(bundle)
+        metrics["user_weight"] = self.user_weight
+        metrics["provider"] = {"name": key.provider, "model": key.model}
+        bundle = fit_bundle(rows, metrics=metrics,
+                            source=f"shipped rows + learning on the flow ({key.provider})")
+        path = self.bundle_path(key)
+        save_bundle(bundle, path)
+        _write_card(bundle, path.parent / "MODEL_CARD.md", key)
         last_id = pairs[-1]["id"] if pairs else 0
         with self._lock, self._connect() as db:
             db.execute("INSERT OR REPLACE INTO state (key, value) VALUES (?, ?)",
-                       ("last_refit_pair_id", str(last_id)))
-        self._predictor = UtilityPredictor(bundle, self.bundle_path)
-        log.info("utility model refitted on %d rows (%d of them yours)", len(rows), len(pairs))
+                       (f"last_refit_pair_id:{key.slug}", str(last_id)))
+            self._predictors[key] = UtilityPredictor(bundle, path)
+        log.info("utility model for one provider refitted on %d rows (%d pairs of yours)",
+                 len(rows), len(pairs))
         return metrics
 
-    def _write_card(self, bundle: Mapping[str, Any]) -> None:
-        m = bundle["metrics"].get("user_history", {})
-        lines = [
-            "# Utility regressor (refitted on this computer)",
-            "",
-            f"- Refitted: {bundle['created']} with scikit-learn {bundle['sklearn_version']}",
-            f"- Rows: {bundle['n_rows']} ({bundle['metrics'].get('user_pairs', 0)} from your sends)",
-            "",
-            "## Predictions on your own sends (made before each answer arrived)",
-            "",
-            "| n | R² | RMSE | Wasted $ | Wasted ε | Failed |",
-            "|---|---|---|---|---|---|",
-            f"| {m.get('n')} | {m.get('r2')} | {m.get('rmse')} | {m.get('wasted_money_pct')} % "
-            f"| {m.get('wasted_epsilon_pct')} % | {m.get('failed_pct')} % |",
-            "",
-        ]
-        (self.bundle_path.parent / "MODEL_CARD.md").write_text("\n".join(lines), encoding="utf-8")
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Files written before pairs were kept per provider: add the columns, fill them from
+    each pair's meta."""
+    cols = {row[1] for row in db.execute("PRAGMA table_info(pairs)")}
+    for col in ("provider", "model"):
+        if col not in cols:
+            db.execute(f"ALTER TABLE pairs ADD COLUMN {col} TEXT NOT NULL DEFAULT ''")
+            db.execute(f"UPDATE pairs SET {col} = COALESCE(json_extract(meta, '$.{col}'), '')")
+
+
+def _write_card(bundle: Mapping[str, Any], path: Path, key: ProviderKey) -> None:
+    m = bundle["metrics"].get("user_history", {})
+    lines = [
+        f"# Utility regressor for {key.provider} ({key.model}), refitted on this computer",
+        "",
+        f"- Refitted: {bundle['created']} with scikit-learn {bundle['sklearn_version']}",
+        f"- Rows: {bundle['n_rows']} ({bundle['metrics'].get('user_pairs', 0)} of your sends, "
+        f"each counted {bundle['metrics'].get('user_weight', 1)} times)",
+        "",
+        "## Predictions on your own sends (made before each answer arrived)",
+        "",
+        "| n | R² | RMSE | Wasted $ | Wasted ε | Failed |",
+        "|---|---|---|---|---|---|",
+        f"| {m.get('n')} | {m.get('r2')} | {m.get('rmse')} | {m.get('wasted_money_pct')} % "
+        f"| {m.get('wasted_epsilon_pct')} % | {m.get('failed_pct')} % |",
+        "",
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
