@@ -36,7 +36,7 @@ from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
 from preflight_eval.eval_utility import evaluate, format_report
 from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.rows import DataSet, load
+from preflight_eval.utility_data.rows import DataSet, load, load_csv
 
 COMMAND = "python -m preflight_eval.train_utility"
 
@@ -75,20 +75,27 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         "paper plus cheap extras. Shipped as `regressor.joblib` (scikit-learn "
         f"{sklearn.__version__}, `HistGradientBoostingRegressor`).",
         "",
-        f"- Built: {bundle['created']} by `{command}` from `data/utility/{data.path.name}`",
-        f"- Stand-in cloud LLM (target E): manifest role `{data.cloud}`, reached through the",
-        "  product's own send path (chat completions, the product's request; see",
-        "  `data/utility/README.md`)",
+        f"- Built: {bundle['created']} by `{command}` from `{data.path.name}`",
+        *((f"- Stand-in cloud LLM (target E): manifest role `{data.cloud}`, reached through the",
+           "  product's own send path (chat completions, the product's request; see",
+           "  `data/utility/README.md`)") if data.cloud != "cloud_standin" else
+          ("- INTERIM: the rows of sessions 2–3 — Gemma 3 270M (a base model) as the stand-in,",
+           "  `/v1/completions` with a TL;DR prompt, 41 documents; the data set of",
+           "  `data/utility/` (Qwen2.5-Coder-1.5B through the product's send path) replaces it",
+           "  once its features are computed")),
         f"- Local SLM (features C, D, perplexity, correction): manifest role `{data.slm}`",
         "",
         "## Data",
         "",
-        f"- Documents: {len(docs)} (" + ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items()))
-        + "); split by document: " + ", ".join(f"{k} {v} rows" for k, v in sorted(splits.items())),
+        f"- Documents: {len(docs)}" + (" (" + ", ".join(
+            f"{k}: {v}" for k, v in sorted(kinds.items()) if k) + ")" if any(kinds) else "")
+        + "; split by document: " + ", ".join(f"{k} {v} rows" for k, v in sorted(splits.items())),
         f"- Rows: {len(data.rows)} (" + ", ".join(f"{k}/{v}: {n}" for (k, v), n
                                                  in sorted(settings.items())) + ")",
         "- Dropped: " + (", ".join(f"{k}: {v}" for k, v in data.dropped.items()) or "none"),
-        f"- Cloud answer on the unaltered documents: mean E = {e0:.3f}",
+        (f"- Cloud answer on the unaltered documents: mean E = {e0:.3f}" if e0 == e0 else
+         "- No unsanitized sends in these rows: the unsanitized model's target is derived "
+         "(docs/UTILITY.md)"),
         "",
         "## Held-out metrics (TEST documents of split.json, models fitted on TRAIN)",
         "",
@@ -132,29 +139,40 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cloud-role", default="cloud_qwen15")
     ap.add_argument("--slm-role", default="slm")
     ap.add_argument("--out", default=str(paths.resource_path("utility")))
+    ap.add_argument("--from-csv", default=None, metavar="CSV",
+                    help="train from a training_features.csv instead (the interim bundle: "
+                         "resources/utility/training_features.csv, Gemma 3 270M rows)")
     args = ap.parse_args(argv)
-    path = Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
-    data = load(path)
+    if args.from_csv:
+        path = Path(args.from_csv)
+        data = load_csv(path)
+    else:
+        path = Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
+        data = load(path)
     if not data.split("train"):
         print(f"no training rows in {path}; compute them with "
               "python -m preflight_eval.utility_data.features", file=sys.stderr)
         return 2
     report = evaluate(data)
     print(format_report(report))
-    train = [dict(r, group=_hash_group(r["group"])) for r in data.split("train")]
+    hashed = _hash_group if not args.from_csv else str     # the CSV's ids are hashed already
+    train = [dict(r, group=hashed(r["group"])) for r in data.split("train")]
     metrics: dict[str, Any] = {variant: dict(entry["models"])
                                for variant, entry in report["variants"].items()}
     metrics["acceptance"] = report["acceptance"]
     # Fitted on the train documents; the calibration documents give the interval's width
     # and the test documents its measured coverage (stored in the bundle's metrics).
-    calibration = [dict(r, group=_hash_group(r["group"])) for r in data.split("calibration")]
-    test = [dict(r, group=_hash_group(r["group"])) for r in data.split("test")]
+    calibration = [dict(r, group=hashed(r["group"])) for r in data.split("calibration")]
+    test = [dict(r, group=hashed(r["group"])) for r in data.split("test")]
     bundle = fit_bundle(train, metrics=metrics, calibration=calibration, test=test,
                         source=f"{len(train)} training rows from {path.name}")
     out = Path(args.out)
     save_bundle(bundle, out / BUNDLE_NAME)
-    write_training_rows(train, out / TRAINING_ROWS_NAME)
-    command = COMMAND + (f" --cloud-role {args.cloud_role}" if args.cloud_role != "cloud_qwen15"
+    # every document (the report holds the test documents out; the prior of learning on
+    # the flow may use them all), so `--from-csv` on this file reproduces this bundle
+    write_training_rows(train + calibration + test, out / TRAINING_ROWS_NAME)
+    command = COMMAND + (f" --from-csv {args.from_csv}" if args.from_csv else "") + (
+        f" --cloud-role {args.cloud_role}" if args.cloud_role != "cloud_qwen15"
                          else "") + (f" --slm-role {args.slm_role}" if args.slm_role != "slm" else "")
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")
     (out / "eval_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")

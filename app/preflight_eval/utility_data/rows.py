@@ -89,3 +89,23 @@ def original_rows(data: DataSet) -> list[dict[str, Any]]:
     return [{"group": g, "split": r["split"], "doc_kind": r["doc_kind"],
              "log_words": r.get("log_words", math.nan), "target": r["target_original"]}
             for g, r in seen.items()]
+
+
+def load_csv(path: Path) -> DataSet:
+    """The shipped ``training_features.csv`` (numbers only, document ids hashed) as a
+    data set, split by document with the same hash rule as ``split.json``: how the
+    interim bundle of sessions 2–3 (Gemma 3 270M stand-in, 41 documents) is rebuilt."""
+    import csv
+
+    from preflight.core.utility.flow import read_training_rows
+    from preflight_eval.utility_data.corpus import SEED, split_of
+
+    data = DataSet("cloud_standin", "slm", Path(path))
+    with Path(path).open(newline="", encoding="utf-8") as fh:
+        methods = [rec.get("method", "") for rec in csv.DictReader(fh)]
+    for row, method in zip(read_training_rows(Path(path)), methods):
+        row.update(method=method, kind=method, split=split_of(row["group"], SEED),
+                   doc_kind="", epsilon_setting=None if math.isnan(row.get("epsilon", math.nan))
+                   else row["epsilon"], target_original=math.nan)
+        data.rows.append(row)
+    return data
