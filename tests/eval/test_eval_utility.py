@@ -7,6 +7,8 @@ import math
 import random
 from pathlib import Path
 
+import pytest
+
 from preflight.core.utility.features import ALL_FEATURES
 from preflight_eval import eval_utility
 from preflight_eval.utility_data.corpus import SEED, split_of
@@ -49,7 +51,7 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
     _write(path)
     assert feature_files(tmp_path) == [("cloud_x", "slm_y", path)]
     data = load(path)
-    assert data.dropped == {"not reproduced": 9}
+    assert data.dropped == {"features of another text": 9}
     report = eval_utility.evaluate(data)
     plain = report["variants"]["plain"]
     test_docs = {r["group"] for r in data.rows if r["split"] == "test"}
@@ -102,3 +104,25 @@ def test_later_documents_draw_fewer_settings_and_the_first_are_unchanged(monkeyp
     assert all(d[0] == S.ORIGINAL for d in (draw(i, True) for i in range(50)))
     # The full draw is deterministic per document: the rows already made stay valid.
     assert [s.key for s in draw(3, False)] == [s.key for s in draw(3, False)]
+
+
+def test_features_of_a_payload_todays_code_no_longer_makes() -> None:
+    """A stored payload that differs from today's output is described by a diff against
+    the original: the changed words, not those of the re-created text."""
+    from preflight.core.types import SanitizedText
+    from preflight.core.utility.features import fast_features
+    from preflight_eval.utility_data.features import from_stored, old_dx_row
+
+    original = "Alice Martin met Bob Stone in Lyon on Friday about the budget."
+    stored = "<PERSON_1> met Bob Stone in Lyon on Friday about the budget."   # older detector
+    recreated = SanitizedText("<PERSON_1> met <PERSON_2> in Lyon on Friday about the budget.",
+                              "placeholder", (), {"tokens_total": 99, "tokens_changed": 50})
+    made = from_stored(original, stored, recreated)
+    assert made.text == stored
+    assert [(c.original, c.replacement) for c in made.changes] == [("Alice Martin",
+                                                                     "<PERSON_1>")]
+    feats = fast_features(original, made)
+    assert feats.frac_tokens_changed == pytest.approx(2 / 12)
+    row = {"setting": {"kind": "dx"}, "created": "2026-11-22T22:59:00+00:00"}
+    assert old_dx_row(row) and not old_dx_row(dict(row, created="2026-11-23T01:00:00+00:00"))
+    assert not old_dx_row({"setting": {"kind": "placeholder"}, "created": "2026-11-22T10:00"})

@@ -20,11 +20,14 @@ one the stand-in read — keep or drop those rows knowingly).
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
 
+from preflight.core.types import Change, SanitizedText
 from preflight.core.utility.features import as_mapping
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
 from preflight_eval.utility_data.settings import (
@@ -33,6 +36,38 @@ from preflight_eval.utility_data.settings import (
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.utility_data.features")
+
+# Rows written before d_X's word-boundary classes (session 3) carry outputs of a d_X
+# mechanism the product no longer ships: no features are computed for them.
+WORD_BOUNDARIES_FROM = "2026-11-22T23:00:35"
+_DX_KINDS = ("dx", "identifiers-dx")
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def old_dx_row(row: dict[str, Any]) -> bool:
+    return (row["setting"]["kind"] in _DX_KINDS
+            and str(row.get("created") or row.get("row_created") or "") < WORD_BOUNDARIES_FROM)
+
+
+def from_stored(original: str, stored: str, recreated: SanitizedText) -> SanitizedText:
+    """The stored payload as a SanitizedText: its changes from a token diff against the
+    original; the recreated output's info (ε, policy) without its token counts, which
+    described another text (the change share then comes from the diff)."""
+    a, b = _TOKEN.findall(original), _TOKEN.findall(stored)
+    pos_a = [0]
+    for t in a:
+        pos_a.append(pos_a[-1] + len(t))
+    pos_b = [0]
+    for t in b:
+        pos_b.append(pos_b[-1] + len(t))
+    changes = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changes.append(Change(pos_b[j1], pos_b[j2], pos_a[i1], pos_a[i2], "TOKEN",
+                                  original[pos_a[i1]:pos_a[i2]], stored[pos_b[j1]:pos_b[j2]]))
+    info = {k: v for k, v in (recreated.info or {}).items()
+            if k not in ("tokens_changed", "tokens_total", "tokens_in_text")}
+    return SanitizedText(stored, recreated.method, tuple(changes), info)
 
 
 def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
@@ -60,7 +95,8 @@ class FeaturePass:
         originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"}
         for doc_id, orig in list(originals.items())[: self.max_docs or None]:
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
-                    and "error" not in r and (doc_id, r["key"]) not in self.done]
+                    and "error" not in r and (doc_id, r["key"]) not in self.done
+                    and not old_dx_row(r)]
             if not todo:
                 continue
             text = orig["text"]
@@ -74,8 +110,13 @@ class FeaturePass:
     def _row(self, ctx: DocumentContext, orig: dict[str, Any], row: dict[str, Any]) -> None:
         t0 = time.monotonic()
         setting = Setting(**row["setting"])
-        sanitized, _vault = self.kinds[setting.kind].sanitize(ctx, setting)
+        recreated, _vault = self.kinds[setting.kind].sanitize(ctx, setting)
         stored = row.get("sanitized", row["payload"])
+        reproduced = recreated.text == stored
+        # The features must describe the text the stand-in read: when today's code no
+        # longer makes it (a detector or operator changed since), they are computed on the
+        # stored text, with its changes found by a diff against the original.
+        sanitized = recreated if reproduced else from_stored(ctx.text, stored, recreated)
         feats, worked, slm_answer = self.assessor.measure(
             ctx.text, sanitized, ctx.spans, correct=setting.corrected)
         _, sim_c, _ = self.assessor.original_answer(ctx.text)
@@ -87,13 +128,15 @@ class FeaturePass:
             "target_original": self.assessor.realized_utility(ctx.text, orig["answer"]),
             "sim_slm_original": sim_c,
             "slm_answer": slm_answer,
-            "reproduced": sanitized.text == stored,
+            "reproduced": reproduced,
+            "features_from": "recreated" if reproduced else "stored payload",
+            "row_created": row.get("created"),
             "repair_matches_payload": worked == row["payload"],
             "seconds": round(time.monotonic() - t0, 2),
         }
-        if not out["reproduced"]:
-            log.warning("%s %s: the sanitization did not reproduce the stored text",
-                        row["doc_id"], row["key"])
+        if not reproduced:
+            log.info("%s %s: today's sanitization differs from the stored text; features "
+                     "computed on the stored text", row["doc_id"], row["key"])
         self.writer.append(out)
         self.done.add((row["doc_id"], row["key"]))
         self.n_new += 1

@@ -9,9 +9,11 @@ unsanitized send of the same document), ``variant`` ("plain" / "corrected"), ``g
 ``kind`` (the setting kind: dx, identifiers, placeholder, ...).
 
 Rows are dropped, and counted, when they cannot describe what the stand-in read:
-an ``error`` (the sanitization failed and nothing was sent) or ``reproduced`` false (the
-d_X rows written before the word-boundary classes: today's mechanism no longer makes
-that payload, so the features would describe another text).
+an ``error`` (the sanitization failed and nothing was sent), or features computed on a
+re-created text that differs from the stored payload (rows of the feature pass before
+session 4; since then such rows are computed on the stored payload, ``features_from``).
+d_X rows written before the word-boundary classes get no features at all (a mechanism
+the product no longer ships: :func:`.features.old_dx_row`).
 """
 
 from __future__ import annotations
@@ -72,8 +74,10 @@ def load(path: Path) -> DataSet:
     for r in read_rows(path):
         if "error" in r or r.get("target") is None:
             data.dropped["error"] = data.dropped.get("error", 0) + 1
-        elif not r.get("reproduced", True):
-            data.dropped["not reproduced"] = data.dropped.get("not reproduced", 0) + 1
+        elif not r.get("reproduced", True) and r.get("features_from") != "stored payload":
+            # computed (before session 4's fix) on a text the stand-in never read
+            data.dropped["features of another text"] = \
+                data.dropped.get("features of another text", 0) + 1
         else:
             data.rows.append(flat_row(r))
     return data
