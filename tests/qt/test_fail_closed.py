@@ -13,7 +13,6 @@ from fakes import SAMPLE, FakeBackend, open_window
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
-from preflight.core.config import ProviderSettings, Settings
 from preflight.core.textio import MAX_DOCUMENT_BYTES
 
 SENTINEL = "clipboard sentinel: nothing copied"
@@ -21,12 +20,9 @@ SECRET = "jane.doe@example.com"
 
 
 @pytest.fixture
-def backend() -> FakeBackend:
-    s = Settings()
-    s.policy.active = "placeholder"          # every detected value → <TYPE_n>
-    s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
-                                        model="test-model"))
-    return FakeBackend(s)
+def backend(fake_backend) -> FakeBackend:
+    fake_backend.settings.policy.active = "placeholder"   # detected values → <TYPE_n>
+    return fake_backend
 
 
 @pytest.fixture
@@ -142,11 +138,7 @@ def test_stale_detection_while_typing_fails_closed(qtbot, win, backend):
     assert "Bob Smith" not in win.preview.toPlainText()
 
 
-def test_degraded_detector_needs_acceptance(qtbot):
-    backend = FakeBackend(Settings())
-    backend.settings.policy.active = "placeholder"
-    backend.settings.providers.append(ProviderSettings(
-        name="loopback", base_url="http://127.0.0.1:9/v1", model="test-model"))
+def test_degraded_detector_needs_acceptance(qtbot, backend):
     backend.detector_warnings = ["The NER model is missing: names may go undetected."]
     win = open_window(qtbot, backend)
     try:

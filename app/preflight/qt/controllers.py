@@ -1,6 +1,6 @@
 """Controllers: the window's logic, kept out of the views.
 
-Size (~420 lines): :class:`DocumentController` is one state machine (text → detections →
+Size (~440 lines): :class:`DocumentController` is one state machine (text → detections →
 preview → prediction) whose transitions share its generation counters; its assessment
 ops and the answer controller already live in ``assessment_ops.py`` and ``answers.py``.
 
@@ -10,13 +10,11 @@ exclusions, policy, ε, seed) and turns every change into background ops through
 preparation and ε steps on the "dx" lane, fast predictions on the pool, refined ones on
 the "slm" lane. Each kind of op is a :class:`Latest` group, so stale results are dropped.
 
-It fails closed. :attr:`DocumentController.fresh_result` is the one notion of "a complete
-sanitized result for the current text, detections, exclusions, policy, seed and ε"; the
-window derives the sanitized pane, Copy/Send/Keep local and the indicators from it. Any
-edit, detection still pending, error, oversize text, unaccepted degraded detector or policy
-change drops the result (:meth:`_invalidate`, with the reason the pane shows); only a
-preview computed after a successful detection of the current text brings one back.
+It fails closed: any edit, pending detection, error, oversize text, unaccepted degraded
+detector or policy change drops the result; only a preview computed after a successful
+detection of the current text brings one back (:mod:`preflight.qt.freshness`).
 
+Its freshness ops (:mod:`preflight.qt.freshness`) decide what counts as a current result.
 Its assessment ops (predictions, the utility curve, the ε recommendation, the cost
 estimate) live in :mod:`preflight.qt.assessment_ops`, its policy ops (choosing a policy,
 legend changes, saving) in :mod:`preflight.qt.policy_ops`; :class:`AnswerController`
@@ -47,6 +45,7 @@ from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import Recommendation
 from preflight.core.sanitize.policy import Policy
 from preflight.qt.assessment_ops import AssessmentOps
+from preflight.qt.freshness import FreshnessOps
 from preflight.qt.policy_ops import PolicyOps
 from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
@@ -67,7 +66,7 @@ class PreviewResult:
     key: tuple = ()                # DocumentController._key() it was computed for
 
 
-class DocumentController(QObject, AssessmentOps, PolicyOps):
+class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
     """State and background work behind the two text panes and the assessment panel."""
 
     sig_spans_changed = Signal()
@@ -159,61 +158,6 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         self.sig_status.emit("Detector ready." + (" " + " ".join(warnings) if warnings else ""))
         if self.text:
             self._run_detection()
-
-    def _on_detector_failed(self, exc: BaseException) -> None:
-        """Not loaded: treated as degraded (nothing is shown until the user accepts)."""
-        msg, hint = error_text(exc)
-        self._on_detector_ready([f"The PII detector did not start: {msg} {hint}".strip()])
-
-    def accept_degraded(self) -> None:
-        """The user accepts working with the degraded detector (Send still asks again)."""
-        self.degraded_accepted = True
-        self._request_preview(immediate=True)
-
-    # -- freshness -----------------------------------------------------------------------
-    def _key(self) -> tuple:
-        """What a result must have been computed for to count as fresh."""
-        return (self._detect.generation, self._policy_gen, self._excl_gen, self.seed,
-                self.epsilon if self.uses_dx else None)
-
-    @property
-    def fresh_result(self) -> PreviewResult | None:
-        """The result, if it is complete and current (the only thing that may leave)."""
-        res = self.result
-        if res is None or self.blocked is not None or res.key != self._key():
-            return None
-        return res
-
-    def _invalidate(self, reason: str | None) -> None:
-        """Drop the result (and what was derived from it); ``reason`` goes in the pane."""
-        self._preview.next_generation()
-        self._pending_preview = False
-        for group in (self._fast, self._refine, self._estimate):
-            group.next_generation()
-        self.blocked = reason
-        self.result = None
-        self.prediction = None
-        self.sig_preparing.emit(False)
-        self.sig_refining.emit(False)
-        self.sig_preview_changed.emit(None)
-        self.sig_actions.emit()
-
-    def _gate(self) -> str | None:
-        """Why no preview may be computed now (None: it may)."""
-        if self.oversize:
-            return self.oversize
-        if not self.text.strip():
-            return None
-        if self.detector_warnings is None:
-            return "Loading the PII detector…"
-        if self.detector_warnings and not self.degraded_accepted:
-            return ("The PII detector runs degraded (" + " ".join(self.detector_warnings)
-                    + ") Accept this in the warning above to see the sanitized text.")
-        if self._detected_gen != self._detect.generation:
-            return "Checking the text for personal data…"
-        if self.policy is None:
-            return "Loading the policy…"
-        return None
 
     # -- inputs from the views -----------------------------------------------------------
     def set_text(self, text: str, edit: tuple[int, int, int] | None = None) -> None:
