@@ -256,6 +256,12 @@ class FakeBackend:
         self.attack_cancelled = 0
         self.provider: str | None = None      # set_provider: the predictions' provider
         self.calibrated: dict[str | None, int] = {}   # provider -> sends its refit saw
+        # faults the fail-closed tests switch on and off
+        self.detector_warnings: list[str] = []  # what warm_detector reports (degraded)
+        self.fail_detect: BaseException | None = None
+        self.fail_sanitize: BaseException | None = None
+        self.policy_delay = 0.0               # seconds policy() takes
+        self.plans: list[FakePlan] = []       # every prepare_send
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -265,12 +271,14 @@ class FakeBackend:
 
     # detection
     def warm_detector(self) -> list[str]:
-        return []
+        return list(self.detector_warnings)
 
     def detect(self, text: str) -> list[Span]:
         self.detect_calls.append(text)
         self.detect_threads.add(threading.current_thread().name)
         time.sleep(self.delay)
+        if self.fail_detect is not None:
+            raise self.fail_detect
         return fake_detect(text, self.settings.detection.deny_list)
 
     # policies: the core's own policies and operators, d_X from FakeDx
@@ -284,6 +292,7 @@ class FakeBackend:
                                                if s.name not in PRESETS)]]
 
     def policy(self, name: str | None = None) -> Policy:
+        time.sleep(self.policy_delay)
         return find_policy(name or self.settings.policy.active, self._saved())
 
     def save_policy(self, policy: Policy) -> None:
@@ -310,6 +319,8 @@ class FakeBackend:
         self.opened.append(source)
 
     def sanitize(self, policy, text, spans, seed):
+        if self.fail_sanitize is not None:
+            raise self.fail_sanitize
         mech = PolicyMechanism(policy, dx=FakeDx(self.prepared))
         out = mech.sanitize(text, list(spans), SanitizeParams(seed=seed))
         vault = {e.token: e.original for e in mech.vault.entries} if mech.reversible else None
@@ -415,10 +426,12 @@ class FakeBackend:
         self.org_policy.check_provider(prov.base_url)      # as the send session does
         body = ('{"model": "%s", "messages": [{"role": "user", "content": %s}]}'
                 % (prov.model, __import__("json").dumps(sanitized.text))).encode()
-        return FakePlan(prov, FakeRequest(prov.base_url + "/chat/completions", body),
+        plan = FakePlan(prov, FakeRequest(prov.base_url + "/chat/completions", body),
                         FakeCost(len(sanitized.text) // 4), self.findings, self.prior_sends,
                         sanitized.method, sanitized.info.get("epsilon"),
                         prediction.value if prediction else None, vault, sanitized)
+        self.plans.append(plan)
+        return plan
 
     def confirmation_for(self, plan, overrides, resend_ok):
         return FakeConfirmation(frozenset(overrides), resend_ok)

@@ -86,7 +86,7 @@ def test_operator_policy_and_deny_list(qtbot, doc, fake_backend):
     assert "falcon" in doc.result.sanitized.text
     doc.add_to_deny_list("Falcon")
     assert fake_backend.settings.detection.deny_list == ["Falcon"] and fake_backend.saved
-    qtbot.waitUntil(lambda: bool("falcon" not in doc.result.sanitized.text), timeout=3000)
+    qtbot.waitUntil(lambda: bool(doc.result and "falcon" not in doc.result.sanitized.text), timeout=3000)
     assert doc.result.vault  # placeholders keep their vault for restoring the answer
 
 

@@ -361,7 +361,7 @@ def test_protect_identifiers_keeps_the_organization_everything_replaces_it(qtbot
     assert "Acme Corp" in out and "Jane Doe" not in out
     assert "protected span" in win.controls.guarantee.text()
     _choose(qtbot, win, "everything")
-    qtbot.waitUntil(lambda: bool("Acme Corp" not in win.doc.result.sanitized.text), timeout=3000)
+    qtbot.waitUntil(lambda: bool(win.doc.result and "Acme Corp" not in win.doc.result.sanitized.text), timeout=3000)
     assert "<ORGANIZATION_1>" in win.doc.result.sanitized.text
     assert "Jane Doe" not in win.doc.result.sanitized.text
 
@@ -410,7 +410,7 @@ def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monke
     save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
     assert not save.isEnabled()                                   # nothing changed yet
     acts["placeholder"].trigger()
-    qtbot.waitUntil(lambda: bool("<ORGANIZATION_1>" in win.doc.result.sanitized.text),
+    qtbot.waitUntil(lambda: bool(win.doc.result and "<ORGANIZATION_1>" in win.doc.result.sanitized.text),
                     timeout=3000)
     assert win.controls.policy.currentText() == "Protect identifiers (modified)"
     assert win.policy_name.text() == "Policy: Protect identifiers (modified)"
@@ -448,7 +448,7 @@ def test_highlight_context_menu_offers_the_type_actions(qtbot):
     assert "ORGANIZATION: keep" in menu.actions()[-1].text()
     mask = next(a for a in sub.actions() if a.data() == "mask")
     mask.trigger()
-    qtbot.waitUntil(lambda: bool("Acme Corp" not in win.doc.result.sanitized.text
+    qtbot.waitUntil(lambda: bool(win.doc.result and "Acme Corp" not in win.doc.result.sanitized.text
                                  and "*" in win.doc.result.sanitized.text), timeout=3000)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from preflight.core.errors import PreflightError
 from preflight.core.privacy.quasi import QuasiIdentifier, together
 from preflight.core.types import SanitizedText, Span
+from preflight.core.textio import MAX_DOCUMENT_BYTES
 from preflight.core.utility.recommend import log_grid  # noqa: F401 - the curve's grid, shared
 
 if TYPE_CHECKING:   # the learner's module loads numpy and scikit-learn glue
@@ -194,6 +195,15 @@ def format_cost(cost: float | None, currency: str = "$") -> str:
 
 
 # --- curve and errors --------------------------------------------------------------------
+def oversize_message(text: str) -> str | None:
+    """Why ``text`` is too large for the window (the limit Open enforces), or None."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_DOCUMENT_BYTES:
+        return None
+    return (f"The text is {size / 1e6:.1f} MB; Preflight handles documents up to "
+            f"{MAX_DOCUMENT_BYTES / 1e6:.0f} MB. Split it and process the parts separately.")
+
+
 def error_text(exc: BaseException) -> tuple[str, str]:
     """(message, hint) for any exception a background op reported."""
     if isinstance(exc, PreflightError):

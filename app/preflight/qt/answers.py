@@ -33,6 +33,7 @@ class AnswerController(QObject):
         self.backend = backend
         self.doc = doc
         self._op: QtOp | None = None
+        self._busy = False          # set before sig_busy goes out, so slots see it
         self._tokens = 0
         self._t0 = 0.0
         self.restored = ""
@@ -40,17 +41,22 @@ class AnswerController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._op is not None and not self._op.done
+        return self._busy
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.sig_busy.emit(busy)
 
     def prepare_send(self) -> None:
         """Build the exact request (payload, cost, residual PII); the window confirms it."""
         doc = self.doc
-        if doc.result is None or not doc.provider or self.busy:
+        res = doc.fresh_result          # only a complete, current result may leave
+        if res is None or not doc.provider or self.busy:
             return
-        text, sanitized, spans = doc.text, doc.result.sanitized, doc.effective_spans()
+        text, sanitized, spans = doc.text, res.sanitized, doc.effective_spans()
         task, provider, pred, backend = doc.task, doc.provider, doc.prediction, self.backend
-        vault = doc.result.vault        # the seed stays in the window: it is a secret
-        self.sig_busy.emit(True)
+        vault = res.vault               # the seed stays in the window: it is a secret
+        self._set_busy(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.
         self._op = QtOp(
             self, lambda ctx: backend.prepare_send(text, sanitized, spans, task, provider, pred,
@@ -58,7 +64,7 @@ class AnswerController(QObject):
             self._on_plan, self._on_failed, lane="detect").run()
 
     def _on_plan(self, plan: Any) -> None:
-        self.sig_busy.emit(False)
+        self._set_busy(False)
         self.sig_plan_ready.emit(plan)
 
     def execute(self, plan: Any, confirmation: Any) -> None:
@@ -73,7 +79,7 @@ class AnswerController(QObject):
 
     def keep_local(self) -> None:
         doc = self.doc
-        if not doc.text.strip() or self.busy:
+        if doc.fresh_result is None or self.busy:
             return
         text, task, backend = doc.text, doc.task, self.backend
         self._begin("local")
@@ -93,7 +99,7 @@ class AnswerController(QObject):
         self.restored = self.raw = ""
         self._tokens = 0
         self._t0 = time.monotonic()
-        self.sig_busy.emit(True)
+        self._set_busy(True)
         self.sig_started.emit(mode)
 
     def _on_chunk(self, chunk: AnswerChunk) -> None:
@@ -106,7 +112,7 @@ class AnswerController(QObject):
             self.sig_rate.emit(self._tokens / dt)
 
     def _on_done(self, result: Any) -> None:
-        self.sig_busy.emit(False)
+        self._set_busy(False)
         final = getattr(result, "answer", None) if not isinstance(result, str) else result
         if final is not None and not self.restored:
             # Nothing streamed (a provider that answers in one piece): show it whole.
@@ -116,7 +122,7 @@ class AnswerController(QObject):
         self.sig_finished.emit(result)
 
     def _on_failed(self, exc: BaseException) -> None:
-        self.sig_busy.emit(False)
+        self._set_busy(False)
         if isinstance(exc, Cancelled):
             self.sig_finished.emit(None)
             return

@@ -16,7 +16,6 @@ from preflight.core.utility.recommend import CURVE_POINTS, Recommendation
 from preflight.qt.qt_workers import OpContext, QtOp
 
 
-
 class AssessmentOps:
     """Mixin: needs ``backend``, ``result``, ``prepared``, ``text``, ``task``... (see
     :class:`~preflight.qt.controllers.DocumentController`)."""
@@ -28,7 +27,8 @@ class AssessmentOps:
         text, spans, backend, task = self.text, self.effective_spans(), self.backend, self.task
         self._fast.start(QtOp(
             self, lambda ctx: backend.predict_fast(text, res.sanitized, spans, task),
-            self._on_prediction, self._on_prediction_error, lane="pool"))
+            lambda pred: self._on_prediction(pred, res), self._on_prediction_error,
+            lane="pool"))
 
     def _run_refined_prediction(self) -> None:
         res = self.result
@@ -39,10 +39,12 @@ class AssessmentOps:
         self._refine.start(QtOp(
             self, lambda ctx: backend.predict_refined(text, res.sanitized, spans, task,
                                                       ctx.cancel),
-            self._on_prediction, self._on_prediction_error, lane="slm",
+            lambda pred: self._on_prediction(pred, res), self._on_prediction_error, lane="slm",
             finished=lambda: self.sig_refining.emit(self._refine.busy)))
 
-    def _on_prediction(self, pred: Prediction) -> None:
+    def _on_prediction(self, pred: Prediction, res) -> None:
+        if res is not self.result:
+            return             # predicted for a result that is gone: it vouches for nothing
         self.prediction = pred
         self.sig_prediction.emit(pred)
 

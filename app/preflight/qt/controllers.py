@@ -1,6 +1,6 @@
 """Controllers: the window's logic, kept out of the views.
 
-Size (~420 lines): :class:`DocumentController` is one state machine (text → detections →
+Size (~440 lines): :class:`DocumentController` is one state machine (text → detections →
 preview → prediction) whose transitions share its generation counters; its assessment
 ops and the answer controller already live in ``assessment_ops.py`` and ``answers.py``.
 
@@ -10,6 +10,11 @@ exclusions, policy, ε, seed) and turns every change into background ops through
 preparation and ε steps on the "dx" lane, fast predictions on the pool, refined ones on
 the "slm" lane. Each kind of op is a :class:`Latest` group, so stale results are dropped.
 
+It fails closed: any edit, pending detection, error, oversize text, unaccepted degraded
+detector or policy change drops the result; only a preview computed after a successful
+detection of the current text brings one back (:mod:`preflight.qt.freshness`).
+
+Its freshness ops (:mod:`preflight.qt.freshness`) decide what counts as a current result.
 Its assessment ops (predictions, the utility curve, the ε recommendation, the cost
 estimate) live in :mod:`preflight.qt.assessment_ops`, its policy ops (choosing a policy,
 legend changes, saving) in :mod:`preflight.qt.policy_ops`; :class:`AnswerController`
@@ -29,6 +34,7 @@ from preflight.app.presentation import (
     PrivacyIndicators,
     effective_spans,
     error_text,
+    oversize_message,
     privacy_indicators,
     shift_spans,
     span_key,
@@ -39,11 +45,12 @@ from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.recommend import Recommendation
 from preflight.core.sanitize.policy import Policy
 from preflight.qt.assessment_ops import AssessmentOps
+from preflight.qt.freshness import FreshnessOps
 from preflight.qt.policy_ops import PolicyOps
 from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
 DETECT_DEBOUNCE_MS = 400      # re-detection after typing pauses
-TYPING_PREVIEW_MS = 150       # preview refresh while typing
+TYPING_PREVIEW_MS = 150       # default delay of a requested preview refresh
 SLIDER_DEBOUNCE_MS = 10       # slider: coalesce bursts, keep latency far below 100 ms
 FAST_PREDICT_MS = 60
 REFINE_AFTER_MS = 1500        # refined prediction once the user stops changing things
@@ -56,9 +63,10 @@ class PreviewResult:
     epsilon: float | None
     generation: int
     vault: Any = None              # placeholder/pseudonym: how the answer is restored
+    key: tuple = ()                # DocumentController._key() it was computed for
 
 
-class DocumentController(QObject, AssessmentOps, PolicyOps):
+class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
     """State and background work behind the two text panes and the assessment panel."""
 
     sig_spans_changed = Signal()
@@ -78,6 +86,8 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
     sig_policy = Signal(object)                   # the Policy now applied
     sig_status = Signal(str)
     sig_error = Signal(str, str)
+    sig_actions = Signal()                        # fresh_result may have changed
+    sig_detector = Signal(list)                   # the detector's warnings (degraded)
 
     def __init__(self, backend: Doorway, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +115,12 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         self.previews_done = 0
         self._text_gen = 0
         self._pending_preview = False
+        self._detected_gen = -1                   # detection run that succeeded last
+        self._excl_gen = 0
+        self.blocked: str | None = None           # why there is no result (the pane says)
+        self.oversize: str | None = None          # the text is over the size limit
+        self.detector_warnings: list[str] | None = None   # None: not loaded yet
+        self.degraded_accepted = False
 
         self._detect = Latest()
         self._preview = Latest()
@@ -134,9 +150,11 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         self._load_policies()
         self.sig_status.emit("Loading the PII detector…")
         QtOp(self, lambda ctx: self.backend.warm_detector(), self._on_detector_ready,
-             self._on_error, lane="detect").run()
+             self._on_detector_failed, lane="detect").run()
 
     def _on_detector_ready(self, warnings: list[str]) -> None:
+        self.detector_warnings = list(warnings)
+        self.sig_detector.emit(self.detector_warnings)
         self.sig_status.emit("Detector ready." + (" " + " ".join(warnings) if warnings else ""))
         if self.text:
             self._run_detection()
@@ -148,6 +166,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         if text == self.text:
             return
         self._text_gen += 1
+        self.oversize = oversize_message(text)
         before = len(self.spans)
         if edit is not None and self.text:
             self.spans = shift_spans(self.spans, *edit)
@@ -161,13 +180,18 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         else:
             self.sig_spans_changed.emit()      # the edit touched a detection: drop its colour
         self._detect.next_generation()
-        self._detect_timer.start()
-        self._preview_timer.start()
+        self._invalidate(self._gate())
+        if self.oversize:
+            self._detect_timer.stop()
+            self.sig_status.emit(self.oversize)
+        elif text.strip():
+            self._detect_timer.start()
 
     def set_epsilon(self, epsilon: float) -> None:
         if self.epsilon is not None and abs(epsilon - self.epsilon) < 1e-12:
             return
         self.epsilon = epsilon
+        self.sig_actions.emit()                # the shown result is for another ε now
         if self.uses_dx:
             self._request_preview(delay_ms=SLIDER_DEBOUNCE_MS)
 
@@ -186,6 +210,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
     def resample(self) -> None:
         """Fresh noise (d_X) or fresh surrogates (pseudonym)."""
         self.seed = secrets.randbits(64)
+        self.sig_actions.emit()
         if self.uses_dx and self.prepared is not None:
             prepared, seed = self.prepared, self.seed
             self.sig_preparing.emit(True)
@@ -207,6 +232,8 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
             self.excluded.discard(key)
         else:
             self.excluded.add(key)
+        self._excl_gen += 1
+        self._invalidate("Updating the sanitized text…")
         self.sig_spans_changed.emit()
         self._request_preview(immediate=True)
 
@@ -235,21 +262,32 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
     # -- detection -----------------------------------------------------------------------
     def _run_detection(self) -> None:
         self._detect_timer.stop()
+        if self.oversize:
+            return
         text, gen = self.text, self._text_gen
         self.sig_detecting.emit(True)
+        holder: dict[str, int] = {}
         op = QtOp(self, lambda ctx: self.backend.detect(text),
-                  lambda spans: self._on_spans(spans, gen), self._on_detect_error,
-                  lane="detect")
-        self._detect.start(op)
+                  lambda spans: self._on_spans(spans, gen, holder["g"]),
+                  lambda exc: self._on_detect_error(exc, holder["g"]), lane="detect")
+        holder["g"] = self._detect.start(op)
+        self._invalidate(self._gate())
 
-    def _on_detect_error(self, exc: BaseException) -> None:
+    def _on_detect_error(self, exc: BaseException, dgen: int) -> None:
+        if not self._detect.is_current(dgen):
+            return
         self.sig_detecting.emit(False)
+        if isinstance(exc, Cancelled):
+            return
+        msg, hint = error_text(exc)
+        self._invalidate(f"Detection failed, so nothing can be sent: {msg} {hint}".strip())
         self._on_error(exc)
 
-    def _on_spans(self, spans: list[Span], gen: int) -> None:
-        if gen != self._text_gen:
+    def _on_spans(self, spans: list[Span], gen: int, dgen: int) -> None:
+        if gen != self._text_gen or not self._detect.is_current(dgen):
             return                       # the text changed meanwhile: a newer run follows
         self.sig_detecting.emit(False)
+        self._detected_gen = dgen
         self.spans = list(spans)
         self.detections_done += 1
         self.sig_spans_changed.emit()
@@ -275,10 +313,12 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
         self._pending_preview = False
         text, spans, policy = self.text, self.effective_spans(), self.policy
         all_spans = list(self.spans)
-        if not text.strip() or policy is None:
-            self.result = None
-            self.sig_preview_changed.emit(None)
+        reason = self._gate()
+        if reason is not None or not text.strip():
+            if self.result is not None or reason != self.blocked:
+                self._invalidate(reason)
             return
+        self.blocked = None
         backend = self.backend
         if policy.uses_dx:
             if self.epsilon is None:
@@ -314,24 +354,33 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
                 return None, _preview(sanitized, text, all_spans, None), vault
             lane = "pool"
         gen_holder: dict[str, int] = {}
-        qop = QtOp(self, op, lambda r: self._on_preview(r, gen_holder["g"], key),
-                   self._on_preview_error, lane=lane)
+        want = self._key()
+        qop = QtOp(self, op, lambda r: self._on_preview(r, gen_holder["g"], key, want),
+                   lambda exc: self._on_preview_error(exc, gen_holder["g"]), lane=lane)
         gen_holder["g"] = self._preview.start(qop)
 
     def _prep_key(self) -> tuple:
         spans = tuple((s.start, s.end) for s in self.effective_spans())
         return ((self._policy_gen, self.seed), self.text, spans)
 
-    def _on_preview_error(self, exc: BaseException) -> None:
+    def _on_preview_error(self, exc: BaseException, gen: int) -> None:
         self.sig_preparing.emit(False)
+        if not self._preview.is_current(gen):
+            return
         if not isinstance(exc, Cancelled):
+            msg, hint = error_text(exc)
+            self._invalidate(f"Sanitization failed, so nothing can be sent: {msg} "
+                             f"{hint}".strip())
             self._on_error(exc)
+            return
         self._after_preview_step()
 
     def _on_preview(self, res: tuple[Any, tuple[SanitizedText, PrivacyIndicators], Any],
-                    gen: int, key: tuple | None) -> None:
+                    gen: int, key: tuple | None, want: tuple) -> None:
         prepared, (sanitized, indicators), vault = res
         self.sig_preparing.emit(False)
+        if want[:3] != self._key()[:3] or self._gate() is not None:
+            return                 # another text, detection, policy or exclusion by now
         if prepared is not None and key is not None and key[0] == self._prep_key()[0]:
             new_prepared = prepared is not self.prepared
             self.prepared, self.prepared_key = prepared, key
@@ -340,9 +389,11 @@ class DocumentController(QObject, AssessmentOps, PolicyOps):
                 self._run_curve()
         eps = sanitized.info.get("epsilon") if sanitized.info else None
         self.result = PreviewResult(sanitized, indicators,
-                                    float(eps) if eps is not None else None, gen, vault)
+                                    float(eps) if eps is not None else None, gen, vault, want)
+        self.blocked = None
         self.previews_done += 1
         self.sig_preview_changed.emit(self.result)
+        self.sig_actions.emit()
         self._fast_timer.start()
         self._refine_timer.start()
         self._estimate_timer.start()

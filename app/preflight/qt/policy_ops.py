@@ -75,6 +75,7 @@ class PolicyOps:
         self._policy_gen += 1
         self.prepared = None
         self.recommendation = None
+        self._invalidate(self._gate() or "Applying the policy…")
         self.sig_policies.emit(self.policy_choices)
         self.sig_policy.emit(policy)
         if policy.uses_dx and self.epsilon_range is None:
@@ -87,14 +88,20 @@ class PolicyOps:
         if self.policy is not None and name == self.policy.name and not self.modified:
             return
         backend = self.backend
+        self._policy_gen += 1                   # the old policy's result is void now
+        self._invalidate(f"Applying the policy “{name}”…")
 
         def chosen(policy: Policy) -> None:
             self._apply_policy(policy, modified=False)
             QtOp(self, lambda ctx: backend.set_active_policy(name), lambda _r: None,
                  self._on_quiet_error, lane="pool").run()
 
-        QtOp(self, lambda ctx: backend.policy(name), chosen, self._on_error,
-             lane="pool").run()
+        def failed(exc: BaseException) -> None:
+            self._on_error(exc)
+            if self.policy is not None:          # back to the policy still in force
+                self._apply_policy(self.policy, modified=self.modified)
+
+        QtOp(self, lambda ctx: backend.policy(name), chosen, failed, lane="pool").run()
 
     def action_for_type(self, etype: str) -> Action | None:
         """The current policy's action for ``etype`` (None before the policies load)."""

@@ -1,6 +1,6 @@
 """The Preflight main window: layout and wiring only (logic lives in the controllers).
 
-Size (~550 lines, over the ~400 we aim for): one widget tree and the slots that map the
+Size (~600 lines, over the ~400 we aim for): one widget tree and the slots that map the
 controllers' signals onto it; splitting the slots from the widgets they touch would only
 add indirection. The window is being reworked as a whole (fail-closed states, answer
 pane, small screens), which is where its layout moves into per-panel views.
@@ -128,6 +128,17 @@ class QtMainWindow(QMainWindow):
         outer.addWidget(self.banner)
         self.org_banner = QtOrgBanner(self.backend.org_policy)
         outer.addWidget(self.org_banner)
+        self.detector_banner = QFrame()          # the detector runs degraded
+        self.detector_banner.setObjectName("banner")
+        dl = QHBoxLayout(self.detector_banner)
+        dl.setContentsMargins(10, 6, 10, 6)
+        self.detector_banner_text = QLabel("")
+        self.detector_banner_text.setWordWrap(True)
+        self.detector_accept = QPushButton("Continue with limited detection")
+        dl.addWidget(self.detector_banner_text, 1)
+        dl.addWidget(self.detector_accept)
+        self.detector_banner.setVisible(False)
+        outer.addWidget(self.detector_banner)
 
         vsplit = QSplitter(Qt.Orientation.Vertical)
         vsplit.setObjectName("vsplit")
@@ -244,6 +255,11 @@ class QtMainWindow(QMainWindow):
         d.sig_preparing.connect(lambda on: self.preview_state.setText(
             "preparing d_X…" if on else ""))
         d.sig_preview_changed.connect(self._on_preview)
+        d.sig_actions.connect(self._sync_actions)
+        d.sig_detector.connect(self._on_detector)
+        self.detector_accept.clicked.connect(self._accept_degraded)
+        self.original.sig_paste_refused.connect(self._on_paste_refused)
+        self.original.sig_text_edited.connect(self._on_text_edited)
         d.sig_prediction.connect(self._on_prediction)
         d.sig_refining.connect(self.assessment.set_refining)
         d.sig_prediction_failed.connect(self._on_prediction_failed)
@@ -325,12 +341,44 @@ class QtMainWindow(QMainWindow):
             self.detect_state.setText(f"{len(self.doc.spans)} item(s) detected"
                                       if self.doc.text else "")
 
+    def _on_detector(self, warnings: list) -> None:
+        """A degraded detector: a warning that stays in sight, and an explicit choice."""
+        self.detector_banner.setVisible(bool(warnings))
+        self.detector_banner_text.setText(
+            "<b>The PII detector runs degraded:</b> " + html.escape(" ".join(warnings))
+            + " Nothing is shown or sent until you continue; Send asks again.")
+
+    def _accept_degraded(self) -> None:
+        self.detector_accept.setEnabled(False)
+        self.detector_accept.setText("Continuing with limited detection")
+        self.doc.accept_degraded()
+
+    def _on_paste_refused(self, why: str) -> None:
+        self.status_text.setText(why)
+        show_error(self, why.split(". ", 1)[0] + ".", why.split(". ", 1)[1])
+
+    def _on_text_edited(self, text: str, _edit) -> None:
+        """An emptied document starts over: no answer, no question, no indicators."""
+        if not text.strip():
+            self._reset_document_state()
+
+    def _reset_document_state(self) -> None:
+        self.answers.stop()
+        self.answer.reset()
+        self.controls.question.clear()
+        self.decision.setText("")
+
     def _on_preview(self, res: PreviewResult | None) -> None:
         if res is None:
-            self.preview.set_sanitized(None)
+            self.preview.set_blocked(self.doc.blocked)
+            self.preview_state.setText("not ready" if self.doc.blocked else "")
             self.assessment.set_indicators(None)
+            self.assessment.set_prediction(None, self.backend.settings.policy.min_utility)
+            self.assessment.set_refining(False)
+            self.decision.setText("")
             self._sync_actions()
             return
+        self.preview_state.setText("")
         self.preview.set_sanitized(res.sanitized)
         self.assessment.set_indicators(res.indicators)
         self.controls.set_guarantee(res.indicators.guarantee)
@@ -420,12 +468,12 @@ class QtMainWindow(QMainWindow):
     def _sync_actions(self, *_a) -> None:
         prov = self.provider.currentData()
         busy = self.answers.busy
-        has_payload = self.doc.result is not None
+        has_payload = self.doc.fresh_result is not None
         self.send_button.setText(f"Send to {prov}  (Ctrl+Enter)" if prov
                                  else "Send (add a provider first)")
         self.send_button.setEnabled(bool(prov) and has_payload and not busy
                                     and not self.org_banner.blocks_send)
-        self.local_button.setEnabled(bool(self.doc.text.strip()) and not busy)
+        self.local_button.setEnabled(has_payload and not busy)
         self.copy_button.setEnabled(has_payload)
 
     # -- send ------------------------------------------------------------------------------
@@ -479,9 +527,13 @@ class QtMainWindow(QMainWindow):
         self._sync_actions()
 
     def copy_sanitized(self) -> None:
-        if self.doc.result is not None:
-            QGuiApplication.clipboard().setText(self.doc.result.sanitized.text)
-            self.status_text.setText("Sanitized text copied to the clipboard.")
+        res = self.doc.fresh_result
+        if res is None:
+            self.status_text.setText("Nothing copied: there is no up-to-date sanitized text "
+                                     "yet.")
+            return
+        QGuiApplication.clipboard().setText(res.sanitized.text)
+        self.status_text.setText("Sanitized text copied to the clipboard.")
 
     # -- files -----------------------------------------------------------------------------
     def _open_dialog(self) -> None:
@@ -493,6 +545,7 @@ class QtMainWindow(QMainWindow):
 
     def open_file(self, path: str) -> None:
         def done(text: str) -> None:
+            self._reset_document_state()         # a new document starts over
             self.original.set_document_text(text)
             self.status_text.setText(f"Opened {Path(path).name}.")
 

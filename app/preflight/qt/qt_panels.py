@@ -266,6 +266,7 @@ class QtAssessmentPanel(QGroupBox):
         colors = qt_theme.colors()
         if pred is None or math.isnan(pred.value):
             self.utility.setText("—")
+            self.utility.setStyleSheet("")        # no colour for what was not computed
             self.utility_detail.setText("")
             self.utility_why.setText("")
             return
@@ -335,6 +336,9 @@ class QtAssessmentPanel(QGroupBox):
                               else "unknown (no prices set for this provider)")
 
 
+NO_ANSWER = "No answer yet. Send to a provider or answer locally."
+
+
 class QtAnswerPane(QGroupBox):
     """The streamed answer: restored (placeholders back to the original values) and raw."""
 
@@ -342,7 +346,7 @@ class QtAnswerPane(QGroupBox):
         super().__init__("Answer", parent)
         lay = QVBoxLayout(self)
         head = QHBoxLayout()
-        self.status = QLabel("No answer yet. Send to a provider or answer locally.")
+        self.status = QLabel(NO_ANSWER)
         self.status.setObjectName("muted")
         self.rate = QLabel("")
         self.rate.setObjectName("muted")
@@ -382,6 +386,14 @@ class QtAnswerPane(QGroupBox):
 
     def set_rate(self, tps: float) -> None:
         self.rate.setText(f"{tps:.1f} tokens/s")
+
+    def reset(self) -> None:
+        """A new or emptied document: no answer from the previous one stays."""
+        self.restored.clear()
+        self.raw.clear()
+        self.rate.setText("")
+        self.stop.setVisible(False)
+        self.status.setText(NO_ANSWER)
 
     def finish(self, message: str) -> None:
         self.stop.setVisible(False)

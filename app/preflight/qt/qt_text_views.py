@@ -43,9 +43,16 @@ from PySide6.QtWidgets import (
 
 from preflight.core.types import Change, SanitizedText, Span
 from preflight.qt import qt_theme
-from preflight.app.presentation import Utf16Map, change_at, span_at, span_key
+from preflight.app.presentation import (
+    Utf16Map,
+    change_at,
+    oversize_message,
+    span_at,
+    span_key,
+)
 
 OPENABLE_SUFFIXES = (".txt", ".md", ".eml", ".text", ".markdown")
+EMPTY_PREVIEW = "The sanitized text appears here once the text is checked."
 
 
 class QtRangeHighlighter(QSyntaxHighlighter):
@@ -108,6 +115,7 @@ class QtOriginalView(QPlainTextEdit):
     sig_span_clicked = Signal(object)          # Span
     sig_deny_requested = Signal(str)           # selected text to add to the deny-list
     sig_file_dropped = Signal(str)
+    sig_paste_refused = Signal(str)            # why (the text stays as it was)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -162,6 +170,19 @@ class QtOriginalView(QPlainTextEdit):
         self._map = Utf16Map(text)
         self._old_map = self._map
         self.sig_text_edited.emit(text, edit)
+
+    def insertFromMimeData(self, source) -> None:  # noqa: N802 - Qt override
+        """Paste and text drops: refused whole when the result would exceed the size
+        limit Open enforces (never truncated: a cut document would be sent as if whole)."""
+        if source.hasText() and not self._file_from(source):
+            cur = self.textCursor()
+            doc = self.toPlainText()
+            after = doc[:cur.selectionStart()] + source.text() + doc[cur.selectionEnd():]
+            why = oversize_message(after)
+            if why is not None:
+                self.sig_paste_refused.emit("Not pasted. " + why)
+                return
+        super().insertFromMimeData(source)
 
     def set_document_text(self, text: str) -> None:
         """Replace the whole document (open/drop); one undoable step."""
@@ -317,10 +338,15 @@ class QtPreviewView(QPlainTextEdit):
         self.setReadOnly(True)
         self.setFont(_doc_font())
         self.setMouseTracking(True)
-        self.setPlaceholderText("The sanitized text appears here as you type.")
+        self.setPlaceholderText(EMPTY_PREVIEW)
         self.sanitized: SanitizedText | None = None
         self._map = Utf16Map("")
         self.highlighter = QtRangeHighlighter(self.document())
+
+    def set_blocked(self, reason: str | None) -> None:
+        """No result to show: the pane is blank and says why (``None``: nothing typed)."""
+        self.setPlaceholderText(reason or EMPTY_PREVIEW)
+        self.set_sanitized(None)
 
     def set_sanitized(self, sanitized: SanitizedText | None) -> None:
         self.sanitized = sanitized
