@@ -146,5 +146,6 @@ def test_the_legend_cannot_loosen_a_locked_type(qtbot, tmp_path, monkeypatch):
     assert win.doc.policy.name == "identifiers" and not win.doc.modified
     assert "<PERSON_1>" in win.doc.result.sanitized.text
     win.doc.set_type_action("ORGANIZATION", Action.PLACEHOLDER)     # not locked: allowed
-    qtbot.waitUntil(lambda: bool("<ORGANIZATION_1>" in win.doc.result.sanitized.text),
+    qtbot.waitUntil(lambda: bool(win.doc.result
+                                 and "<ORGANIZATION_1>" in win.doc.result.sanitized.text),
                     timeout=3000)
