@@ -115,6 +115,8 @@ def test_one_attack_run_gives_the_curve_and_the_cache_resumes(tmp_path):
     assert "slm_values" not in rows[0]
     assert rows[1]["slm_values"] == 1.0 and rows[1]["slm_total"] == 1
     assert rows[1]["slm_words"] == 1.0
+    table = render(aggregate(rows), finding(rows))
+    assert "| dx-all | 20 |" in table and "| 1.000 (1/1, 1 docs) | 1.000 (1/1) |" in table
     # a second run reads every result from the cache: nothing heavy is called
     again: list = []
     rows2 = _evaluator(tmp_path, again).document("d1", TEXT, SPANS, "dx-all", grid,
