@@ -60,14 +60,21 @@ def sanitize_document(services: Services, text: str, policy: Any, epsilon: float
     return sanitized, spans, None
 
 
-def run(args: argparse.Namespace) -> int:
-    from preflight.cli.main import print_json
-
+def read_and_sanitize(args: argparse.Namespace) -> tuple[Services, str, Any, Any, list, Any]:
+    """The shared start of `assess` and `privacy`: (services, text, policy, sanitized,
+    spans, the d_X preparation or None) for ``args.file`` under the chosen policy."""
     text = read_document(args.file)
     services = build_services()
     policy = chosen_policy(args, services)
     sanitized, spans, prepared = sanitize_document(services, text, policy, args.epsilon,
                                                    args.seed)
+    return services, text, policy, sanitized, spans, prepared
+
+
+def run(args: argparse.Namespace) -> int:
+    from preflight.cli.main import print_json
+
+    services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
     # The privacy figures first: the attack on d_X noise reads the d_X geometry freed below.
     privacy = assess_privacy(services, args, text, sanitized, spans, prepared) \
         if args.json else None

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from preflight.cli.policy_args import add_policy_arguments, chosen_policy
+from preflight.cli.policy_args import add_policy_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,17 +50,11 @@ def assess_privacy(services: Any, args: argparse.Namespace, original: str, sanit
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.app.documents import read_document
     from preflight.app.privacy_report import privacy_report
-    from preflight.app.services import build_services
-    from preflight.cli.commands.assess import sanitize_document
+    from preflight.cli.commands.assess import read_and_sanitize
     from preflight.cli.main import print_json
 
-    text = read_document(args.file)
-    services = build_services()
-    policy = chosen_policy(args, services)
-    sanitized, spans, prepared = sanitize_document(services, text, policy, args.epsilon,
-                                                   args.seed)
+    services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
     services.release("detector")          # the SLM comes next: lower the peak
     report = privacy_report(services, text, sanitized, spans, attack=not args.no_attack,
                             prepared=prepared)
