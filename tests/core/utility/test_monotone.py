@@ -111,3 +111,19 @@ def test_recommend_does_not_stop_at_a_spike_of_the_raw_prediction(fake_slm, fake
     values = [u for _e, u in rec.curve]
     assert _non_decreasing(values)
     assert rec.decision == "send" and rec.epsilon > 40.0
+
+
+def test_a_point_off_the_curve_is_pooled_onto_it():
+    from preflight.core.utility.curve import CurvePoint, monotone_curve, point_on_curve
+
+    curve = monotone_curve([CurvePoint(10, 0.2, 0.1, 0.3), CurvePoint(40, 0.5, 0.4, 0.6),
+                            CurvePoint(160, 0.7, 0.6, 0.8)]).points
+    # A raw prediction at ε 80 below the value at ε 40 would make the slider's number
+    # fall as ε grows: it is pooled with its left neighbour instead.
+    p = point_on_curve(curve, CurvePoint(80, 0.3, 0.2, 0.4))
+    assert p.epsilon == 80 and p.utility == pytest.approx(0.4)
+    assert (p.low, p.high) == pytest.approx((0.3, 0.5))
+    # Consistent points are left alone; an ε already on the curve is replaced.
+    assert point_on_curve(curve, CurvePoint(80, 0.6)).utility == 0.6
+    assert point_on_curve(curve, CurvePoint(40, 0.9)).utility == pytest.approx(0.8)
+    assert point_on_curve([], CurvePoint(5, 0.1)).utility == 0.1

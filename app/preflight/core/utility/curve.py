@@ -67,6 +67,23 @@ def monotone_curve(raw: Sequence[CurvePoint], level: float | None = None) -> Uti
                         level if has_band else None)
 
 
+def point_on_curve(curve: Sequence[CurvePoint], point: CurvePoint) -> CurvePoint:
+    """``point`` (a raw prediction at one ε, e.g. the slider's) as it stands on the
+    non-decreasing curve through ``curve`` and itself: the number shown beside a chart is
+    then never above a larger ε's value nor below a smaller one's. A point at an ε already
+    on the curve replaces it (the same payload, predicted afresh)."""
+    others = [p for p in curve if not np.isclose(p.epsilon, point.epsilon)]
+    if not others:
+        return point
+    band = point.low is not None and point.high is not None and all(
+        p.low is not None and p.high is not None for p in others)
+    pts = others + [point if band else CurvePoint(point.epsilon, point.utility)]
+    if not band:
+        pts = [CurvePoint(p.epsilon, p.utility) for p in pts]
+    merged = monotone_curve(pts)
+    return next(p for p in merged.points if np.isclose(p.epsilon, point.epsilon))
+
+
 def utility_curve(assessor: Any, original: str, prepared: Any, epsilons: Sequence[float],
                   spans: Sequence[Span] = (), *, correct: bool = False,
                   cancel: threading.Event | None = None) -> UtilityCurve:
