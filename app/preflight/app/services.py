@@ -299,9 +299,27 @@ class Services:
         refit on the user's sends when present and readable, else the shipped one."""
         from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
 
-        found = self.flow_learner().predictor_for(self.provider_key(provider))
+        key, flow = self.provider_key(provider), self.flow_learner()
+        found = flow.predictor_for(key)
+        if found is None or found is flow.prior:     # no refit of the user's own
+            found = self.company_predictor(key) or found
         # None: the shipped bundle is unusable; loading it again raises the reason.
         return found if found is not None else UtilityPredictor.load(shipped_bundle_path())
+
+    def company_predictor(self, key: Any = None) -> Any:
+        """The company-trained model the policy distributes for ``key``'s provider (None:
+        none named, or refused: see :attr:`company_model_problem`)."""
+        spec = self.org_policy().utility_model
+        if spec is None or not spec.applies_to(key and key.provider, key and key.model):
+            return None
+        from preflight.runtime.company_model import company_predictor
+
+        return self._once("company_model", lambda: company_predictor(spec))[0]
+
+    @property
+    def company_model_problem(self) -> str | None:
+        """Why the company's utility model was refused (the shipped model serves)."""
+        return (self._built.get("company_model") or (None, None))[1]
 
     def calibration_status(self, provider: str | None = None) -> Any:
         """How far ``provider``'s predictions are fitted to the user's own sends."""
@@ -368,11 +386,16 @@ class Services:
 
             from preflight.core.send.audit_sync import AuditSyncJob, sync_log
 
-            job = AuditSyncJob(lambda deadline: sync_log(self.audit(), sink,
-                                                         deadline=deadline))
+            job = AuditSyncJob(lambda deadline: sync_log(
+                self.audit(), sink, deadline=deadline, learning=self.shared_learning()))
             atexit.register(job.close)
             return job
         return self._once("audit_sync", build)
+
+    def shared_learning(self) -> Any:
+        """The flow store whose learning pairs the sync also shares (None: the company
+        policy does not say ``share_learning_pairs = true``)."""
+        return self.flow_learner() if self.org_policy().share_learning_pairs else None
 
     def session_keys(self) -> Any:
         from preflight.core.send.keys import SessionKeyStore

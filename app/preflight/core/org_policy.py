@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from preflight.core import paths
 from preflight.core.errors import ConfigError
 from preflight.core.org_policy_audit import CentralAuditSettings
+from preflight.core.org_policy_learning import CompanyModelSettings
 from preflight.core.org_policy_file import (
     ORG_HINT, OrgRules, invalid, parse_org_policy, url_problem,
 )
@@ -199,6 +200,17 @@ class OrgPolicy:
         return self.rules.central_audit if self.rules is not None else None
 
     @property
+    def share_learning_pairs(self) -> bool:
+        """Whether the learning pairs (numbers only) also go to the central store."""
+        return bool(self.rules is not None and self.rules.share_learning_pairs
+                    and self.rules.central_audit is not None)
+
+    @property
+    def utility_model(self) -> CompanyModelSettings | None:
+        """The company-trained utility model the laptops load (None: the shipped one)."""
+        return self.rules.utility_model if self.rules is not None else None
+
+    @property
     def min_utility(self) -> float | None:
         return self.rules.min_utility if self.rules is not None else None
 
@@ -272,6 +284,10 @@ class OrgPolicy:
             sets["default_policy"] = r.default_policy
         if r.central_audit is not None:
             sets["audit_central"] = r.central_audit.describe()
+        if r.share_learning_pairs:
+            sets["share_learning_pairs"] = True
+        if r.utility_model is not None:
+            sets["utility_model"] = r.utility_model.describe()
         out["sets"] = sets
         return out
 

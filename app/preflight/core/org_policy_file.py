@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from preflight.core.errors import ConfigError
 from preflight.core.org_policy_audit import CentralAuditSettings, parse_central, split_url
+from preflight.core.org_policy_learning import CompanyModelSettings, parse_model, parse_share
 from preflight.core.sanitize.policy import Action
 from preflight.core.types import Category
 
@@ -23,7 +24,7 @@ ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
              "allow_overrides", "allow_resend", "epsilon", "minimum",
-             "max_document_epsilon", "audit")
+             "max_document_epsilon", "audit", "share_learning_pairs", "utility_model")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -45,6 +46,8 @@ class OrgRules:
     default_policy: str | None
     max_document_epsilon: float | None = None   # cap on a document's summed ε (ledger)
     central_audit: CentralAuditSettings | None = None   # [audit.central]
+    share_learning_pairs: bool = False                   # pooled learning (off by default)
+    utility_model: CompanyModelSettings | None = None    # [utility_model]
 
 
 class _Bad(ValueError):
@@ -124,8 +127,15 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
     _known(audit, ("audit",), ("central",))
     central = (parse_central(_table(audit, "central", ("audit",)), _Bad)
                if "central" in audit else None)
+    share = parse_share(data, _Bad)
+    if share and central is None:
+        raise _Bad(("share_learning_pairs",), "'share_learning_pairs' needs the central "
+                   "store it shares to: add [audit.central]")
+    company_model = (parse_model(_table(data, "utility_model"), _Bad)
+                     if "utility_model" in data else None)
     return OrgRules(
         max_document_epsilon=None if cap is None else float(cap), central_audit=central,
+        share_learning_pairs=share, utility_model=company_model,
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),

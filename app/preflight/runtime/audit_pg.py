@@ -1,11 +1,14 @@
 """The central audit store on PostgreSQL (psycopg 3): the runtime's
 :class:`~preflight.core.send.audit_sync.CentralAuditSink`.
 
-Three tables (docs/DEPLOYMENT.md describes them for IT; `preflight audit schema` prints
+Four tables (docs/DEPLOYMENT.md describes them for IT; `preflight audit schema` prints
 the SQL): ``preflight_audit_logs`` (one row per laptop log: its id, host, user and the
 head it reached), ``preflight_audit_events`` (the chain, primary key (log_id, seq): an
 event can be stored once only) and ``preflight_audit_records`` (each record's latest
-values, the same columns as the local log). ``preflight_audit_schema`` holds the schema
+values, the same columns as the local log); with ``share_learning_pairs`` in the company
+policy, ``preflight_learning_pairs`` holds the laptops' learning pairs (numbers and
+provider names only, keyed by a random laptop pseudonym; ``preflight_eval.train_company``
+trains on them). ``preflight_audit_schema`` holds the schema
 version; :func:`ensure_schema` applies the missing migrations under an advisory lock, or
 says what IT must run when the login may not create tables.
 
@@ -27,12 +30,12 @@ from preflight.core.send.audit_chain import (
     GENESIS, INTEGER_COLUMNS, REAL_COLUMNS, ChainEvent, canonical_json,
 )
 from preflight.core.send.audit_sync import (
-    CentralDivergedError, CentralUnavailableError, HeadMovedError, LogIdentity,
+    CentralDivergedError, CentralUnavailableError, HeadMovedError, LearningPair, LogIdentity,
 )
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _LOCK_KEY = 0x70666C74  # "pflt": serializes schema migrations between laptops
 _EVENT_COLS = ("seq", "record_id", "at", "kind", "fields", "prev", "hash")
 
@@ -65,7 +68,18 @@ CREATE TABLE preflight_audit_records (
     {_RECORD_DDL},
     PRIMARY KEY (log_id, id)
 );
-"""),)
+"""), (2, """
+CREATE TABLE preflight_learning_pairs (
+    laptop text NOT NULL, pair_id bigint NOT NULL,
+    provider text NOT NULL, model text NOT NULL, variant text NOT NULL,
+    bundle_format integer NOT NULL, feature_names text[] NOT NULL,
+    features double precision[] NOT NULL, realized double precision NOT NULL,
+    received_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (laptop, pair_id)
+);
+"""))
+_PAIR_COLS = ("laptop", "pair_id", "provider", "model", "variant", "bundle_format",
+              "feature_names", "features", "realized")
 
 
 def schema_sql() -> str:
@@ -236,3 +250,29 @@ class PgAuditSink:
             "ORDER BY host, log_id").fetchall())
         return [{"log_id": r[0], "host": r[1], "user": r[2], "events": int(r[3]),
                  "last_sync": r[4].isoformat()} for r in rows]
+
+    # -- pooled learning pairs (CentralLearningSink) ---------------------------------------
+    def pairs_head(self, laptop: str) -> int:
+        """The highest pair id stored for ``laptop`` (0: none)."""
+        row = self._run(lambda c: c.execute(
+            "SELECT coalesce(max(pair_id), 0) FROM preflight_learning_pairs "
+            "WHERE laptop = %s", (laptop,)).fetchone())
+        return int(row[0])
+
+    def append_pairs(self, laptop: str, pairs: Sequence[LearningPair]) -> None:
+        """Store ``pairs`` in one transaction; a pair already stored is kept as it is."""
+        def work(conn: Any) -> None:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO preflight_learning_pairs ({', '.join(_PAIR_COLS)}) VALUES "
+                    f"({', '.join(['%s'] * len(_PAIR_COLS))}) ON CONFLICT DO NOTHING",
+                    [(laptop, p.pair_id, p.provider, p.model, p.variant, p.bundle_format,
+                      list(p.feature_names), list(p.features), p.realized) for p in pairs])
+        self._run(work)
+
+    def read_pairs(self) -> list[dict[str, Any]]:
+        """Every stored pair, with its laptop and the time it arrived (for training)."""
+        rows = self._run(lambda c: c.execute(
+            f"SELECT {', '.join(_PAIR_COLS)}, received_at FROM preflight_learning_pairs "
+            "ORDER BY laptop, pair_id").fetchall())
+        return [dict(zip(_PAIR_COLS + ("received_at",), r)) for r in rows]

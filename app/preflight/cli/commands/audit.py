@@ -118,20 +118,24 @@ def run_sync(args: argparse.Namespace) -> int:
     from preflight.core.send.audit import AuditLog
     from preflight.core.send.audit_sync import sync_log
 
-    sink = _sink(_services())
+    services = _services()
+    sink = _sink(services)
     log = AuditLog()
     try:
-        result = sync_log(log, sink)
+        result = sync_log(log, sink, learning=services.shared_learning())
     finally:
         sink.close()
         log.close()
     if args.json:
         print_json({"sent_events": result.sent_events, "sent_records": result.sent_records,
-                    "central_head": result.head[0], "local_head": result.local_head[0]})
+                    "central_head": result.head[0], "local_head": result.local_head[0],
+                    "sent_learning_pairs": result.sent_pairs})
     else:
         print(f"Sent {result.sent_events} event(s) of {result.sent_records} record(s) to "
               f"{sink.settings.where}; the central copy is at event {result.head[0]} of "
-              f"{result.local_head[0]}.")
+              f"{result.local_head[0]}."
+              + (f" Shared {result.sent_pairs} learning pair(s) (numbers only)."
+                 if result.sent_pairs else ""))
     return 0
 
 

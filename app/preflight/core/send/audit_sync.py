@@ -80,11 +80,39 @@ class CentralAuditSink(Protocol):
 
 
 @dataclass(frozen=True)
+class LearningPair:
+    """One learning pair as it leaves the laptop: the feature vector, the realized
+    utility and the provider's names — numbers and names, never document text."""
+
+    pair_id: int
+    provider: str
+    model: str
+    variant: str
+    feature_names: tuple[str, ...]
+    features: tuple[float | None, ...]
+    realized: float
+    bundle_format: int
+
+
+class CentralLearningSink(Protocol):
+    """Where the learning pairs go when the company policy shares them."""
+
+    def pairs_head(self, laptop: str) -> int:
+        """The highest pair id stored for ``laptop`` (0: none)."""
+        ...
+
+    def append_pairs(self, laptop: str, pairs: Sequence[LearningPair]) -> None:
+        """Store ``pairs``, all or nothing; a pair stored before is left as it is."""
+        ...
+
+
+@dataclass(frozen=True)
 class SyncResult:
     sent_events: int
     sent_records: int
     head: tuple[int, str]       # the central head afterwards
     local_head: tuple[int, str]
+    sent_pairs: int = 0         # learning pairs shared (company policy)
 
     @property
     def pending(self) -> int:
@@ -103,9 +131,11 @@ def identity(audit: AuditLog) -> LogIdentity:
 
 
 def sync_log(audit: AuditLog, sink: CentralAuditSink, *, batch: int = 200,
-             deadline: float | None = None) -> SyncResult:
+             deadline: float | None = None, learning: Any = None) -> SyncResult:
     """Send what the central store lacks (see the module doc). ``deadline``
-    (``time.monotonic()``) stops between transactions."""
+    (``time.monotonic()``) stops between transactions. ``learning``: the flow store
+    whose pairs are shared too (only when the company policy says so; the sink is then
+    also a :class:`CentralLearningSink`)."""
     who = identity(audit)
     sent_events = sent_records = 0
     central = sink.head(who.log_id)
@@ -129,7 +159,40 @@ def sync_log(audit: AuditLog, sink: CentralAuditSink, *, batch: int = 200,
     if sent_events:
         log.info("central audit store: sent %d event(s) of %d record(s)", sent_events,
                  sent_records)
-    return SyncResult(sent_events, sent_records, central, audit.head())
+    pairs = sync_pairs(learning, sink, batch=batch) if learning is not None else 0
+    return SyncResult(sent_events, sent_records, central, audit.head(), pairs)
+
+
+def shared_pairs(learning: Any, after_id: int = 0) -> list[LearningPair]:
+    """The flow store's pairs after ``after_id`` as they are shared: only the features
+    (names and numbers), the realized utility, the variant and the provider's names —
+    the pair's meta (method, task, record id…) stays on the laptop."""
+    from preflight.core.utility.fitting import BUNDLE_FORMAT
+
+    out = []
+    for p in learning.pairs():
+        meta = p.get("meta") or {}
+        provider, model = str(meta.get("provider") or ""), str(meta.get("model") or "")
+        if p["id"] <= after_id or not provider:
+            continue                    # an unnamed provider's pair trains nothing
+        names = tuple(sorted(p["features"]))
+        out.append(LearningPair(
+            int(p["id"]), provider, model, str(p.get("variant") or "plain"), names,
+            tuple(None if p["features"][n] is None else float(p["features"][n])
+                  for n in names), float(p["realized"]), BUNDLE_FORMAT))
+    return out
+
+
+def sync_pairs(learning: Any, sink: CentralLearningSink, *, batch: int = 500) -> int:
+    """Share the pairs the central store lacks (named by its highest pair id for this
+    laptop's pseudonym, like the audit head); returns how many were sent."""
+    laptop = learning.laptop_pseudonym()
+    pending = shared_pairs(learning, sink.pairs_head(laptop))
+    for start in range(0, len(pending), batch):
+        sink.append_pairs(laptop, pending[start:start + batch])
+    if pending:
+        log.info("central store: shared %d learning pair(s)", len(pending))
+    return len(pending)
 
 
 def _check_continues(audit: AuditLog, central: tuple[int, str]) -> None:

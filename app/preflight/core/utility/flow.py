@@ -305,6 +305,16 @@ class FlowLearner:
             row = db.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
+    def laptop_pseudonym(self) -> str:
+        """A random id of this pair store, made once: the company's pooled store tells
+        laptops apart by it (pair ids restart with a new file, and so does the id)."""
+        import secrets
+
+        with self._lock, self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO state (key, value) VALUES (?, ?)",
+                       ("laptop_pseudonym", secrets.token_hex(12)))
+        return self._state("laptop_pseudonym")
+
     def pairs_since_refit(self, key: ProviderKey) -> int:
         return self._count(key, int(self._state(f"last_refit_pair_id:{key.slug}", "0")))
 
