@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.qt import qt_theme
 from preflight.app.presentation import format_cost
+from preflight.qt import qt_theme
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:

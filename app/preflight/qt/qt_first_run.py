@@ -26,37 +26,37 @@ from preflight.app import first_run
 #: (title, text) of each page; the words in “quotes” are the window's own labels.
 PAGES: tuple[tuple[str, str], ...] = (
     ("Welcome to Preflight",
-     "Preflight checks a document <b>before</b> it goes to a cloud model: it finds the "
+     ("Preflight checks a document <b>before</b> it goes to a cloud model: it finds the "
      "personal data, replaces it, predicts whether the answer will still be useful, and "
      "sends only what you confirm.<br><br>Click <b>“Open the sample”</b> below: an HR "
      "e-mail with names, an e-mail address, a phone number, a salary, an employee ID and "
-     "a password loads into the editor."),
+     "a password loads into the editor.")),
     ("1 · Highlights",
-     "Detected values are coloured by kind: direct identifiers (names, e-mail, phone), "
+     ("Detected values are coloured by kind: direct identifiers (names, e-mail, phone), "
      "quasi-identifiers (salary, dates, places) and secrets (the password).<br><br>"
      "<b>Click</b> a highlight to exclude it (it is then sent as written); "
      "<b>right-click</b> it to change what happens to its kind, or select any text and "
-     "right-click to add it to your deny-list."),
+     "right-click to add it to your deny-list.")),
     ("2 · Methods",
-     "The <b>“Policy”</b> box decides what each kind gets: a placeholder "
+     ("The <b>“Policy”</b> box decides what each kind gets: a placeholder "
      "(<code>&lt;PERSON_1&gt;</code>), a realistic pseudonym, a generalization "
      "(a coarser value) or d_X noise. The preview on the right shows exactly the text that "
-     "would be sent; changed words are marked."),
+     "would be sent; changed words are marked.")),
     ("3 · The ε slider",
-     "With a policy “+ d_X”, the <b>ε slider</b> sets how much noise replaces words: "
+     ("With a policy “+ d_X”, the <b>ε slider</b> sets how much noise replaces words: "
      "small ε means more noise and more privacy, large ε keeps more of the text. "
-     "<b>“Resample”</b> draws new noise at the same ε."),
+     "<b>“Resample”</b> draws new noise at the same ε.")),
     ("4 · The prediction",
-     "The assessment panel predicts how close the cloud's answer on the sanitized text "
+     ("The assessment panel predicts how close the cloud's answer on the sanitized text "
      "will be to an answer on the original (0 to 1, with its error band), and shows the "
      "privacy left. <b>“Find best ε”</b> searches the most private ε that still meets "
-     "your minimum utility."),
+     "your minimum utility.")),
     ("5 · Send, or keep it local",
-     "<b>“Send”</b> never sends at once: a confirmation shows the exact request, the "
+     ("<b>“Send”</b> never sends at once: a confirmation shows the exact request, the "
      "provider and the cost, and every value that still looks personal needs its own "
      "tick. The answer comes back with the real names restored, on this computer only."
      "<br><br><b>“Keep local”</b> answers with the local model instead: nothing leaves "
-     "the machine. Every send is in <b>History</b>. Reopen this guide from Help."),
+     "the machine. Every send is in <b>History</b>. Reopen this guide from Help.")),
 )
 
 

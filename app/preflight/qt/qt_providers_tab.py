@@ -120,7 +120,7 @@ class QtProvidersTab(QWidget):
         add.setObjectName("addProvider")
         add.setToolTip("A blank OpenAI-compatible provider")
         add.clicked.connect(self._add)
-        self.add_preset = QPushButton("Add preset ▾")
+        self.add_preset = QPushButton("Add preset")
         self.add_preset.setObjectName("addPreset")
         self.add_preset.setMenu(presets_menu(self, self.add_from_preset))
         rem = QPushButton("Remove")
