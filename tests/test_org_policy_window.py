@@ -87,12 +87,13 @@ def test_settings_lock_min_utility_and_epsilon(qtbot, tmp_path, monkeypatch):
 
 
 def test_adding_a_disallowed_provider_in_settings_is_refused(qtbot, tmp_path, monkeypatch):
-    from preflight.qt import qt_settings
+    from preflight.qt import qt_providers_tab, qt_settings
 
     org = org_from(tmp_path, monkeypatch, 'allowed_providers = ["https://ok.test/v1"]\n')
     backend = backend_with(org)
     shown: list[tuple] = []
-    monkeypatch.setattr(qt_settings, "show_error", lambda parent, *msg: shown.append(msg))
+    for module in (qt_settings, qt_providers_tab):     # the dialog's OK, the tab's edits
+        monkeypatch.setattr(module, "show_error", lambda parent, *msg: shown.append(msg))
     dlg = qt_settings.QtSettingsDialog(backend, tab="providers")
     qtbot.addWidget(dlg)
     tab = dlg.providers

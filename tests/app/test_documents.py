@@ -66,3 +66,41 @@ def test_bad_files_raise_input_error_with_hint(tmp_path, name, data, needle):
 def test_missing_file(tmp_path):
     with pytest.raises(InputError):
         read_for_window(tmp_path / "nope.eml")
+
+
+def test_csv_rows_become_column_value_lines(tmp_path):
+    from preflight.app.documents import read_document, read_for_window
+
+    comma = tmp_path / "staff.csv"
+    comma.write_bytes(b'\xef\xbb\xbfName,Email,Salary\r\nJane Doe,jane@x.com,"68,500"\r\n'
+                      b'Max Power,max@y.org,\r\n\r\n')
+    expected = ("Name: Jane Doe; Email: jane@x.com; Salary: 68,500\n"
+                "Name: Max Power; Email: max@y.org\n")
+    assert read_for_window(comma) == expected == read_document(comma)
+    semi = tmp_path / "de.csv"
+    semi.write_text("Name;Notiz\nJana Schmidt;ruft an\n", encoding="utf-8")
+    assert read_for_window(semi) == "Name: Jana Schmidt; Notiz: ruft an\n"
+    single = tmp_path / "one.csv"
+    single.write_text("names\nJane\nMax\n", encoding="utf-8")
+    assert read_for_window(single) == "names\nJane\nMax\n"
+
+
+def test_unsupported_types_say_what_to_save_them_as(tmp_path):
+    import pytest
+
+    from preflight.app.documents import read_for_window
+    from preflight.core.errors import InputError
+
+    for name, hint in (("sheet.xlsx", "Save the sheet as .csv."),
+                       ("scan.png", "run OCR"), ("old.doc", "Save it as .docx"),
+                       ("archive.zip", "Save it as text")):
+        f = tmp_path / name
+        f.write_bytes(b"PK\x03\x04 whatever")
+        with pytest.raises(InputError) as err:
+            read_for_window(f)
+        assert err.value.message == (f"Preflight cannot open {name}: {f.suffix} files are "
+                                     "not supported.")
+        assert hint in err.value.hint and ".docx, .pdf, .csv" in err.value.hint
+    notes = tmp_path / "notes.log"                       # plain text still opens
+    notes.write_text("Jane Doe called.", encoding="utf-8")
+    assert read_for_window(notes) == "Jane Doe called."

@@ -262,6 +262,8 @@ class FakeBackend:
         self.fail_sanitize: BaseException | None = None
         self.policy_delay = 0.0               # seconds policy() takes
         self.plans: list[FakePlan] = []       # every prepare_send
+        self.keys: dict[str, str] = {}        # set_key (held like a session key)
+        self.probes: list[str] = []           # providers check_connection tested
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -480,10 +482,19 @@ class FakeBackend:
         return S()
 
     def set_key(self, provider, key, remember):
+        self.keys[provider] = key
         return "session"
 
     def key_source(self, provider):
-        return "none"
+        return "none set — use “Set API key…”"
+
+    def check_connection(self, provider):
+        """The real probe (a GET of <base_url>/models; the tests point it at a loopback
+        server), with the key the user set in this session."""
+        from preflight.core.send.probe import check_connection
+
+        self.probes.append(provider.name)
+        return check_connection(provider, self.keys.get(provider.name))
 
     # history
     def history(self):

@@ -9,15 +9,38 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class LoopbackLLM:
-    def __init__(self, answer_words: list[str]) -> None:
+    def __init__(self, answer_words: list[str], models: tuple[str, ...] = ("test-model",),
+                 key: str | None = None) -> None:
         self.answer_words = answer_words
+        self.models = models            # what GET /v1/models lists
+        self.key = key                  # when set, GET /v1/models needs "Bearer <key>"
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
+        self.gets: list[tuple[str, dict[str, str], bytes]] = []   # path, headers, body
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a):  # keep test output quiet
                 pass
+
+            def do_GET(self):  # noqa: N802
+                n = int(self.headers.get("Content-Length", "0"))
+                outer.gets.append((self.path, dict(self.headers), self.rfile.read(n)))
+                if self.path != "/v1/models":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                if outer.key and self.headers.get("Authorization") != f"Bearer {outer.key}":
+                    body = b'{"error": {"message": "Incorrect API key provided"}}'
+                    self.send_response(401)
+                else:
+                    body = json.dumps({"object": "list", "data": [
+                        {"id": m, "object": "model"} for m in outer.models]}).encode()
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def do_POST(self):  # noqa: N802
                 n = int(self.headers.get("Content-Length", "0"))

@@ -13,6 +13,12 @@ formats the same way; the window's copy has its line endings normalized.
   dependency; tables and text boxes come out as paragraphs, formatting is dropped).
 - .pdf: only when the pure-Python ``pypdf`` package is installed (it is optional);
   otherwise an error says how to get the text out.
+- .csv: parsed with the standard library's ``csv`` (the header line's separator: comma,
+  semicolon or tab); each row becomes one line of ``column: value`` pairs, so a detector sees the
+  column name beside each value ("Salary: 68500") and a model reads records, not commas.
+
+The window opens only these formats and plain-text files (:func:`check_openable`): a
+spreadsheet, an image or an old .doc gets a message that says what to save it as.
 
 In the window, line endings become ``\\n`` because that is what the text editor holds;
 its offsets refer to that text.
@@ -20,9 +26,10 @@ its offsets refer to that text.
 
 from __future__ import annotations
 
+import csv
 import email
-import io
 import email.policy
+import io
 import re
 import zipfile
 from pathlib import Path
@@ -51,12 +58,46 @@ def read_document(source: str | Path) -> str:
         return _read_docx(p)
     if suffix == ".pdf":
         return _read_pdf(p)
+    if suffix == ".csv":
+        return _read_csv(p)
     return read_text_document(str(p))
 
 
 def read_for_window(path: str | Path) -> str:
-    """The same text, with ``\\n`` line endings (what the window's editor holds)."""
+    """The same text, with ``\\n`` line endings (what the window's editor holds); a file
+    type the window does not open is refused first (:func:`check_openable`)."""
+    check_openable(Path(path))
     return read_document(Path(path)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+#: What Open and a drop accept: the structured formats above and plain text.
+SUPPORTED = (".txt", ".md", ".eml", ".docx", ".pdf", ".csv")
+PLAIN_TEXT = frozenset({"", ".text", ".markdown", ".log", ".rst", ".tsv", ".json", ".xml",
+                        ".html", ".htm", ".yaml", ".yml"})
+_SAVE_AS = {
+    ".doc": "Save it as .docx in your word processor (File → Save As).",
+    ".odt": "Save it as .docx or .txt.", ".rtf": "Save it as .docx or .txt.",
+    ".pages": "Export it as .docx or .txt.",
+    ".xlsx": "Save the sheet as .csv.", ".xls": "Save the sheet as .csv.",
+    ".ods": "Save the sheet as .csv.", ".numbers": "Export the sheet as .csv.",
+    ".pptx": "Save it as PDF, or copy its text.", ".ppt": "Save it as PDF, or copy its text.",
+    ".msg": "Save the e-mail as .eml, or copy its text.",
+}
+_IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp",
+                     ".heic", ".svg"})
+
+
+def check_openable(p: Path) -> None:
+    """Refuse, with what to do instead, a file type the window does not open."""
+    suffix = p.suffix.lower()
+    if suffix in SUPPORTED or suffix in PLAIN_TEXT:
+        return
+    if suffix in _IMAGES:
+        hint = "An image holds no text Preflight can read: run OCR on it, or paste the text."
+    else:
+        hint = _SAVE_AS.get(suffix, "Save it as text, or copy its text and paste it here.")
+    raise InputError(f"Preflight cannot open {p.name}: {suffix} files are not supported.",
+                     f"{hint} Supported: {', '.join(SUPPORTED)}.")
 
 
 def _raw(p: Path) -> bytes:
@@ -105,6 +146,29 @@ def _read_docx(p: Path) -> str:
                 parts.append("\n")
         paras.append("".join(parts))
     return "\n".join(paras).strip() + "\n"
+
+
+def _read_csv(p: Path) -> str:
+    text = read_text_document(str(p))
+    first = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first.count)     # the header line's separator
+    if not first.count(delimiter):
+        return text                          # one column: nothing to pair
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+                if any(c.strip() for c in r)]
+    except csv.Error as exc:
+        raise InputError(f"{p.name} is not a readable CSV file ({exc}).",
+                         "Open it in a spreadsheet and save it as CSV again.") from None
+    if len(rows) < 2:
+        return text
+    header = [" ".join(h.split()) or f"column {i + 1}" for i, h in enumerate(rows[0])]
+    lines = []
+    for row in rows[1:]:
+        cells = [f"{header[i] if i < len(header) else f'column {i + 1}'}: "
+                 f"{' '.join(c.split())}" for i, c in enumerate(row) if c.strip()]
+        lines.append("; ".join(cells))
+    return "\n".join(lines) + "\n"
 
 
 def _read_pdf(p: Path) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from preflight.core.config import Settings
+from preflight.core.config import ProviderSettings, Settings
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.policy import Policy
 from preflight.core.send.cost import CostEstimate
@@ -199,7 +199,12 @@ class Doorway(Protocol):
 
     def set_key(self, provider: str, key: str, remember: bool) -> str: ...
 
-    def key_source(self, provider: str) -> str: ...
+    def key_source(self, provider: ProviderSettings) -> str:
+        """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
+
+    def check_connection(self, provider: ProviderSettings) -> Any:
+        """"Test connection": GET ``<base_url>/models`` with the key (never document
+        text); a report with ``.message`` ("Connected — N models"), or a PreflightError."""
 
     # history
     def history(self) -> list[dict[str, Any]]: ...

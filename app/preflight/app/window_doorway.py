@@ -24,7 +24,13 @@ from preflight.app import privacy_report
 from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
 from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
-from preflight.core.config import SavedPolicy, Settings, load_settings, save_settings
+from preflight.core.config import (
+    ProviderSettings,
+    SavedPolicy,
+    Settings,
+    load_settings,
+    save_settings,
+)
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
@@ -319,14 +325,27 @@ class WindowDoorway:
         self.services.session_keys().set(provider, key)
         return "session"
 
-    def key_source(self, provider: str) -> str:
+    def key_source(self, provider: ProviderSettings) -> str:
         from preflight.core.send.keys import KeyStore, resolve_key
 
         try:
-            prov = next(p for p in self.settings.providers if p.name == provider)
-            return resolve_key(prov, KeyStore(), self.services.session_keys()).source
-        except Exception as exc:  # noqa: BLE001 - shown as text in the settings
-            return f"none ({getattr(exc, 'message', type(exc).__name__)})"
+            found = resolve_key(provider, KeyStore(), self.services.session_keys())
+        except ConfigError:
+            env = f" (the variable {provider.key_env} is empty)" if provider.key_env else ""
+            return f"none set{env} — use “Set API key…”"
+        return key_where(found.source)
+
+    def check_connection(self, provider: ProviderSettings) -> Any:
+        from preflight.core.send.keys import KeyStore, resolve_key
+        from preflight.core.send.probe import check_connection, validate_base_url
+
+        validate_base_url(provider)                     # before any key is looked up
+        if not self.org_policy.provider_allowed(provider.base_url):
+            raise ConfigError(f"The provider address {provider.base_url} is not allowed by "
+                              "your organization's policy.",
+                              "Ask your IT administrator to add it.")
+        key = resolve_key(provider, KeyStore(), self.services.session_keys()).key
+        return check_connection(provider, key)
 
     # -- history ---------------------------------------------------------------------------
     def history(self) -> list[dict[str, Any]]:
@@ -374,6 +393,15 @@ def saved_policy_row(policy: Policy) -> SavedPolicy:
     return SavedPolicy(name=policy.name, title=policy.title, description=policy.description,
                        dx=d["dx"], epsilon=policy.epsilon, fallback=d["fallback"],
                        categories=dict(d["by_category"]), types=dict(d["by_type"]))
+
+
+def key_where(source: str) -> str:
+    """A key source of :func:`preflight.core.send.keys.resolve_key` for people."""
+    if source.startswith("env:"):
+        return f"read from the environment variable {source[4:]}"
+    return {"keyring": "stored in the OS keyring",
+            "session": "kept in memory for this session (not saved)",
+            "none (local server)": "none needed (a server on this computer)"}.get(source, source)
 
 
 def task_payload_text(task: Task, payload: str) -> str:

@@ -69,6 +69,10 @@ def run(file: str | None = None, theme: str | None = None) -> int:
         return err.exit_code
     window.show()
     QTimer.singleShot(0, window.start)
+    if not file:                        # the first start: the one-minute guide, once
+        from preflight.qt.qt_first_run import show_guide_once
+
+        QTimer.singleShot(0, lambda: show_guide_once(window))
     if file:
         QTimer.singleShot(0, lambda: window.open_file(file))
     log.info("window shown after %.2f s", time.perf_counter() - t0)

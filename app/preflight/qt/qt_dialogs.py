@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -28,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.qt import qt_theme
 from preflight.app.presentation import format_cost
+from preflight.qt import qt_theme
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:
@@ -78,9 +79,11 @@ class QtConfirmSendDialog(QDialog):
         prov = plan.provider
         head = QLabel(
             f"<b>{html.escape(prov.name)}</b> · model <b>{html.escape(prov.model)}</b><br>"
-            f"<span style='font-family:monospace'>POST {html.escape(plan.request.url)}</span>")
+            f"<span style='font-family:monospace'>POST {breakable(plan.request.url)}</span>")
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         head.setTextFormat(Qt.TextFormat.RichText)
+        head.setWordWrap(True)          # a long endpoint wraps instead of being cut off
+        head.setObjectName("confirmHead")
         lay.addWidget(head)
         cost = plan.cost
         cost_text = (format_cost(cost.max_total) + " at most" if cost.priced
@@ -114,9 +117,10 @@ class QtConfirmSendDialog(QDialog):
         self.payload.setPlainText(pretty_payload(plan.payload))
         pl.addWidget(self.payload)
         headers = "\n".join(f"{k}: {v}" for k, v in plan.request.display_headers())
-        hdr = QLabel(f"<span style='font-family:monospace'>{html.escape(headers)}</span>"
+        hdr = QLabel(f"<span style='font-family:monospace'>{breakable(headers)}</span>"
                      .replace("\n", "<br>"))
         hdr.setObjectName("muted")
+        hdr.setWordWrap(True)
         pl.addWidget(hdr)
         split.addWidget(payload_box)
 
@@ -133,11 +137,13 @@ class QtConfirmSendDialog(QDialog):
             warn.setWordWrap(True)
             cl.addWidget(warn)
             for f in blocking:
-                box = QCheckBox(f"Send {f.type} “{f.value}” anyway — {f.reason}")
+                # a check box never wraps: its sentence is a wrapping label beside it
+                box = QCheckBox()
                 box.setObjectName(f"override:{f.id}")
                 box.toggled.connect(self._sync)
                 self.overrides[f.id] = box
-                cl.addLayout(self._row(box, f))
+                cl.addLayout(self._row(_ticked_line(
+                    box, f"Send {f.type} “{f.value}” anyway — {f.reason}"), f))
         others = [f for f in plan.findings if not f.blocking]
         if others:
             info = QLabel("Also in the payload (notes, not blocking):")
@@ -301,8 +307,19 @@ class QtHistoryDialog(QDialog):
         payload = row.get("payload") or b""
         if isinstance(payload, (bytes, bytearray)):
             payload = pretty_payload(bytes(payload))
-        parts = [f"Payload sent:\n{payload or '(nothing was sent: local answer)'}",
-                 f"\nAnswer (restored):\n{row.get('answer_restored') or ''}"]
+        parts = [f"Payload sent:\n{payload or '(nothing was sent: local answer)'}"]
+        allowed = _overrides(row.get("overrides"))
+        if allowed:
+            parts.append("\nSent as written, with your confirmation: " + "; ".join(allowed))
+        if row.get("answer_restored"):
+            parts.append(f"\nAnswer (restored):\n{row['answer_restored']}")
+        elif row.get("answer_raw") and row.get("kind") != "local":
+            parts.append(f"\nAnswer (as the provider sent it; answers with the real names "
+                         f"are stored only with the original text, Settings → Policy):\n"
+                         f"{row['answer_raw']}")
+        elif row.get("kind") == "local":
+            parts.append("\nThe local answer is stored only with the original text "
+                         "(Settings → Policy).")
         if row.get("error"):
             parts.append(f"\nError: {row['error']}")
         self.detail.setPlainText("\n".join(parts))
@@ -324,8 +341,57 @@ def _cell(key: str, value: Any) -> str:
     if key == "cost" and isinstance(value, (int, float)):
         return format_cost(float(value))
     if key == "created_at":
-        return str(value).replace("T", " ")[:19]
+        return local_time(str(value))
     return str(value)
+
+
+def local_time(iso: str) -> str:
+    """An audit timestamp (UTC, ISO 8601) in this computer's time zone, for reading."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone().strftime("%d %b %Y, %H:%M:%S")
+
+
+def _overrides(value: Any) -> list[str]:
+    """The log's overrides: readable labels ("EMAIL_ADDRESS j…@…com allowed"); records
+    from before labels hold finding ids, shown as "an item (id …)"."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return [value]
+    out = []
+    for item in value or ():
+        text = str(item)
+        out.append(text if " " in text else f"an item the re-scan flagged ({text})")
+    return out
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped for a rich-text label, with break chances (zero-width spaces)
+    after ``/ ? & =`` so a long URL or header wraps instead of being cut off."""
+    out = html.escape(text)
+    for ch in ("/", "?", "&amp;", "="):
+        out = out.replace(ch, ch + "\u200b")
+    return out
+
+
+def _ticked_line(box: QCheckBox, text: str) -> QWidget:
+    """A check box and its sentence as a label that wraps (clicking it ticks the box)."""
+    w = QWidget()
+    row = QHBoxLayout(w)
+    row.setContentsMargins(0, 0, 0, 0)
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setObjectName("overrideText")
+    label.mousePressEvent = lambda _e: box.toggle()     # like a check box's own text
+    row.addWidget(box, 0, Qt.AlignmentFlag.AlignTop)
+    row.addWidget(label, 1)
+    return w
 
 
 def add_escape_shortcut(widget: QWidget, slot) -> QShortcut:

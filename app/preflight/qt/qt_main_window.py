@@ -44,8 +44,9 @@ from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_e
 from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
+from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_settings import QtSettingsDialog
-from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
+from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView, dropped_file
 from preflight.qt.qt_workers import QtOp
 
 
@@ -101,6 +102,8 @@ class QtMainWindow(QMainWindow):
         self.act_history.setShortcut(QKeySequence("Ctrl+H"))
         for a in (self.act_open, self.act_settings, self.act_history):
             tb.addAction(a)
+        self.act_guide = install_help_menu(self)
+        self.setAcceptDrops(True)     # a file dropped anywhere opens like File → Open
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         tb.addWidget(spacer)
@@ -539,7 +542,7 @@ class QtMainWindow(QMainWindow):
     def _open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self, "Open a document", "",
-            "Documents (*.txt *.md *.eml *.docx *.pdf);;All files (*)")
+            "Documents (*.txt *.md *.eml *.docx *.pdf *.csv);;All files (*)")
         if path:
             self.open_file(path)
 
@@ -555,6 +558,16 @@ class QtMainWindow(QMainWindow):
             return text
 
         QtOp(self, read, done, lambda exc: show_error(self, *error_text(exc))).run()
+
+    def dragEnterEvent(self, e) -> None:  # noqa: N802 - Qt override
+        if dropped_file(e.mimeData()):
+            e.acceptProposedAction()
+
+    def dropEvent(self, e) -> None:  # noqa: N802 - Qt override
+        path = dropped_file(e.mimeData())
+        if path:
+            e.acceptProposedAction()
+            self.open_file(path)
 
     # -- other windows -----------------------------------------------------------------------
     def open_settings(self, tab: str = "") -> QtSettingsDialog:

@@ -185,10 +185,12 @@ class QtOriginalView(QPlainTextEdit):
         super().insertFromMimeData(source)
 
     def set_document_text(self, text: str) -> None:
-        """Replace the whole document (open/drop); one undoable step."""
+        """Replace the whole document (open/drop). Not undoable: the opened file is where
+        editing starts (an undo must never empty the editor back to before the Open)."""
         cursor = QTextCursor(self.document())
         cursor.select(QTextCursor.SelectionType.Document)
         cursor.insertText(text)
+        self.document().clearUndoRedoStacks()
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
     def current_text(self) -> str:
@@ -292,11 +294,7 @@ class QtOriginalView(QPlainTextEdit):
 
     # -- drag and drop of files ----------------------------------------------------------
     def _file_from(self, mime) -> str | None:
-        if mime.hasUrls():
-            for url in mime.urls():
-                if url.isLocalFile():
-                    return url.toLocalFile()
-        return None
+        return dropped_file(mime)
 
     def dragEnterEvent(self, e) -> None:  # noqa: N802 - Qt override
         if self._file_from(e.mimeData()):
@@ -317,6 +315,15 @@ class QtOriginalView(QPlainTextEdit):
             self.sig_file_dropped.emit(path)
         else:
             super().dropEvent(e)
+
+
+def dropped_file(mime) -> str | None:
+    """The first local file a drag carries (the window opens it as File → Open would)."""
+    if mime.hasUrls():
+        for url in mime.urls():
+            if url.isLocalFile():
+                return url.toLocalFile()
+    return None
 
 
 def span_tooltip(span: Span, text: str, excluded: set[tuple[str, str]]) -> str:

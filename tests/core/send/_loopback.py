@@ -78,7 +78,7 @@ class CaptureServer:
                 body = self.rfile.read(length)
                 head = (self.requestline + "\r\n" + str(self.headers)).encode("latin-1")
                 with server._lock:
-                    server.requests.append(Captured("POST", self.path, dict(self.headers),
+                    server.requests.append(Captured(self.command, self.path, dict(self.headers),
                                                     head, body))
                     reply = server._script.pop(0) if server._script else server.default
                 if server.on_request is not None:

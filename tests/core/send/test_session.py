@@ -18,6 +18,7 @@ from preflight.core.errors import ProviderError
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.audit import AuditLog
 from preflight.core.send.keys import KeyStore
+from preflight.core.send.masking import mask_value
 from preflight.core.send.session import Confirmation, SendBlocked, SendSession, finding_id
 from preflight.core.tasks import SUMMARIZE, Task
 
@@ -93,7 +94,11 @@ def test_each_blocking_item_needs_its_own_override(server, tmp_path):
     assert server.requests == []
     result = session.execute(plan, Confirmation(True, frozenset(ids)))
     assert result.answer == "Hello world." and len(server.requests) == 1
-    assert json.loads(session.audit.get(result.record_id)["overrides"]) == sorted(ids)
+    # the log names each override by type and a masked value, never a bare hash
+    labels = json.loads(session.audit.get(result.record_id)["overrides"])
+    assert labels == sorted(f"{f.type} {mask_value(f.type, f.value)} allowed"
+                            for f in plan.blocking)
+    assert all(f.value not in " ".join(labels) for f in plan.blocking)
 
 
 def test_finding_ids_are_stable_across_plans(server, tmp_path):
@@ -146,7 +151,7 @@ def test_audit_record_exists_before_request_arrives(server, tmp_path):
 
 
 def test_streamed_placeholders_are_restored_across_chunk_splits(server, tmp_path):
-    session = make(server, tmp_path)
+    session = make(server, tmp_path, store_original=True)   # the restored answer is kept
     plan = placeholder_plan(session)
     server.script(Reply(deltas=["<PERS", "ON_1> met <PERSON", "_2> in ", "<LOCATION_1", ">."]))
     chunks: list[str] = []
@@ -236,7 +241,7 @@ def test_provider_error_leaves_failed_record_without_key(server, tmp_path, memor
 
 
 def test_truncated_stream_keeps_partial_answer_in_audit(server, tmp_path):
-    session = make(server, tmp_path)
+    session = make(server, tmp_path, store_original=True)
     server.script(Reply(deltas=["<PERSON_1>", " is", " late"], truncate_after=2))
     with pytest.raises(ProviderError, match="stopped before|broke"):
         session.execute(placeholder_plan(session), YES)
@@ -355,9 +360,10 @@ def test_the_real_restorer_never_puts_a_secret_into_the_answer(server, tmp_path)
 
     provider = ProviderSettings("loop", server.url, "m-1")
     session = SendSession(
-        Settings(providers=[provider], default_provider="loop"), detector=FakeDetector(),
-        audit=AuditLog(tmp_path / "audit.sqlite3"), token_counter=FakeCounter(),
-        embedder=FakeEmbedder(), flow=FakeFlow(), restorer_factory=default_restorer)
+        Settings(providers=[provider], default_provider="loop", store_original_in_audit=True),
+        detector=FakeDetector(), audit=AuditLog(tmp_path / "audit.sqlite3"),
+        token_counter=FakeCounter(), embedder=FakeEmbedder(), flow=FakeFlow(),
+        restorer_factory=default_restorer)
     key = "sk-Zq8Rt5Yw2Xc9Vb6Nm3Lk"
     plan = session.prepare_send(f"Alice Martin uses the key {key} for billing.", "loop",
                                 "placeholder", SanitizeParams(seed=1))
@@ -389,3 +395,24 @@ def test_two_sends_of_the_same_file_carry_the_same_placeholders(server, tmp_path
     fresh = session.prepare_send("Carol Diaz joined the call. " + DOC, "loop", "placeholder",
                                  SanitizeParams(), memory=other).payload.decode()
     assert "<PERSON_1> joined the call" in fresh
+
+
+def test_without_store_original_no_real_name_reaches_the_sqlite_file(server, tmp_path):
+    """Opted out of storing originals: only the sanitized answer is logged, never the
+    restored one — the name is nowhere in the database files (send and Keep local)."""
+    class EchoSLM:                     # a local model quoting the original's names
+        def run(self, task, text, on_token=None, cancel=None):
+            return "Alice Martin agrees."
+
+    session = make(server, tmp_path, slm=EchoSLM())
+    server.script(Reply(deltas=["<PERSON_1> met <PERSON_2>."]))
+    result = session.execute(placeholder_plan(session), YES)
+    assert result.answer == "Alice Martin met Bob Stone."            # shown to the user
+    row = session.audit.get(result.record_id)
+    assert row["answer_raw"] == "<PERSON_1> met <PERSON_2>." and row["answer_restored"] is None
+    local = session.keep_local("Alice Martin wrote to Bob Stone.", SUMMARIZE)
+    assert "Alice Martin" in local.answer
+    session.audit.close()
+    for f in tmp_path.glob("audit.sqlite3*"):
+        data = f.read_bytes()
+        assert b"Alice Martin" not in data and b"Bob Stone" not in data, f.name

@@ -21,6 +21,7 @@ from preflight.core.errors import Cancelled, PreflightError
 from preflight.core.send import logfilter
 from preflight.core.send.audit import AuditLog
 from preflight.core.send.cost import TokenCounter, price
+from preflight.core.send.masking import override_label
 from preflight.core.send.plan import SendPlan
 from preflight.core.send.providers import ProviderClient
 from preflight.core.send.stream import MAX_ANSWER_CHARS
@@ -96,7 +97,7 @@ def send_plan(
         input_tokens=plan.cost.input_tokens, token_method=plan.cost.token_method,
         cost_estimate=plan.cost.max_total if plan.cost.priced else None,
         predicted_utility=plan.predicted_utility,
-        overrides=[f.id for f in plan.blocking],
+        overrides=[override_label(f.type, f.value) for f in plan.blocking],
     )
     raw_parts: list[str] = []
     shown_parts: list[str] = []
@@ -104,8 +105,9 @@ def send_plan(
     last_save = [time.monotonic()]
 
     def save(**extra: Any) -> None:
-        audit.update(record_id, answer_raw="".join(raw_parts),
-                     answer_restored="".join(shown_parts), **extra)
+        # The restored answer holds the real names: stored only with the original text.
+        restored = {"answer_restored": "".join(shown_parts)} if store_original else {}
+        audit.update(record_id, answer_raw="".join(raw_parts), **restored, **extra)
 
     def show(text: str) -> None:
         if text:

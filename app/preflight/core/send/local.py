@@ -47,5 +47,6 @@ def answer_locally(
     except BaseException as exc:
         audit.update(record_id, error=error_text(exc))
         raise
-    audit.update(record_id, answer_restored=answer, answer_raw=answer)
+    if store_original:     # answered on the original: the answer may quote its names
+        audit.update(record_id, answer_restored=answer, answer_raw=answer)
     return LocalResult(record_id, answer)

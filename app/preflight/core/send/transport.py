@@ -117,13 +117,14 @@ def cleartext_warning(settings: ProviderSettings) -> str | None:
 # --- one request ---------------------------------------------------------------------------
 
 
-def post(http: requests.Session, url: str, body: bytes, headers: dict[str, str],
-         timeouts: Any, name: str) -> requests.Response:
-    """One POST that never follows a redirect; errors become ProviderError/Retryable."""
+def post(http: requests.Session, url: str, body: bytes | None, headers: dict[str, str],
+         timeouts: Any, name: str, method: str = "POST") -> requests.Response:
+    """One request (a POST unless ``method`` says otherwise: the connection test's GET)
+    that never follows a redirect; errors become ProviderError/Retryable."""
     host = urlsplit(url).hostname or url
     try:
-        return http.post(url, data=body, headers=headers, stream=True, allow_redirects=False,
-                         timeout=(timeouts.connect, timeouts.read))
+        return http.request(method, url, data=body, headers=headers, stream=True,
+                            allow_redirects=False, timeout=(timeouts.connect, timeouts.read))
     except requests.exceptions.SSLError:
         raise not_sent(ProviderError(
             f"The secure connection to {host} failed (TLS certificate or handshake error).",
