@@ -225,6 +225,18 @@ def render(table: Sequence[dict], found: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def attacker_slm(services: Any, role: str | None) -> tuple[str, Any]:
+    """(name, model) of the SLM attacker: the assessor's SLM, or the model of ``role``
+    (an installed manifest role, e.g. the stronger cloud stand-in) loaded in-process."""
+    if role is None:
+        return services.slm_choice().name, services.slm()
+    from preflight.runtime.slm import LocalSLM
+
+    spec = services.models.spec(role)
+    return spec.name, LocalSLM(model_path=services.models.path(role),
+                               system_prompt=spec.system_prompt or None)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Privacy–utility table on held-out documents.")
     ap.add_argument("--docs", type=int, default=4)
@@ -237,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-slm", action="store_true", help="skip the SLM attack")
     ap.add_argument("--slm-docs", type=int, default=None,
                     help="run the SLM attack on the first N documents only (default: all)")
+    ap.add_argument("--attacker", default=None, metavar="ROLE",
+                    help="model role of the SLM attacker (default: the assessor's SLM; "
+                         "e.g. cloud_qwen15, the 1.5B cloud stand-in, run in-process)")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--json", type=Path, default=None)
@@ -256,12 +271,13 @@ def main(argv: list[str] | None = None) -> int:
         grid = epsilon_grid(*mech.epsilon_range, args.points)
         slm_eps = [grid[int(i)] for i in args.slm_points.split(",") if i.strip()]
         docs = documents(args.docs, args.tokens, mech.space)
-        slm_name = None if args.no_slm else services.slm_choice().name
+        attacker = None if args.no_slm else attacker_slm(services, args.attacker)
+        slm_name = None if attacker is None else attacker[0]
         # (a document is its id and --tokens: runs with fewer documents share the cache)
         settings = {"tokens": args.tokens, "seed": args.seed, "grid": grid, "slm": slm_name}
         ev = Evaluator(mechanism=services.mechanism, attack=services.dx_attack(),
                        assessor=services.assessor(), cache=ResultCache(args.cache, settings),
-                       reconstruct=None if args.no_slm else ReconstructionAttack(services.slm()),
+                       reconstruct=None if attacker is None else ReconstructionAttack(attacker[1]),
                        seed=args.seed)
         print(f"{len(docs)} test-split business documents "
               f"({' / '.join(str(d[3]) for d in docs)} tokens), ε grid {grid}, "
