@@ -133,6 +133,12 @@ class QtAnswerPane(QGroupBox):
                             else "The local model is answering (nothing leaves this computer)…")
         self._grow()
         self._sync_buttons()
+        # Esc (the window's Stop shortcut) only reaches an active window; after the
+        # confirmation dialog closes, some desktops (or none: a bare X server) leave no
+        # window active, and Esc would silently do nothing.
+        window = self.window()
+        if window is not self and not window.isActiveWindow():
+            window.activateWindow()
 
     def append(self, restored: str, raw: str) -> None:
         for view, chunk in ((self.restored, restored), (self.raw, raw)):
