@@ -231,6 +231,7 @@ class FakeSendResult:
     output_tokens: int
     cost: float
     realized_utility: float | None = 0.71
+    finish_reason: str | None = "stop"       # as SendResult: "length" = cut at max_tokens
 
 
 class FakeBackend:
@@ -264,6 +265,7 @@ class FakeBackend:
         self.plans: list[FakePlan] = []       # every prepare_send
         self.keys: dict[str, str] = {}        # set_key (held like a session key)
         self.probes: list[str] = []           # providers check_connection tested
+        self.finish_reason: str | None = "stop"   # why the provider's answer ended
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -460,7 +462,8 @@ class FakeBackend:
                           "provider": plan.provider.name, "model": plan.provider.model,
                           "method": plan.method, "epsilon": plan.epsilon,
                           "payload": plan.payload, "answer_restored": restored})
-        return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004)
+        return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004,
+                              finish_reason=self.finish_reason)
 
     def run_local(self, task, text, on_token, cancel):
         words = "A local summary of the document".split()

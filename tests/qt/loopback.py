@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class LoopbackLLM:
     def __init__(self, answer_words: list[str], models: tuple[str, ...] = ("test-model",),
-                 key: str | None = None) -> None:
+                 key: str | None = None, delay: float = 0.0) -> None:
         self.answer_words = answer_words
         self.models = models            # what GET /v1/models lists
         self.key = key                  # when set, GET /v1/models needs "Bearer <key>"
+        self.delay = delay            # seconds before each word (a slowly streaming model)
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.gets: list[tuple[str, dict[str, str], bytes]] = []   # path, headers, body
@@ -54,7 +56,14 @@ class LoopbackLLM:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                try:
+                    self._stream()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass                      # the client stopped reading (Stop)
+
+            def _stream(self):
                 for i, word in enumerate(outer.answer_words):
+                    time.sleep(outer.delay)
                     piece = word if i == 0 else " " + word
                     event = {"id": "x", "object": "chat.completion.chunk",
                              "choices": [{"index": 0, "delta": {"content": piece},

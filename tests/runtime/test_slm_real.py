@@ -66,3 +66,42 @@ def test_perplexity_separates_language_from_noise(slm):
     noise = " ".join("".join(rng.choice("bcdfgkpqvxz") for _ in range(rng.randint(2, 7)))
                      for _ in range(60))
     assert slm.perplexity(DOC) * 5 < slm.perplexity(noise)
+
+
+def test_cancel_lands_within_a_second_during_prompt_evaluation(slm):
+    """A long document's prompt takes seconds per batch on a small CPU: llama.cpp's abort
+    callback must stop it inside the batch, before any token exists."""
+    import time
+
+    cancel = threading.Event()
+    long_doc = " ".join([DOC] * 25)                      # ~2,000 tokens of prompt
+    threading.Timer(0.5, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        slm.answer(SUMMARIZE.for_answer(800), long_doc, cancel=cancel)
+    assert time.monotonic() - t0 - 0.5 < 1.0
+    # the model is usable afterwards, and says why an answer ended
+    got = slm.answer(SUMMARIZE.for_answer(8), DOC)
+    assert got.finish_reason == "length" and got.text
+
+
+def test_a_queued_call_is_withdrawn_when_cancelled(slm):
+    import time
+
+    busy = threading.Event()
+
+    def occupy() -> None:
+        with pytest.raises(Cancelled):
+            slm.run(SUMMARIZE, " ".join([DOC] * 8), cancel=busy)
+
+    started = threading.Thread(target=occupy)
+    started.start()                                      # occupies the owner thread
+    time.sleep(0.2)
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        slm.run(SUMMARIZE, DOC, cancel=cancel)
+    assert time.monotonic() - t0 < 1.3
+    busy.set()
+    started.join(30)

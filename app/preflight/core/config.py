@@ -25,6 +25,7 @@ from preflight.core import paths
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.org_policy import OrgPolicy, load_org_policy
+from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
 
@@ -91,6 +92,7 @@ class Settings:
     store_original_in_audit: bool = False
     theme: str = "system"
     assessor_slm: str = ASSESSOR_SLMS[0]    # manifest role of the assessor's local SLM
+    answer_max_tokens: int = ANSWER_MAX_TOKENS  # longest answer (cloud and local), tokens
 
 
 class _Invalid(ValueError):
@@ -119,6 +121,9 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "theme": (lambda v: v in _THEMES, f"must be one of {', '.join(_THEMES)}"),
     "assessor_slm": (lambda v: v in ASSESSOR_SLMS, f"must be one of {', '.join(ASSESSOR_SLMS)}"),
     "schema_version": (lambda v: v >= 1, "must be 1 or more"),
+    "answer_max_tokens": (lambda v: ANSWER_TOKENS_RANGE[0] <= v <= ANSWER_TOKENS_RANGE[1],
+                          f"must be between {ANSWER_TOKENS_RANGE[0]} and "
+                          f"{ANSWER_TOKENS_RANGE[1]}"),
 }
 
 

@@ -71,6 +71,23 @@ class LanguageModel(Protocol):
     def perplexity(self, text: str) -> float: ...
 
 
+@dataclass(frozen=True)
+class ModelAnswer:
+    """A generated answer and why generation ended (``"stop"``, ``"length"``…)."""
+
+    text: str
+    finish_reason: str | None
+
+
+@runtime_checkable
+class AnsweringModel(LanguageModel, Protocol):
+    """A local model that also says why an answer ended (a user-facing answer that hit
+    the length limit is then cut back to its last sentence)."""
+
+    def answer(self, task: Task, text: str, on_token: Callable[[str], None] | None = None,
+               cancel: threading.Event | None = None) -> ModelAnswer: ...
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """Sentence embeddings and the similarity the utility features are built on."""

@@ -7,9 +7,15 @@ instruction itself carries no private data (the question is re-scanned before se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-SUMMARY_MAX_TOKENS = 142  # the summaries of the utility-assessor study were capped here
+# The utility assessor's own SLM summaries were capped here in the study its model was
+# fitted on: its features must be generated the same way. Answers shown to the user are
+# not: they take the user's answer length (``Settings.answer_max_tokens``, see
+# :meth:`Task.for_answer`).
+SUMMARY_MAX_TOKENS = 142
+ANSWER_MAX_TOKENS = 800          # default answer length: long enough for a whole answer
+ANSWER_TOKENS_RANGE = (32, 16384)  # what the setting accepts
 
 
 @dataclass(frozen=True)
@@ -17,6 +23,10 @@ class Task:
     kind: str                  # "summarize" | "question" | "correct"
     question: str = ""
     max_tokens: int = SUMMARY_MAX_TOKENS
+
+    def for_answer(self, max_tokens: int) -> "Task":
+        """This task as a user-facing answer of at most ``max_tokens`` tokens."""
+        return replace(self, max_tokens=int(max_tokens))
 
     def instruction(self) -> str:
         if self.kind == "summarize":

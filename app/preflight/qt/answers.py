@@ -1,10 +1,15 @@
 """Sending and local answers: :class:`AnswerController` runs "send" (plan, confirm,
 stream) and "keep local" (the SLM answers on the original) and streams the answer into
-the answer pane."""
+the answer pane (:mod:`preflight.qt.qt_answer_pane`).
+
+Stop: :meth:`AnswerController.stop` cancels the op (the cloud stream's connection is shut,
+llama.cpp aborts inside its batch) and from then on nothing more is shown; the op's
+report ends the answer with "Stopped by you" and the partial answer kept."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -12,8 +17,38 @@ from PySide6.QtCore import QObject, Signal
 from preflight.app.doorway import AnswerChunk, Doorway
 from preflight.app.presentation import error_text
 from preflight.core.errors import Cancelled
+from preflight.core.send.answer_text import (
+    NOISE_NOTE,
+    Restoration,
+    finish_answer,
+    restoration_line,
+)
 from preflight.qt.controllers import DocumentController
 from preflight.qt.qt_workers import OpContext, QtOp
+
+
+STOPPED = "Stopped by you. The partial answer is kept above."
+LOCAL_DONE = "Answered locally: nothing left this computer."
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    """How an answer ended, as the pane shows it."""
+
+    status: str                     # the result line
+    notes: tuple[str, ...] = ()     # d_X noise, the length limit
+    restored: str | None = None     # the answer to show instead (trimmed), None: as is
+    stopped: bool = False
+
+
+def cloud_status(result: Any, restoration: Restoration | None) -> str:
+    """The result line of a send: tokens, cost, utility, and what was restored."""
+    util = getattr(result, "realized_utility", None)
+    head = (f"Done: {result.output_tokens} tokens, cost {result.cost:.4f}"
+            + (f", realized utility {util:.2f}" if util is not None else "") + ".")
+    if restoration is None:
+        return head + " See the Raw tab for what came back."
+    return f"{head} {restoration_line(restoration)} See the Raw tab for what came back."
 
 
 class AnswerController(QObject):
@@ -22,6 +57,8 @@ class AnswerController(QObject):
     sig_started = Signal(str)                 # "cloud" | "local"
     sig_chunk = Signal(str, str)              # restored, raw
     sig_rate = Signal(float)                  # tokens per second
+    sig_stopping = Signal()                   # Stop was asked for; the op winds down
+    sig_outcome = Signal(object)              # AnswerOutcome, just before sig_finished
     sig_finished = Signal(object)             # SendResult / str / None when stopped
     sig_failed = Signal(str, str)
     sig_plan_ready = Signal(object)           # a SendPlan to confirm
@@ -36,6 +73,8 @@ class AnswerController(QObject):
         self._busy = False          # set before sig_busy goes out, so slots see it
         self._tokens = 0
         self._t0 = 0.0
+        self._stopping = False
+        self._restoration: Restoration | None = None   # what the payload carried
         self.restored = ""
         self.raw = ""
 
@@ -69,6 +108,8 @@ class AnswerController(QObject):
 
     def execute(self, plan: Any, confirmation: Any) -> None:
         backend = self.backend
+        sanitized = getattr(plan, "sanitized", None)
+        self._restoration = Restoration.of(sanitized) if sanitized is not None else None
         self._begin("cloud")
 
         def op(ctx: OpContext):
@@ -82,20 +123,27 @@ class AnswerController(QObject):
         if doc.fresh_result is None or self.busy:
             return
         text, task, backend = doc.text, doc.task, self.backend
+        self._restoration = None            # the original text: nothing to restore
         self._begin("local")
 
         def op(ctx: OpContext):
             return backend.run_local(task, text, lambda tok: ctx.emit(AnswerChunk(tok, tok)),
                                      ctx.cancel)
 
-        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="slm",
+        # The pool, not the "slm" lane: the local model has its own owner thread, and an
+        # answer queued behind a utility refinement on that lane could not be stopped.
+        self._op = QtOp(self, op, self._on_done, self._on_failed, lane="pool",
                         on_emit=self._on_chunk).run()
 
     def stop(self) -> None:
-        if self.busy and self._op is not None:
+        """Stop the answer: nothing more is shown from now on (see the module doc)."""
+        if self.busy and self._op is not None and not self._stopping:
+            self._stopping = True
             self._op.cancel(drop=False)
+            self.sig_stopping.emit()
 
     def _begin(self, mode: str) -> None:
+        self._stopping = False
         self.restored = self.raw = ""
         self._tokens = 0
         self._t0 = time.monotonic()
@@ -103,6 +151,8 @@ class AnswerController(QObject):
         self.sig_started.emit(mode)
 
     def _on_chunk(self, chunk: AnswerChunk) -> None:
+        if self._stopping:
+            return                  # already on its way in; the user said stop
         self.restored += chunk.restored
         self.raw += chunk.raw
         self._tokens += 1
@@ -119,11 +169,26 @@ class AnswerController(QObject):
             raw = getattr(result, "answer_raw", final)
             self.restored, self.raw = final, raw
             self.sig_chunk.emit(final, raw)
+        self.sig_outcome.emit(self._outcome(result))
         self.sig_finished.emit(result)
+
+    def _outcome(self, result: Any) -> AnswerOutcome:
+        shown, cut = finish_answer(self.restored, getattr(result, "finish_reason", None))
+        notes = self._noise_notes() + ((cut,) if cut else ())
+        if cut:
+            self.restored = shown
+        status = (cloud_status(result, self._restoration)
+                  if hasattr(result, "output_tokens") else LOCAL_DONE)
+        return AnswerOutcome(status, notes, shown if cut else None)
+
+    def _noise_notes(self) -> tuple[str, ...]:
+        return (NOISE_NOTE,) if self._restoration is not None and self._restoration.noise \
+            else ()
 
     def _on_failed(self, exc: BaseException) -> None:
         self._set_busy(False)
         if isinstance(exc, Cancelled):
+            self.sig_outcome.emit(AnswerOutcome(STOPPED, self._noise_notes(), stopped=True))
             self.sig_finished.emit(None)
             return
         self.sig_failed.emit(*error_text(exc))

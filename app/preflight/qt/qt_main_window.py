@@ -40,11 +40,12 @@ from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
 from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.privacy_ops import PrivacyController
+from preflight.qt.qt_answer_pane import QtAnswerPane
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
-from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_first_run import install_help_menu
+from preflight.qt.qt_panels import QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
 from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView, dropped_file
 from preflight.qt.qt_workers import QtOp
@@ -225,6 +226,7 @@ class QtMainWindow(QMainWindow):
         vsplit.setStretchFactor(0, 3)
         vsplit.setStretchFactor(1, 1)
         vsplit.setSizes([700, 190])
+        self.answer.follow_splitter(vsplit, 1)     # grows when an answer starts
         outer.addWidget(vsplit, 1)
         self.setCentralWidget(central)
 
@@ -282,11 +284,9 @@ class QtMainWindow(QMainWindow):
         self.local_button.clicked.connect(a.keep_local)
         self.copy_button.clicked.connect(self.copy_sanitized)
         self.stop_shortcut.activated.connect(a.stop)
-        self.answer.stop.clicked.connect(a.stop)
+        self.answer.bind(a)                       # chunks, rate, Stop, the outcome
         a.sig_plan_ready.connect(self._confirm)
         a.sig_started.connect(self._on_answer_started)
-        a.sig_chunk.connect(self.answer.append)
-        a.sig_rate.connect(self.answer.set_rate)
         a.sig_finished.connect(self._on_answer_finished)
         a.sig_failed.connect(self._on_answer_failed)
         a.sig_busy.connect(self._sync_actions)
@@ -511,18 +511,8 @@ class QtMainWindow(QMainWindow):
         self.answer.start(mode, self.provider.currentData() or "The provider")
         self._sync_actions()
 
-    def _on_answer_finished(self, result: Any) -> None:
-        if result is None:
-            self.answer.finish("Stopped. The partial answer is kept above.")
-        elif hasattr(result, "output_tokens"):
-            util = getattr(result, "realized_utility", None)
-            self.answer.finish(
-                f"Done: {result.output_tokens} tokens, cost {result.cost:.4f}"
-                + (f", realized utility {util:.2f}" if util is not None else "")
-                + ". Placeholders were restored locally; see the Raw tab for what came back.")
-        else:
-            self.answer.finish("Answered locally: nothing left this computer.")
-        self._sync_actions()
+    def _on_answer_finished(self, _result: Any) -> None:
+        self._sync_actions()                      # the pane shows the outcome (sig_outcome)
 
     def _on_answer_failed(self, message: str, hint: str) -> None:
         self.answer.finish(f"Failed: {message}")

@@ -1,5 +1,6 @@
-"""Side panels: sanitization controls, the assessment panel (its chart: `qt_chart`) and the
-answer pane. Views only: they expose widgets and signals, controllers feed them."""
+"""Side panels: sanitization controls and the assessment panel (its chart: `qt_chart`; the
+answer pane: `qt_answer_pane`). Views only: they expose widgets and signals, controllers
+feed them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -16,12 +17,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSizePolicy,
     QSlider,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -334,67 +333,3 @@ class QtAssessmentPanel(QGroupBox):
         else:
             self.cost.setText(format_cost(est.max_total) if est.priced
                               else "unknown (no prices set for this provider)")
-
-
-NO_ANSWER = "No answer yet. Send to a provider or answer locally."
-
-
-class QtAnswerPane(QGroupBox):
-    """The streamed answer: restored (placeholders back to the original values) and raw."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Answer", parent)
-        lay = QVBoxLayout(self)
-        head = QHBoxLayout()
-        self.status = QLabel(NO_ANSWER)
-        self.status.setObjectName("muted")
-        self.rate = QLabel("")
-        self.rate.setObjectName("muted")
-        self.stop = QPushButton("Stop (Esc)")
-        self.stop.setVisible(False)
-        head.addWidget(self.status, 1)
-        head.addWidget(self.rate)
-        head.addWidget(self.stop)
-        lay.addLayout(head)
-        self.tabs = QTabWidget()
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.restored = QPlainTextEdit()
-        self.restored.setObjectName("answerRestored")
-        self.restored.setReadOnly(True)
-        self.raw = QPlainTextEdit()
-        self.raw.setObjectName("answerRaw")
-        self.raw.setReadOnly(True)
-        self.raw.setFont(mono)
-        self.tabs.addTab(self.restored, "Restored")
-        self.tabs.addTab(self.raw, "Raw (as received)")
-        lay.addWidget(self.tabs)
-
-    def start(self, mode: str, who: str) -> None:
-        self.restored.clear()
-        self.raw.clear()
-        self.rate.setText("")
-        self.stop.setVisible(True)
-        self.status.setText(f"{who} is answering…" if mode == "cloud"
-                            else "The local model is answering (nothing leaves this computer)…")
-
-    def append(self, restored: str, raw: str) -> None:
-        for view, chunk in ((self.restored, restored), (self.raw, raw)):
-            cur = view.textCursor()
-            cur.movePosition(cur.MoveOperation.End)
-            cur.insertText(chunk)
-            view.setTextCursor(cur)
-
-    def set_rate(self, tps: float) -> None:
-        self.rate.setText(f"{tps:.1f} tokens/s")
-
-    def reset(self) -> None:
-        """A new or emptied document: no answer from the previous one stays."""
-        self.restored.clear()
-        self.raw.clear()
-        self.rate.setText("")
-        self.stop.setVisible(False)
-        self.status.setText(NO_ANSWER)
-
-    def finish(self, message: str) -> None:
-        self.stop.setVisible(False)
-        self.status.setText(message)

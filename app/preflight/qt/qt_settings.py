@@ -32,6 +32,7 @@ from preflight.core.config import Settings
 from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.probe import validate_base_url
+from preflight.qt.qt_answers_tab import QtAnswersTab
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_models_tab import QtModelsTab
 from preflight.qt.qt_org_policy import lock_epsilon_spins, lock_min_utility, locked_note
@@ -150,7 +151,9 @@ class QtSettingsDialog(QDialog):
         self.tabs.addTab(self.models, "Local models")
         self.tabs.addTab(self.policy, "Policy")
         self.tabs.addTab(appearance, "Appearance")
-        names = {"providers": 0, "models": 1, "policy": 2, "appearance": 3}
+        self.answers = QtAnswersTab(self.settings)
+        self.tabs.addTab(self.answers, "Answers")
+        names = {"providers": 0, "models": 1, "policy": 2, "appearance": 3, "answers": 4}
         self.tabs.setCurrentIndex(names.get(tab, 0))
         lay.addWidget(self.tabs, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -160,6 +163,7 @@ class QtSettingsDialog(QDialog):
         lay.addWidget(buttons)
 
     def accept(self) -> None:
+        self.answers.store()
         self.providers._store_row()
         self.policy.store()
         self.models.store()

@@ -6,7 +6,10 @@ worker and the caller waits on the future, so the window, the CLI and the utilit
 assessor can all share one instance from any thread. The model loads lazily on first use.
 
 Generation streams (``on_token`` is called on the owner thread for every piece of text)
-and is cancellable (``cancel`` is a ``threading.Event`` checked before every token).
+and is cancellable within a fraction of a second: ``cancel`` (a ``threading.Event``) is
+checked before every token, by llama.cpp's abort callback inside every batch of the prompt
+evaluation (a long document's prompt takes seconds per batch on a small CPU), and while a
+call still waits behind another on the owner thread.
 Decoding is greedy with a mild repetition penalty: the same text gives the same answer,
 which keeps the utility features reproducible and lets callers cache per document.
 """
@@ -24,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from preflight.core.errors import Cancelled, InputError, ModelUnavailableError
+from preflight.core.ports import ModelAnswer
 from preflight.core.tasks import Task
 from preflight.runtime.llama_open import open_llama
 
@@ -33,6 +37,8 @@ TokenCallback = Callable[[str], None]
 
 # Room kept for the chat template and instruction around the document.
 _PROMPT_OVERHEAD_TOKENS = 160
+# How often a caller waiting for the owner thread looks at its cancel event (seconds).
+_CANCEL_POLL_S = 0.05
 
 
 def default_slm_path() -> Path:
@@ -76,6 +82,8 @@ class LocalSLM:
         self._llm: Any = None        # touched only on the owner thread
         self._scorer: Any = None     # ditto: logits_all context for perplexity
         self._closed = False
+        self._abort_on: threading.Event | None = None   # the running generation's cancel
+        self._abort_cb: Any = None   # the ctypes callback (kept alive while the model is)
 
     # -- public API ------------------------------------------------------------------
     @property
@@ -99,9 +107,20 @@ class LocalSLM:
 
         Raises :class:`Cancelled` when ``cancel`` is set during generation.
         """
+        return self.answer(task, text, on_token, cancel).text
+
+    def answer(
+        self,
+        task: Task,
+        text: str,
+        on_token: TokenCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ModelAnswer:
+        """:meth:`run`, also telling why generation ended (``"length"``: it reached
+        ``task.max_tokens``, or half the context, whichever is smaller)."""
         if not text.strip():
             raise InputError("The document is empty.", "Give the model some text to work on.")
-        return self._submit(self._generate, task, text, on_token, cancel)
+        return self._submit(self._generate, task, text, on_token, cancel, cancel=cancel)
 
     def messages(self, task: Task, document: str) -> list[dict[str, str]]:
         """The chat messages sent for ``task``: the task's own, with the system message
@@ -146,11 +165,21 @@ class LocalSLM:
         self.close()
 
     # -- owner-thread internals --------------------------------------------------------
-    def _submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _submit(self, fn: Callable[..., Any], *args: Any,
+                cancel: threading.Event | None = None) -> Any:
+        """Run ``fn`` on the owner thread and wait; a call still queued behind another
+        one is withdrawn when ``cancel`` is set (raises :class:`Cancelled`)."""
         if self._closed:
             raise ModelUnavailableError("The local model was closed.", "Restart Preflight.")
         try:
-            return self._executor.submit(fn, *args).result()
+            future = self._executor.submit(fn, *args)
+            while cancel is not None:
+                try:
+                    return future.result(timeout=_CANCEL_POLL_S)
+                except TimeoutError:
+                    if cancel.is_set() and future.cancel():
+                        raise Cancelled("Stopped the local model.") from None
+            return future.result()
         except (CancelledError, RuntimeError) as exc:
             if not self._closed:
                 raise
@@ -176,7 +205,25 @@ class LocalSLM:
         if self._llm is None:
             log.info("loading SLM %s", self.model_path.name)
             self._llm = self._open(n_ctx=self._n_ctx, seed=0)
+            self._install_abort(self._llm)
         return self._llm
+
+    def _install_abort(self, llm: Any) -> None:
+        """Let llama.cpp stop inside a batch when the running generation is cancelled:
+        ``llama_decode`` then fails, and :meth:`_generate` turns that into Cancelled."""
+        try:
+            import llama_cpp
+
+            @llama_cpp.ggml_abort_callback
+            def abort(_data: Any) -> bool:
+                event = self._abort_on
+                return bool(event is not None and event.is_set())
+
+            llama_cpp.llama_set_abort_callback(llm.ctx, abort, None)
+        except (AttributeError, TypeError) as exc:   # an older binding: per token only
+            log.warning("llama.cpp abort callback unavailable (%s)", type(exc).__name__)
+            return
+        self._abort_cb = abort
 
     def _ensure_scorer(self) -> Any:
         if self._scorer is None:
@@ -202,33 +249,46 @@ class LocalSLM:
         text: str,
         on_token: TokenCallback | None,
         cancel: threading.Event | None,
-    ) -> str:
+    ) -> ModelAnswer:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("Stopped the local model.")
         llm = self._ensure_llm()
-        document = self._fit_document(llm, text, task.max_tokens)
+        # The answer may take at most half the context: the document needs the rest.
+        max_tokens = min(task.max_tokens, self._n_ctx // 2)
+        document = self._fit_document(llm, text, max_tokens)
         # Evaluate the whole prompt afresh: llama.cpp would otherwise reuse the KV cache of
         # a shared prefix and evaluate the rest in other batches, whose float rounding can
         # change a greedy answer — the same text must always give the same features.
         llm.reset()
         stream = llm.create_chat_completion(
             messages=self.messages(task, document),
-            max_tokens=task.max_tokens,
+            max_tokens=max_tokens,
             temperature=0.0,
             repeat_penalty=self._repeat_penalty,
             stream=True,
         )
         pieces: list[str] = []
+        finish: str | None = None
+        self._abort_on = cancel
         try:
             for chunk in stream:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled("Stopped the local model.")
-                piece = chunk["choices"][0]["delta"].get("content") or ""
+                choice = chunk["choices"][0]
+                finish = choice.get("finish_reason") or finish
+                piece = choice["delta"].get("content") or ""
                 if piece:
                     pieces.append(piece)
                     if on_token is not None:
                         on_token(piece)
+        except RuntimeError:
+            if cancel is not None and cancel.is_set():   # llama_decode aborted (see above)
+                raise Cancelled("Stopped the local model.") from None
+            raise
         finally:
+            self._abort_on = None
             stream.close()  # stops llama.cpp mid-generation when we leave early
-        return "".join(pieces).strip()
+        return ModelAnswer("".join(pieces).strip(), finish)
 
     def _perplexity(self, text: str) -> float:
         scorer = self._ensure_scorer()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from preflight.core.errors import ModelUnavailableError
-from preflight.core.ports import LanguageModel
+from preflight.core.ports import AnsweringModel, LanguageModel, ModelAnswer
 from preflight.core.send.audit import AuditLog, Fingerprint
 from preflight.core.send.execute import error_text
 from preflight.core.tasks import Task
@@ -18,9 +18,11 @@ from preflight.core.tasks import Task
 class LocalResult:
     record_id: int
     answer: str
+    finish_reason: str | None = None      # "length": the answer reached its token limit
 
     def to_json(self) -> dict[str, Any]:
-        return {"record_id": self.record_id, "answer": self.answer, "sent": False}
+        return {"record_id": self.record_id, "answer": self.answer, "sent": False,
+                "finish_reason": self.finish_reason}
 
 
 def answer_locally(
@@ -43,10 +45,13 @@ def answer_locally(
         task=task.kind, original_text=text if store_original else None,
     )
     try:
-        answer = slm.run(task, text, on_token=on_token, cancel=cancel)
+        if isinstance(slm, AnsweringModel):
+            got = slm.answer(task, text, on_token=on_token, cancel=cancel)
+        else:
+            got = ModelAnswer(slm.run(task, text, on_token=on_token, cancel=cancel), None)
     except BaseException as exc:
         audit.update(record_id, error=error_text(exc))
         raise
     if store_original:     # answered on the original: the answer may quote its names
-        audit.update(record_id, answer_restored=answer, answer_raw=answer)
-    return LocalResult(record_id, answer)
+        audit.update(record_id, answer_restored=got.text, answer_raw=got.text)
+    return LocalResult(record_id, got.text, got.finish_reason)

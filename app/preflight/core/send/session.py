@@ -151,11 +151,17 @@ class SendSession:
             "--base-url URL --model MODEL`.",
         )
 
+    def answer_task(self, task: Task) -> Task:
+        """``task`` with the user's answer length (Settings → Answers): what the provider
+        and the local model are asked for. The utility assessor keeps its own cap."""
+        return task.for_answer(self.settings.answer_max_tokens)
+
     def estimate(self, sanitized_text: str, task: Task,
                  provider: str | ProviderSettings | None) -> CostEstimate:
         """Token count and cost of sending ``sanitized_text`` for ``task``, counted on the
         exact request body the provider would receive (for live estimates in a face)."""
         settings = self.provider(provider)
+        task = self.answer_task(task)
         request = self._client_factory(settings).build_request(task, sanitized_text)
         return estimate_cost(count_request_tokens(request, self.token_counter),
                              task.max_tokens, settings)
@@ -185,6 +191,7 @@ class SendSession:
         document's tokens stable across sends; it is saved once the text is sanitized.
         """
         settings = self.provider(provider)
+        task = self.answer_task(task)
         self.org_policy.check_provider(settings.base_url)   # fail closed when broken
         if params.epsilon is not None:
             self.org_policy.check_epsilon(params.epsilon)
@@ -305,7 +312,7 @@ class SendSession:
         cancel: threading.Event | None = None,
     ) -> LocalResult:
         """The local SLM answers on the original text; nothing is sent anywhere."""
-        return answer_locally(self._slm, self.audit, text, task,
+        return answer_locally(self._slm, self.audit, text, self.answer_task(task),
                               store_original=self.settings.store_original_in_audit,
                               on_token=on_token, cancel=cancel)
 

@@ -31,6 +31,8 @@ MAX_ANSWER_CHARS = 1 << 20          # 1 MiB of answer text; more is cut off
 MAX_LINE_CHARS = 4 * MAX_ANSWER_CHARS  # one SSE line (one event's JSON)
 MAX_WHOLE_BYTES = 4 * MAX_ANSWER_CHARS  # a non-streamed JSON reply
 READ_CHUNK_BYTES = 64 * 1024
+CANCEL_POLL_S = 0.05     # how soon a cancelled stream's connection is shut
+STOPPED = "Stopped while the answer was streaming."
 
 
 @dataclass(frozen=True)
@@ -107,13 +109,33 @@ def read_answer(
     on_delta: Callable[[str], None] | None,
     cancel: threading.Event | None,
 ) -> tuple[str, str | None, dict[str, int], bool]:
-    """(text, finish_reason, usage, truncated) of ``response``; closes it."""
-    name = client.settings.name
+    """(text, finish_reason, usage, truncated) of ``response``; closes it.
+
+    Setting ``cancel`` stops the reading within :data:`CANCEL_POLL_S` even while the
+    provider sends nothing: the connection is shut, which wakes the blocked read, and
+    :class:`Cancelled` (with ``partial``, the answer so far) is raised."""
     answer = _Answer(on_delta)
+    try:
+        with _CloseOnCancel(response, cancel):
+            return _read(client, response, answer, cancel)
+    except Cancelled as exc:
+        exc.partial = answer.text  # type: ignore[attr-defined]
+        raise
+    finally:
+        response.close()
+
+
+def _read(
+    client: "ProviderClient", response: requests.Response, answer: _Answer,
+    cancel: threading.Event | None,
+) -> tuple[str, str | None, dict[str, int], bool]:
+    name = client.settings.name
     try:
         if "text/event-stream" not in response.headers.get("Content-Type", ""):
             return _read_whole(client, response, answer)
         finish, usage, done = _read_events(client, response, answer, cancel)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(STOPPED)     # the shut connection ended the stream
         if not done and finish is None and not answer.truncated:
             raise StreamBroken(
                 f"The answer from {name} stopped before it was complete "
@@ -126,6 +148,8 @@ def read_answer(
     except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError,
             requests.exceptions.Timeout, urllib3.exceptions.HTTPError,
             http.client.HTTPException, OSError) as exc:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(STOPPED) from None
         if is_read_timeout(exc):
             raise StreamBroken(
                 f"The provider ({name}) stopped sending for {client.timeouts.read:g} s "
@@ -140,11 +164,50 @@ def read_answer(
             "The request reached the provider, so it was not re-sent automatically.",
             answer.text,
         ) from None
-    except Cancelled as exc:
-        exc.partial = answer.text  # type: ignore[attr-defined]
-        raise
-    finally:
-        response.close()
+
+
+class _CloseOnCancel:
+    """While reading: a watcher shuts the response's socket once ``cancel`` is set, so a
+    read blocked on a provider that sends nothing returns at once (closing the response
+    from another thread does not wake a blocked ``recv``; ``shutdown`` does)."""
+
+    def __init__(self, response: requests.Response, cancel: threading.Event | None) -> None:
+        self._response = response
+        self._cancel = cancel
+        self._done = threading.Event()
+
+    def __enter__(self) -> "_CloseOnCancel":
+        if self._cancel is not None:
+            threading.Thread(target=self._watch, name="preflight-stream-cancel",
+                             daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        assert self._cancel is not None
+        while not self._done.wait(CANCEL_POLL_S):
+            if self._cancel.is_set():
+                sock = _socket_of(self._response)
+                if sock is not None:
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass          # already closed: the read has ended anyway
+                return
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket under a streamed ``requests`` response (urllib3 2 or http.client)."""
+    raw = response.raw
+    conn = getattr(raw, "_connection", None)
+    sock = getattr(conn, "sock", None)
+    if isinstance(sock, socket.socket):
+        return sock
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _read_events(
@@ -158,7 +221,7 @@ def _read_events(
     usage: dict[str, int] = {}
     for raw in _chunks(response):
         if cancel is not None and cancel.is_set():
-            raise Cancelled("Stopped while the answer was streaming.")
+            raise Cancelled(STOPPED)
         try:
             batch = lines.feed(decoder.decode(raw))
         except _LineTooLong:

@@ -1,0 +1,82 @@
+"""What an answer means once it is back: where it ends, what was restored, what may be noise.
+
+Shared by the faces (the window's answer pane, the CLI) so they say the same thing:
+
+- an answer the model stopped because it reached the length limit is cut back to its last
+  complete sentence and says so (:func:`finish_answer`);
+- the result line tells what happened to the protected values (:func:`restoration_line`):
+  placeholders are restored only when placeholders were sent, pseudonyms are mapped back,
+  and d_X noise cannot be undone;
+- after d_X (whole text or hybrid) the answer may repeat noised words: :data:`NOISE_NOTE`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from preflight.core.types import SanitizedText
+
+LENGTH_NOTE = "(answer cut at the length limit — raise it in Settings)"
+NOISE_NOTE = ("Names and numbers in this answer may be noise: d_X replaced words of the "
+              "document with nearby words before it was sent, and noise cannot be undone. "
+              "Check every name, number and date against the original.")
+# finish reasons that mean "stopped at max_tokens" (OpenAI style, Anthropic style)
+_LENGTH_REASONS = frozenset({"length", "max_tokens"})
+# a sentence ends at . ! ? … (maybe followed by closing quotes/brackets) before a space
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+
+
+def stopped_on_length(finish_reason: str | None) -> bool:
+    return finish_reason in _LENGTH_REASONS
+
+
+def trim_to_sentence(text: str) -> str:
+    """``text`` up to its last complete sentence (or line: a list item ends at its line
+    break); the text itself when nothing in it ends."""
+    body = text.rstrip()
+    ends = [m.end() for m in _SENTENCE_END.finditer(body)]
+    line = body.rfind("\n")
+    cut = max(ends[-1] if ends else 0, line if line > 0 else 0)
+    return body[:cut].rstrip() if cut else body
+
+
+def finish_answer(text: str, finish_reason: str | None) -> tuple[str, str | None]:
+    """(the answer as shown, a note or None): an answer stopped on length ends cleanly."""
+    if not stopped_on_length(finish_reason):
+        return text, None
+    return trim_to_sentence(text), LENGTH_NOTE
+
+
+@dataclass(frozen=True)
+class Restoration:
+    """Which reversible and irreversible changes a payload carried."""
+
+    placeholders: bool      # <PERSON_1>-style tokens: restored from the vault
+    pseudonyms: bool        # stand-in names: mapped back from the vault
+    noise: bool             # d_X changed words (whole text, hybrid or spans): not undone
+
+    @classmethod
+    def of(cls, sanitized: SanitizedText) -> "Restoration":
+        info = sanitized.info or {}
+        actions = info.get("actions") or {}
+        used = {name for name, count in actions.items() if count} | {sanitized.method}
+        return cls("placeholder" in used, "pseudonym" in used,
+                   sanitized.method == "dx" or info.get("epsilon") is not None)
+
+
+def restoration_line(r: Restoration) -> str:
+    """One sentence for the result line: what was put back locally, and what could not."""
+    if r.placeholders and r.pseudonyms:
+        said = "Placeholders and pseudonyms were mapped back to the original values locally"
+    elif r.placeholders:
+        said = "Placeholders were restored locally"
+    elif r.pseudonyms:
+        said = "Pseudonyms were mapped back to the original names locally"
+    else:
+        said = ""
+    if r.noise:
+        noise = "words changed by d_X noise cannot be restored"
+        said = f"{said}; {noise}" if said else f"Nothing was restored: {noise}"
+    return (said or "Nothing needed restoring (the policy removed or generalized the "
+                     "values)") + "."
