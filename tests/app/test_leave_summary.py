@@ -84,3 +84,13 @@ def test_a_value_copied_back_by_a_change_still_leaves():
     out, changes = apply_replacements(DOC, [(b.start, b.end, "Bob Stone", "TOKEN")])
     summary = summarize_leaving(DOC, SanitizedText(out, "dx", changes, {}), [b])
     assert summary.sentence == "1 name will leave your computer."
+
+
+def test_under_the_hybrid_a_kept_value_the_noise_let_through_leaves():
+    spans = [s for s in _spans() if s.type == "LOCATION"]
+    sanitized = SanitizedText(DOC, "identifiers-dx", (), {
+        "kept_spans": [[s.start, s.end] for s in spans],
+        "policy": PRESETS["identifiers-dx"].describe()})
+    summary = summarize_leaving(DOC, sanitized, spans)
+    assert summary.sentence == "1 place will leave your computer."
+    assert summary.leaking_types == ("LOCATION",) and summary.severity == "low"

@@ -7,7 +7,8 @@ are one name):
 - ``leaving``: values the policy protects that are still in the payload as written (d_X
   may draw a name's own token back; a name the operators missed at one mention);
 - ``kept``: values the policy keeps as written on purpose (places and organizations
-  under "Protect identifiers");
+  under "Protect identifiers"; with d_X on the rest such values are noised, so one that
+  comes through as written counts as ``leaving``);
 - ``allowed``: values the user let through for this document ("Allow this time").
 
 :attr:`LeaveSummary.sentence` says it in plain English with correct plurals — "1 password,
@@ -157,6 +158,10 @@ def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[S
     """What of ``spans`` (every detection; ``excluded``: the span keys the user let
     through) is still written in ``sanitized``, grouped as the module says."""
     used = [s for s in spans if span_key(s, original) not in excluded]
+    # With d_X on the rest (the hybrid), a value the policy "keeps" is noised like any
+    # other word: when it comes through as written, the noise let it leave.
+    policy = (sanitized.info or {}).get("policy") or {}
+    noised = isinstance(policy, dict) and policy.get("dx") == "rest"
     status = dict(((s.start, s.end), st) for s, st in payload_status(original, sanitized,
                                                                         used))
     groups: dict[str, list[Span]] = {"leaving": [], "kept": [], "allowed": []}
@@ -168,7 +173,7 @@ def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[S
         elif status.get((s.start, s.end)) == "left":
             groups["leaving"].append(s)
         elif status.get((s.start, s.end)) == "kept" and value in sanitized.text:
-            groups["kept"].append(s)
+            groups["leaving" if noised else "kept"].append(s)
     return LeaveSummary(**{k: _items(original, v) for k, v in groups.items()})
 
 
