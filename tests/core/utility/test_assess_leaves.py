@@ -5,22 +5,12 @@ from __future__ import annotations
 import json
 import re
 
-from _utility_fakes import DOC, FakeEmbedder, FakePrepared, FakeSLM, LinearPredictor, dx_like
+from _utility_fakes import DOC, FakeDx, FakeEmbedder, FakeSLM, LinearPredictor
 from preflight.cli.main import main
 from preflight.core.types import Category, Span
 from preflight.core.utility import assess as assess_mod
 
 _REAL_ASSESSOR = assess_mod.UtilityAssessor
-
-
-class FakeDx:
-    name = "dx"
-
-    def sanitize(self, text, spans, params):
-        return dx_like(text, params.epsilon)
-
-    def prepare(self, text, spans, params):
-        return FakePrepared(text)
 
 
 class Names:
