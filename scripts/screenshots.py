@@ -161,6 +161,17 @@ def main() -> int:
                 bar.setValue(bar.maximum())
                 shoot(win, "02-dx-privacy-light")
                 win.right_scroll.verticalScrollBar().setValue(0)
+        if theme == "light":    # the banner above Send: d_X alone lets values through
+            choose(win, "dx-all")
+            if wait_until(app, lambda: d.policy.name == "dx-all" and d.fresh_result
+                          is not None and win.leave_banner.summary is not None, 300,
+                          "d_X preview"):
+                shoot(win, "02-leave-banner-light")
+                win.leave_banner.protect.click()
+                wait_until(app, lambda: d.modified and d.fresh_result is not None
+                           and win.leave_banner.summary.severity != "high", 300,
+                           "protected preview")
+                shoot(win, "02-leave-protected-light")
         choose(win, "placeholder")
         wait_until(app, lambda: d.result and d.result.sanitized.method == "placeholder", 60,
                    "placeholder preview")

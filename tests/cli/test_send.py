@@ -256,6 +256,23 @@ def test_question_task_flags(server, doc, capsys):
     assert b"When is the review?" in server.requests[0].body
 
 
+def test_question_and_instruction_leave_sanitized(server, doc, capsys):
+    """`send --question/--instruction`: a name typed there goes out as the document's
+    placeholder (the same vault)."""
+    add_provider(server.url)
+    assert cli.main(["send", str(doc), "--policy", "identifiers", "--task", "question",
+                     "--question", "What did Bob Stone ask Alice Martin?",
+                     "--instruction", "Answer for Carol Diaz", "--yes", "--no-learn"]) == 0
+    body = json.loads(server.requests[0].body)["messages"][1]["content"]
+    typed = body.split("Document:")[0]
+    doc_part = body.split("Document:")[1]
+    for name in ("Bob Stone", "Alice Martin", "Carol Diaz"):
+        assert name not in body
+    bob = doc_part[doc_part.index("asked ") + 6:].split(" ")[0]
+    assert bob.startswith("<PERSON_") and f"What did {bob} ask" in typed
+    assert "Additional instruction: Answer for <PERSON_" in typed
+
+
 def test_history_export(server, doc, tmp_path, capsys):
     add_provider(server.url)
     cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"])

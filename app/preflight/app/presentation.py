@@ -129,27 +129,34 @@ def privacy_indicators(
         changed = sum(len(original[c.source_start:c.source_end].split()) or 1
                       for c in sanitized.changes)
         changed = min(changed, total)
-    covered = sorted((c.source_start, c.source_end) for c in sanitized.changes)
-    starts = [c[0] for c in covered]
-    kept_ranges = {tuple(r) for r in info.get("kept_spans") or ()}
-    left = kept = 0
-    for s in spans:
-        if (s.start, s.end) in kept_ranges:
-            kept += 1
-            continue
-        value = original[s.start:s.end]
-        if not value.strip():
-            continue
-        if _fully_covered(s.start, s.end, covered, starts):
-            # A change may still copy the value back (d_X may pick the same token).
-            touched = [c for c in sanitized.changes
-                       if c.source_start < s.end and c.source_end > s.start]
-            if all(c.replacement != c.original for c in touched):
-                continue
-        if value in sanitized.text:
-            left += 1
+    status = [st for _s, st in payload_status(original, sanitized, spans)]
+    left, kept = status.count("left"), status.count("kept")
     guarantee = str(info.get("guarantee") or _operator_guarantee(sanitized.method))
     return PrivacyIndicators(changed, total, len(spans), left, guarantee, kept)
+
+
+def payload_status(original: str, sanitized: SanitizedText, spans: Sequence[Span]
+                   ) -> list[tuple[Span, str]]:
+    """Each span with its fate in the payload: ``"kept"`` (the policy keeps it as written
+    on purpose), ``"left"`` (protected, yet its value is still in the payload: not fully
+    covered by changes, or copied back by one — d_X may pick the same token) or
+    ``"gone"``."""
+    covered = sorted((c.source_start, c.source_end) for c in sanitized.changes)
+    starts = [c[0] for c in covered]
+    kept_ranges = {tuple(r) for r in (sanitized.info or {}).get("kept_spans") or ()}
+    out = []
+    for s in spans:
+        if (s.start, s.end) in kept_ranges:
+            out.append((s, "kept"))
+            continue
+        value = original[s.start:s.end]
+        gone = not value.strip()
+        if not gone and _fully_covered(s.start, s.end, covered, starts):
+            touched = [c for c in sanitized.changes
+                       if c.source_start < s.end and c.source_end > s.start]
+            gone = all(c.replacement != c.original for c in touched)
+        out.append((s, "left" if not gone and value in sanitized.text else "gone"))
+    return out
 
 
 def _fully_covered(start: int, end: int, covered: list[tuple[int, int]],

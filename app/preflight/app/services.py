@@ -332,7 +332,7 @@ class Services:
 
         predictor = self.predictor(provider)
         pkey = self.provider_key(provider)
-        key = "\0".join((task.kind, task.question, pkey.slug if pkey else ""))
+        key = "\0".join((task.kind, task.question, task.note, pkey.slug if pkey else ""))
         with self._lock:
             old = self._assessors.get(key)
             if old is None or old.predictor is not predictor:

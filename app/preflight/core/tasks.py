@@ -1,8 +1,10 @@
 """What the user asks a model to do with the document.
 
 One definition serves the local SLM and the cloud LLM, so the SLM's answer predicts the
-cloud's answer on the same request. Only the document part of a prompt is sanitized; the
-instruction itself carries no private data (the question is re-scanned before sending).
+cloud's answer on the same request. The user's own words — the question and the optional
+``note`` (a custom instruction such as "summarize for the board in 5 bullets") — are
+sanitized with the document's policy and vault before a send
+(:mod:`preflight.core.send.question`), and the whole request is re-scanned.
 """
 
 from __future__ import annotations
@@ -23,12 +25,28 @@ class Task:
     kind: str                  # "summarize" | "question" | "correct"
     question: str = ""
     max_tokens: int = SUMMARY_MAX_TOKENS
+    note: str = ""             # the user's custom instruction (optional, any task)
+
+    def user_text(self) -> dict[str, str]:
+        """The parts of the request the user typed (field name → text), non-empty only."""
+        return {k: v for k, v in (("question", self.question), ("note", self.note))
+                if v.strip()}
+
+    def with_user_text(self, question: str, note: str) -> "Task":
+        """The same task with other user-typed text (e.g. sanitized)."""
+        return replace(self, question=question, note=note)
+
+    def _note_line(self) -> str:
+        return f"\nAdditional instruction: {self.note.strip()}" if self.note.strip() else ""
 
     def for_answer(self, max_tokens: int) -> "Task":
         """This task as a user-facing answer of at most ``max_tokens`` tokens."""
         return replace(self, max_tokens=int(max_tokens))
 
     def instruction(self) -> str:
+        return self._base_instruction() + self._note_line()
+
+    def _base_instruction(self) -> str:
         if self.kind == "summarize":
             return (
                 "Write a short summary of the document below in plain prose, "
@@ -58,10 +76,11 @@ class Task:
 
     def completion_prompt(self, document: str) -> str:
         """A plain completion prompt, for base models without a chat template."""
+        note = f"Instruction: {self.note.strip()}\n" if self.note.strip() else ""
         if self.kind == "summarize":
-            return f"{document.strip()}\n\nTL;DR:"
+            return f"{document.strip()}\n\n{note}TL;DR:"
         if self.kind == "question":
-            return f"{document.strip()}\n\nQuestion: {self.question.strip()}\nAnswer:"
+            return f"{document.strip()}\n\n{note}Question: {self.question.strip()}\nAnswer:"
         return f"{self.instruction()}\n\n{document.strip()}\n\nRewritten:"
 
 

@@ -136,6 +136,29 @@ class PolicyOps:
         self.sig_status.emit(f"{etype}: {action.value} (this document; “Save as named "
                              "policy…” keeps it).")
 
+    def protect_types(self, types: list[str]) -> None:
+        """"Protect these" (the banner above Send): ``types`` become placeholders for this
+        document, as a modified policy. A policy of d_X alone has no per-type actions: it
+        becomes the hybrid — these types are placeholders, d_X noise stays on every other
+        token (the text around the values included)."""
+        if self.policy is None or not types:
+            return
+        try:
+            for etype in types:
+                self.backend.org_policy.check_action(etype, Action.PLACEHOLDER)
+        except PreflightError as exc:
+            self.sig_error.emit(exc.message, exc.hint)
+            return
+        base = self.policy
+        if base.dx in (DxScope.ALL, DxScope.SPANS):
+            base = replace(base, dx=DxScope.REST, by_type={}, by_category={},
+                           fallback=Action.KEEP)
+        changed = base.with_actions({t: Action.PLACEHOLDER for t in types})
+        self._apply_policy(replace(changed, title=base_title(self.policy) + MODIFIED),
+                           modified=True)
+        self.sig_status.emit(f"{', '.join(types)}: placeholder (this document; “Save as "
+                             "named policy…” keeps it).")
+
     def save_policy_as(self, name: str) -> None:
         """Store the current (modified) policy under ``name`` and switch to it."""
         if self.policy is None:

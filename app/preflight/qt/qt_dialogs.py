@@ -99,6 +99,14 @@ class QtConfirmSendDialog(QDialog):
         facts.setWordWrap(True)
         facts.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(facts)
+        typed = getattr(getattr(plan, "task", None), "user_text", dict)()  # as sanitized
+        self.typed = QLabel("<br>".join(
+            f"<b>{'Question' if k == 'question' else 'Instruction'} as sent:</b> "
+            f"{html.escape(v)}" for k, v in typed.items()))
+        self.typed.setObjectName("typedAsSent")
+        self.typed.setWordWrap(True)
+        self.typed.setVisible(bool(typed))
+        lay.addWidget(self.typed)
         lines = list(privacy)           # the assessment panel's Privacy group, repeated
         self.privacy = QLabel("<b>Privacy:</b> " + "<br>".join(html.escape(x) for x in lines))
         self.privacy.setObjectName("privacySummary")

@@ -42,6 +42,7 @@ from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.privacy_ops import PrivacyController
 from preflight.qt.qt_answer_pane import QtAnswerPane
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
+from preflight.qt.qt_leave_banner import QtLeaveBanner
 from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_first_run import install_help_menu
@@ -219,6 +220,8 @@ class QtMainWindow(QMainWindow):
         actions.addWidget(self.copy_button)
         actions.addWidget(self.local_button)
         actions.addWidget(self.send_button)
+        self.leave_banner = QtLeaveBanner(self.doc)      # what will leave, above Send
+        bl2.addWidget(self.leave_banner)
         bl2.addLayout(actions)
         self.answer = QtAnswerPane()
         bl2.addWidget(self.answer, 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -108,6 +109,11 @@ class QtControlsPanel(QGroupBox):
         task_row.addWidget(self.task)
         form.addRow("Task", task_row)
         form.addRow("", self.question)
+        self.note = QLineEdit()         # sanitized like the question before it leaves
+        self.note.setObjectName("instruction")
+        self.note.setPlaceholderText("e.g. summarize for the board in 5 bullets")
+        self.note.editingFinished.connect(self._on_task)
+        form.addRow("Instruction (optional)", self.note)
 
     # -- inputs --------------------------------------------------------------------------
     def set_policies(self, choices: Sequence[tuple[str, str, bool]], current: Policy,
@@ -164,6 +170,7 @@ class QtControlsPanel(QGroupBox):
         self.question.setVisible(kind == "question")
         task = Task("question", question=self.question.text()) if kind == "question" \
             else SUMMARIZE
+        task = replace(task, note=self.note.text().strip())
         self.sig_task_changed.emit(task)
 
     def _sync_enabled(self) -> None:

@@ -124,12 +124,13 @@ def test_surrogates_are_no_findings_but_real_values_block(server, tmp_path):
     assert any(f.value == "Carol Diaz" and f.blocking for f in plan2.findings)
 
 
-def test_question_is_rescanned_too(server, tmp_path):
+def test_question_is_sanitized_then_rescanned(server, tmp_path):
     session = make(server, tmp_path)
-    task = Task("question", question="What did Bob Stone say?")
+    task = Task("question", question="What did Bob Stone say to sk-AAAABBBBCCCCDDDD1234?")
     plan = placeholder_plan(session, task=task)
-    (finding,) = plan.blocking
-    assert finding.part == "instruction" and finding.value == "Bob Stone"
+    assert "Bob Stone" not in plan.payload.decode()       # sanitized (tests/.../test_question)
+    (finding,) = plan.blocking                             # a typed secret still blocks
+    assert finding.part == "instruction" and finding.value == "sk-AAAABBBBCCCCDDDD1234"
 
 
 def test_audit_record_exists_before_request_arrives(server, tmp_path):

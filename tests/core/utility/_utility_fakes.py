@@ -124,3 +124,13 @@ class FakePrepared:
         return self
 
 
+class FakeDx:
+    """The shared d_X mechanism's two calls over :func:`dx_like` and FakePrepared."""
+
+    name = "dx"
+
+    def sanitize(self, text, spans, params):
+        return dx_like(text, params.epsilon)
+
+    def prepare(self, text, spans, params):
+        return FakePrepared(text)

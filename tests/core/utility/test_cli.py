@@ -6,19 +6,9 @@ import json
 
 import pytest
 
-from _utility_fakes import DOC, FakeEmbedder, FakePrepared, FakeSLM, LinearPredictor, dx_like
+from _utility_fakes import DOC, FakeDx, FakeEmbedder, FakeSLM, LinearPredictor
 from preflight.cli.main import main
 from preflight.core.utility import assess as assess_mod
-
-
-class FakeDx:
-    name = "dx"
-
-    def sanitize(self, text, spans, params):
-        return dx_like(text, params.epsilon)
-
-    def prepare(self, text, spans, params):
-        return FakePrepared(text)
 
 
 class FakeAttack:

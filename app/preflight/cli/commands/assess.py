@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from preflight.app.documents import read_document
+from preflight.app.leave_summary import summarize_leaving
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
@@ -92,14 +93,16 @@ def run(args: argparse.Namespace) -> int:
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
     calibration = calibration_text(services.calibration_status())
+    leaves = summarize_leaving(text, sanitized, spans).sentence
     if args.json:
         out = assessment_json(result, sanitized, policy)
-        out.update(calibration=calibration, privacy=privacy)
+        out.update(calibration=calibration, privacy=privacy, leaves=leaves)
         print_json(out)
         return 0
     w = sys.stdout.write
     eps = sanitized.info.get("epsilon")
     w(f"policy {policy.title} ({policy.name})" + (f", ε = {eps:g}" if eps else "") + "\n")
+    w(leaves + "\n")
     w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")

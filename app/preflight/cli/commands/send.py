@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, help="random seed (reproducible sanitization)")
     parser.add_argument("--task", choices=("summarize", "question"), default="summarize")
     parser.add_argument("--question", default="", help="the question (with --task question)")
+    parser.add_argument("--instruction", default="", metavar="TEXT",
+                        help="your own instruction, e.g. \"summarize for the board in 5 "
+                             "bullets\" (sanitized like the question)")
     parser.add_argument("--provider", help="provider name (default: the default provider)")
     parser.add_argument("--yes", action="store_true",
                         help="send without asking (residual PII still needs --allow)")
@@ -65,11 +68,12 @@ def _task(args: argparse.Namespace) -> Task:
     if args.task == "question":
         if not args.question.strip():
             raise InputError("--task question needs --question.", "Add --question \"...\".")
-        return Task("question", question=args.question, max_tokens=SUMMARY_MAX_TOKENS)
+        return Task("question", question=args.question, max_tokens=SUMMARY_MAX_TOKENS,
+                    note=args.instruction)
     if args.question:
         raise InputError("--question is only used with --task question.",
                          "Add --task question, or drop --question.")
-    return Task("summarize")
+    return Task("summarize", note=args.instruction)
 
 
 class _Terminal:
@@ -117,6 +121,8 @@ def _print_plan(plan: Any, out: Any) -> None:
     w(f"POST {plan.request.url}\n")
     for k, v in plan.request.display_headers():
         w(f"  {k}: {v}\n")
+    for k, v in plan.task.user_text().items():     # as sanitized (the same vault)
+        w(f"{'Question' if k == 'question' else 'Instruction'} as sent: {v}\n")
     w(f"Exact request body ({len(plan.payload)} bytes):\n")
     try:
         w(json.dumps(json.loads(plan.payload), ensure_ascii=False, indent=2) + "\n")

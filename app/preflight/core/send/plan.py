@@ -172,11 +172,15 @@ def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
     if missing:
         listed = ", ".join(f"{f.type} '{f.value}' ({f.id})" for f in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        typed = [f for f in missing if f.part == "instruction"]
         raise SendBlocked(
             f"The payload still contains {len(missing)} identifier(s) or secret(s): "
             f"{listed}{more}.",
-            "Choose a stronger policy, or override each item explicitly (CLI: --allow ID "
-            "for each; --remember-allow ID also stops flagging a false positive).",
+            ("Remove " + ", ".join(f"'{f.value}'" for f in typed[:3]) + " from the question "
+             "or instruction you typed (a stronger policy does not change what you typed), "
+             "or override it explicitly (CLI: --allow ID)." if typed else
+             "Choose a stronger policy, or override each item explicitly (CLI: --allow ID "
+             "for each; --remember-allow ID also stops flagging a false positive)."),
         )
 
 

@@ -39,6 +39,7 @@ from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
     check_confirmation, fast_features, finding_id,
 )
+from preflight.core.send.question import sanitize_task
 from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
@@ -211,12 +212,15 @@ class SendSession:
             if memory is not None:
                 memory.save()
             vault = vault if vault is not None else _find_vault(mechanism, sanitized)
+        if spans is None:
+            spans = self.detector.detect(text)  # the window passed only the sanitized text
+        # the question and the custom instruction: the document's policy and vault
+        task, vault = sanitize_task(task, detector=self.detector, original=text,
+                                    sanitized=sanitized, spans=spans, vault=vault)
         client = self._client_factory(settings)
         request = client.build_request(task, sanitized.text)
         cost = estimate_cost(count_request_tokens(request, self.token_counter),
                              task.max_tokens, settings)
-        if spans is None:
-            spans = self.detector.detect(text)  # the window passed only the sanitized text
         findings = rescan(self.detector, text, sanitized, request, spans)
         fingerprint = Fingerprint.of(text)
         priors = tuple(self.audit.prior_sends(fingerprint))

@@ -196,7 +196,8 @@ class UtilityAssessor:
     def _original_slm(self, original: str, cancel: threading.Event | None) -> _DocCache:
         """The SLM's part of :meth:`original_answer` (answer and perplexity), cached."""
         key = hashlib.blake2b(
-            (self.task.kind + "\0" + self.task.question + "\0" + original).encode(
+            (self.task.kind + "\0" + self.task.question + "\0"
+             + (self.task.note + "\0" if self.task.note else "") + original).encode(
                 "utf-8", "surrogatepass"),
             digest_size=16,
         ).hexdigest()
