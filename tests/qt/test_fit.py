@@ -117,16 +117,16 @@ def test_every_control_is_reachable(qtbot, size, provider, degraded):
     try:
         win.original.setPlainText(SAMPLE)
         if degraded:
-            qtbot.waitUntil(lambda: win.detector_banner.isVisible(), timeout=5000)
+            qtbot.waitUntil(lambda: win.detector_banner.isVisible(), timeout=15000)
         else:
             qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result
-                                         and win.send_button.isEnabled()), timeout=5000)
+                                         and win.send_button.isEnabled()), timeout=15000)
         width, height = size
-        win.resize(width, height)
-        qtbot.wait(100)
         hint = win.minimumSizeHint()
         assert hint.width() <= width and hint.height() <= height, hint
-        assert (win.width(), win.height()) == size, "the window cannot shrink to fit"
+        win.resize(width, height)
+        qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=3000)
+        qtbot.wait(100)                 # the splitters and scroll areas settle
         controls = _controls(win)
         if provider:
             assert win.send_button in controls and win.controls.slider in controls
@@ -145,7 +145,7 @@ def test_the_check_catches_a_control_out_of_reach(qtbot, window):
     from PySide6.QtWidgets import QPushButton
 
     window.resize(1024, 700)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: window.width() == 1024, timeout=3000)
     lost = QPushButton("Lost", window.centralWidget())
     lost.setObjectName("lost")
     lost.move(window.width() + 20, 10)

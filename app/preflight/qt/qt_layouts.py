@@ -118,24 +118,23 @@ class QtColumnScroll(QScrollArea):
             self.updateGeometry()           # the content's minimum may have changed
         return super().eventFilter(watched, event)
 
-    def _width_for(self, content_width: int) -> int:
+    def _fit(self, hint: QSize, content_hint: QSize | None) -> QSize:
+        """``hint`` with the width the content asks for (capped), plus the vertical bar."""
+        if content_hint is None:
+            return hint
+        width = content_hint.width()
         screen = self.screen() or QGuiApplication.primaryScreen()
         if screen is not None:
-            cap = int(screen.availableGeometry().width() * self.MAX_SCREEN_SHARE)
-            content_width = min(content_width, cap)
-        return content_width + self.verticalScrollBar().sizeHint().width() \
-            + 2 * self.frameWidth()
+            width = min(width, int(screen.availableGeometry().width() * self.MAX_SCREEN_SHARE))
+        hint.setWidth(width + self.verticalScrollBar().sizeHint().width()
+                      + 2 * self.frameWidth())
+        return hint
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
-        hint = super().minimumSizeHint()
         content = self.widget()
-        if content is not None:
-            hint.setWidth(self._width_for(content.minimumSizeHint().width()))
-        return hint
+        return self._fit(super().minimumSizeHint(),
+                         content.minimumSizeHint() if content is not None else None)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
-        hint = super().sizeHint()
         content = self.widget()
-        if content is not None:
-            hint.setWidth(self._width_for(content.sizeHint().width()))
-        return hint
+        return self._fit(super().sizeHint(), content.sizeHint() if content is not None else None)
