@@ -8,12 +8,18 @@ By default it drives the REAL core (detector, d_X, operators, send session, audi
 with a throw-away PREFLIGHT_HOME and a loopback OpenAI-compatible server standing in for
 the provider. ``--fake`` uses the test suite's fake backend instead (layout checks in
 seconds, no models). ``--only NAME`` renders one state.
+
+Small screens (issue 15): ``08-fit-1024x700`` is the window at 1024×700; ``08-fit-150pct``
+is a 1366×768 screen at 150 % scaling — rendered by a second run of this script with
+``--scale 1.5`` (Qt reads QT_SCALE_FACTOR once per process), the window at the screen's
+logical 910×512 and the PNG at its 1365×768 physical pixels.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -64,7 +70,11 @@ def main() -> int:
     ap.add_argument("--fake", action="store_true", help="use the tests' fake backend")
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--scale", type=float, default=0.0,
+                    help="render only the scaled small-screen shot, at this QT_SCALE_FACTOR")
     args = ap.parse_args()
+    if args.scale:
+        os.environ["QT_SCALE_FACTOR"] = f"{args.scale:g}"    # before the QApplication
     os.environ.setdefault("PREFLIGHT_HOME", tempfile.mkdtemp(prefix="preflight-shots-"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,6 +136,47 @@ def main() -> int:
         win.start()
         return win
 
+    def show_dx(win) -> bool:
+        """The d_X policy at a mid ε, with its prediction (False: d_X never got ready)."""
+        d = win.doc
+        choose(win, "identifiers-dx")
+        if not wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300,
+                          "d_X"):
+            return False
+        d.prediction = None
+        lo, hi = d.epsilon_range
+        win.controls.set_epsilon((lo * hi) ** 0.5)
+        win.controls.slider.setValue(int(win.controls.slider.value()) + 150)
+        if wait_until(app, lambda: d.prediction is not None or
+                      win.assessment.utility.text() == "n/a", 60, "prediction") \
+                and d.prediction is not None:
+            wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
+        return True
+
+    def shoot_small(win, size: tuple[int, int], name: str) -> None:
+        """The window at a small screen's size; back to the usual size afterwards."""
+        before = win.size()
+        win.resize(*size)
+        settle(app, 0.8)
+        shoot(win, name)
+        win.resize(before)
+        settle(app, 0.3)
+
+    if args.scale:          # the second run: only the scaled small-screen shot
+        win = window("light")
+        win.original.setPlainText(DOC)
+        wait_until(app, lambda: win.doc.detections_done and win.doc.result is not None,
+                   300, "detection")
+        show_dx(win)
+        wait_until(app, lambda: win.privacy.attack is not None, 180, "d_X attack")
+        shoot_small(win, (910, 512), "08-fit-150pct")
+        win.doc.cancel_all()
+        win.close()
+        wait_all(20000)
+        win.backend.shutdown()
+        server.__exit__(None, None, None)
+        return 0
+
     # 1. first run: no provider, empty document.
     win = window("light", with_provider=False)
     settle(app, 1.0)
@@ -142,16 +193,7 @@ def main() -> int:
                    or win.assessment.utility.text() == "n/a", 60, "prediction")
         settle(app, 1.0)
         shoot(win, f"02-identifiers-{theme}")           # the default policy
-        choose(win, "identifiers-dx")
-        if wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300, "d_X"):
-            d.prediction = None
-            lo, hi = d.epsilon_range
-            win.controls.set_epsilon((lo * hi) ** 0.5)
-            win.controls.slider.setValue(int(win.controls.slider.value()) + 150)
-            if wait_until(app, lambda: d.prediction is not None or
-                          win.assessment.utility.text() == "n/a", 60, "prediction") \
-                    and d.prediction is not None:
-                wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
+        if show_dx(win):
             wait_until(app, lambda: win.privacy.attack is not None
                        and win.assessment.chart.attack.count() > 2, 180, "d_X attack")
             settle(app, 1.0)
@@ -161,6 +203,7 @@ def main() -> int:
                 bar.setValue(bar.maximum())
                 shoot(win, "02-dx-privacy-light")
                 win.right_scroll.verticalScrollBar().setValue(0)
+                shoot_small(win, (1024, 700), "08-fit-1024x700")
         if theme == "light":    # the banner above Send: d_X alone lets values through
             choose(win, "dx-all")
             if wait_until(app, lambda: d.policy.name == "dx-all" and d.fresh_result
@@ -212,6 +255,11 @@ def main() -> int:
         win.backend.shutdown()
     qt_theme.apply_theme(app, "light")
     server.__exit__(None, None, None)
+    if not args.only or args.only == "08-fit-150pct":
+        # 150 % scaling is a per-process setting: a second run renders that shot.
+        cmd = [sys.executable, __file__, "--scale", "1.5", "--out", str(out)]
+        if subprocess.run(cmd + (["--fake"] if args.fake else [])).returncode == 0:
+            shots.append(str(out / "08-fit-150pct.png"))
     print(f"{len(shots)} screenshot(s) in {out}")
     return 0
 

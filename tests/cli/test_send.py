@@ -155,7 +155,10 @@ def test_send_yes_json_restores_answer_and_audits(server, doc, capsys):
     assert cli.main(["history", "--json"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)["records"]
     assert rec["status"] == "done" and rec["payload"].encode() == body
-    assert rec["answer_restored"] == "Alice Martin will present."
+    # storing originals is off by default: the log keeps the answer as it came back,
+    # never the restored one with the real names
+    assert rec["answer_restored"] is None
+    assert rec["answer_raw"] == "<PERSON_1> will present."
 
 
 def test_send_text_mode_streams_answer_to_stdout(server, doc, capsys):

@@ -195,7 +195,19 @@ def test_gui_closed_while_models_load_exits_cleanly(run):
     # Closing the window at once, while models still load in background workers: earlier
     # builds (PySide6 6.12.0) ended here with SIGSEGV or a worker traceback, frozen only.
     result = run("gui", extra_env={"PREFLIGHT_GUI_SMOKE": "0"}, timeout=240)
-    assert result.returncode == 0, f"exit code {result.returncode}"
+    assert result.returncode == 0, f"exit code {result.returncode}\n{result.stderr[-3000:]}"
+
+
+def test_gui_closed_while_llama_cpp_loads_exits_cleanly(run, tmp_path):
+    # Closed at the moment the SLM starts loading in a worker (native code no cancel flag
+    # reaches): the process still ends by itself, code 0 (qt/qt_app.py, _end_now). On a
+    # crash, faulthandler's dump of every thread is in stderr.
+    doc = tmp_path / "letter.txt"
+    doc.write_text(SAMPLE, encoding="utf-8")
+    result = run("gui", str(doc), extra_env={"PREFLIGHT_GUI_SMOKE": "on:loading SLM"},
+                 timeout=240)
+    assert result.returncode == 0, f"exit code {result.returncode}\n{result.stderr[-3000:]}"
+    assert "loading SLM" in result.stderr, result.stderr[-3000:]
 
 
 @pytest.fixture

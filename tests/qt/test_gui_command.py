@@ -37,9 +37,14 @@ def test_gui_starts_and_closes_itself(tmp_path):
 
 
 def _close_to_exit(tmp_path, doc, smoke: str) -> tuple[int, float, str]:
-    """Run the real `preflight gui` until it closes itself after ``smoke`` seconds; the
-    time from the "window closed" log line (written when the event loop returned) to
-    the process's end, measured here, outside the process."""
+    """Run the real `preflight gui` until it closes itself (``PREFLIGHT_GUI_SMOKE=smoke``);
+    the time from the close to the process's end, measured here, outside the process.
+
+    The close is marked by the "closing the window" log line (written just before the
+    window's close()) or, for ``on:TEXT``, by the TEXT line that triggers it: the close
+    follows that one at once, and while llama.cpp loads a model it points stderr at
+    /dev/null (verbose=False), which swallows the "closing" line itself."""
+    mark = smoke[3:] if smoke.startswith("on:") else "closing the window"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PREFLIGHT_GUI_SMOKE=smoke,
                PREFLIGHT_HOME=str(tmp_path / "home"))
     proc = subprocess.Popen([sys.executable, "-m", "preflight", "-v", "gui", str(doc)],
@@ -50,28 +55,39 @@ def _close_to_exit(tmp_path, doc, smoke: str) -> tuple[int, float, str]:
 
     def read() -> None:
         for line in proc.stderr:
-            if "window closed" in line and not closed_at:
+            if mark in line and not closed_at:
                 closed_at.append(time.monotonic())
             lines.append(line)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    code = proc.wait(timeout=180)
+    try:
+        code = proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     ended = time.monotonic()
     reader.join(5)
     assert closed_at, "".join(lines)[-2000:]
     return code, ended - closed_at[0], "".join(lines)
 
 
+# Closed at different moments of the background loading: by the clock (the detector's
+# child starting, d_X's token space, the predictor) and at two log lines of the SLM's
+# start — its file being hashed, and llama.cpp loading it in a worker (native code that
+# no cancel flag reaches: the case that once lingered from source and crashed frozen).
+CLOSE_MOMENTS = ["0", "0.5", "1", "2", "3", "on:verifying", "on:loading SLM"]
+
+
 @pytest.mark.slow
-def test_closing_while_models_load_exits_within_two_seconds(tmp_path):
-    """Issue 15: closed at different moments of the background loading (the detector's
-    child starting, d_X's token space, the predictor, the SLM), the process ends with
-    code 0 within 2 s of the close — no crash, no lingering."""
+@pytest.mark.parametrize("smoke", CLOSE_MOMENTS)
+def test_closing_while_models_load_exits_within_two_seconds(tmp_path, smoke):
+    """Issue 15: whatever is loading when the window closes, the process ends with code 0
+    within 2 s of the close — no crash, no lingering."""
     doc = tmp_path / "d.txt"
     doc.write_text("Jane Doe wrote to jane@example.com from Berlin.", encoding="utf-8")
-    for smoke in ("0", "0.5", "1", "2", "3"):
-        code, seconds, err = _close_to_exit(tmp_path, doc, smoke)
-        assert code == 0, f"closed after {smoke} s: exit code {code}\n{err[-2000:]}"
-        assert seconds <= 2.0, f"closed after {smoke} s: ended {seconds:.2f} s later"
-        assert "Traceback" not in err, err[-2000:]
+    code, seconds, err = _close_to_exit(tmp_path, doc, smoke)
+    assert code == 0, f"closed at {smoke}: exit code {code}\n{err[-2000:]}"
+    assert seconds <= 2.0, f"closed at {smoke}: ended {seconds:.2f} s later\n{err[-2000:]}"
+    assert "Traceback" not in err, err[-2000:]

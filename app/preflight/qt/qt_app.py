@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import sys
@@ -9,7 +10,7 @@ import threading
 import time
 from typing import NoReturn
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -19,8 +20,11 @@ from preflight.qt import qt_theme
 
 log = logging.getLogger(__name__)
 
-# Closing the window ends the process within this many seconds, whatever is loading.
-CLOSE_DEADLINE_S = 1.5
+# How long a close waits for the background work to stop and the models to be released
+# before the process ends anyway. Cooperative ops stop within milliseconds; the wait runs
+# out only when a worker is inside native code (a llama.cpp load, torch), which waiting
+# longer would not end. The user's bound is 2 s from the close to the process's end.
+CLOSE_DEADLINE_S = 1.0
 
 
 def create_app(argv: list[str] | None = None) -> QApplication:
@@ -67,6 +71,7 @@ def run(file: str | None = None, theme: str | None = None) -> int:
 
         QMessageBox.critical(None, "Preflight", f"{err.message}\n\n{err.hint}")
         return err.exit_code
+    _report_native_crashes()
     window.show()
     QTimer.singleShot(0, window.start)
     if not file:                        # the first start: the one-minute guide, once
@@ -76,13 +81,72 @@ def run(file: str | None = None, theme: str | None = None) -> int:
     if file:
         QTimer.singleShot(0, lambda: window.open_file(file))
     log.info("window shown after %.2f s", time.perf_counter() - t0)
-    if os.environ.get("PREFLIGHT_GUI_SMOKE"):
-        # `PREFLIGHT_GUI_SMOKE=seconds`: close by itself (CI smoke test of the real start).
-        QTimer.singleShot(int(float(os.environ["PREFLIGHT_GUI_SMOKE"]) * 1000), window.close)
-    code = app.exec()
+    _arm_smoke_close(window, os.environ.get("PREFLIGHT_GUI_SMOKE", ""))
+    code = int(app.exec())
     closed_at = time.monotonic()
-    shut_down(window, CLOSE_DEADLINE_S)
-    _end_now(int(code), closed_at)
+    try:
+        shut_down(window, CLOSE_DEADLINE_S)
+    except Exception:  # noqa: BLE001 - the process must still end here, see _end_now
+        log.error("stopping the background work failed", exc_info=True)
+    _end_now(code, closed_at)
+
+
+class _CloseRelay(QObject):
+    """Carries a "close now" from any thread (a log record) to the GUI thread."""
+
+    sig_close = Signal()
+
+
+class _CloseOnLog(logging.Handler):
+    """Fires ``trigger`` once, at the first log record whose message contains ``text``."""
+
+    def __init__(self, text: str, trigger) -> None:
+        super().__init__(logging.INFO)
+        self._text, self._trigger, self._fired = text, trigger, False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self._fired and self._text in record.getMessage():
+            self._fired = True
+            self._trigger()
+
+
+def _arm_smoke_close(window, spec: str) -> None:
+    """``PREFLIGHT_GUI_SMOKE``: the window closes by itself (the smoke tests of the real
+    start, from source and in the bundle). ``SECONDS``: after that long; ``on:TEXT``: at
+    the first log line containing TEXT, from whatever thread writes it — e.g.
+    ``on:loading SLM`` closes it while llama.cpp loads the model in a worker."""
+    if not spec:
+        return
+
+    def close() -> None:
+        log.info("closing the window (PREFLIGHT_GUI_SMOKE=%s)", spec)
+        window.close()
+
+    if spec.startswith("on:"):
+        relay = _CloseRelay(window)
+        relay.sig_close.connect(close, Qt.ConnectionType.QueuedConnection)
+        logging.getLogger().addHandler(_CloseOnLog(spec[3:], relay.sig_close.emit))
+        package = logging.getLogger("preflight")
+        if package.getEffectiveLevel() > logging.INFO:    # the line must be written
+            package.setLevel(logging.INFO)
+        return
+    QTimer.singleShot(int(float(spec) * 1000), close)
+
+
+def _report_native_crashes() -> None:
+    """On a crash in native code (SIGSEGV …) print every thread's Python stack to stderr,
+    so a crash report says which worker was where (the frozen app's close once ended in
+    a bare SIGSEGV). Only code locations are printed, never document text.
+
+    It writes to a duplicate of stderr's descriptor: while llama.cpp loads a model,
+    llama-cpp-python points descriptor 2 itself at /dev/null (runtime/llama_open.py), and
+    a crash then would go unreported. A windowed launcher may have no stderr: then
+    nothing is enabled."""
+    try:
+        stream = os.fdopen(os.dup(sys.stderr.fileno()), "w")
+    except (AttributeError, ValueError, OSError):     # no usable stderr
+        return
+    faulthandler.enable(file=stream, all_threads=True)   # it keeps ``stream`` alive
 
 
 def shut_down(window, deadline_s: float) -> bool:
@@ -96,6 +160,7 @@ def shut_down(window, deadline_s: float) -> bool:
     end = time.monotonic() + deadline_s
     log.info("window closed; stopping the background work")
     window.doc.cancel_all()
+    window.privacy.cancel_all()
     window.answers.stop()
     running = close_lanes()
     # Released concurrently with the lanes draining: closing the detector's child

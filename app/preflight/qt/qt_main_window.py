@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QToolBar,
@@ -42,6 +41,7 @@ from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.privacy_ops import PrivacyController
 from preflight.qt.qt_answer_pane import QtAnswerPane
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
+from preflight.qt.qt_layouts import QtColumnScroll
 from preflight.qt.qt_leave_banner import QtLeaveBanner
 from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
@@ -55,6 +55,7 @@ from preflight.qt.qt_workers import QtOp
 def _title(text: str) -> QLabel:
     label = QLabel(text)
     label.setObjectName("paneTitle")
+    label.setWordWrap(True)          # wraps in a narrow pane instead of widening the window
     return label
 
 
@@ -172,6 +173,7 @@ class QtMainWindow(QMainWindow):
         mhead.addWidget(_title("Sanitized — exactly what would be sent"))
         self.policy_name = QLabel("")
         self.policy_name.setObjectName("policyName")
+        self.policy_name.setWordWrap(True)
         mhead.addWidget(self.policy_name)
         self.preview_state = QLabel("")
         self.preview_state.setObjectName("muted")
@@ -190,11 +192,9 @@ class QtMainWindow(QMainWindow):
         self.assessment = QtAssessmentPanel()
         rl.addWidget(self.controls)
         rl.addWidget(self.assessment, 1)
-        scroll = self.right_scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(right)
-        scroll.setMinimumWidth(380)
+        # Scrolls when the window is short; as wide as its content needs (no fixed 380
+        # px: with the one-line legends and headers the window needed ~1,250 px).
+        scroll = self.right_scroll = QtColumnScroll(right)
         hsplit.addWidget(scroll)
         hsplit.setStretchFactor(0, 5)
         hsplit.setStretchFactor(1, 5)
@@ -230,6 +230,7 @@ class QtMainWindow(QMainWindow):
         vsplit.setStretchFactor(1, 1)
         vsplit.setSizes([700, 190])
         self.answer.follow_splitter(vsplit, 1)     # grows when an answer starts
+        vsplit.setCollapsible(1, False)          # dragging must not hide Send
         outer.addWidget(vsplit, 1)
         self.setCentralWidget(central)
 

@@ -33,7 +33,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
     QLabel,
     QMenu,
     QPlainTextEdit,
@@ -50,6 +49,7 @@ from preflight.app.presentation import (
     span_at,
     span_key,
 )
+from preflight.qt.qt_layouts import QtFlowLayout
 
 OPENABLE_SUFFIXES = (".txt", ".md", ".eml", ".text", ".markdown")
 EMPTY_PREVIEW = "The sanitized text appears here once the text is checked."
@@ -426,9 +426,8 @@ class QtLegend(QFrame):
     def __init__(self, with_changed: bool = False, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._with_changed = with_changed
-        self._layout = QHBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(10)
+        # Wraps (no fixed row): one row of chips set the window's minimum width.
+        self._layout = QtFlowLayout(self, spacing=10)
         self.chips: dict[object, QLabel] = {}
         self.refresh_colors()
 
@@ -452,8 +451,8 @@ class QtLegend(QFrame):
                 chip.setToolTip("Click to choose what the policy does with these values.")
                 chip.clicked.connect(lambda pos, c=key: self.sig_category_clicked.emit(c, pos))
                 self.chips[key] = chip
+            chip.setWordWrap(True)            # a long label wraps, not the pane's width
             self._layout.addWidget(chip)
-        self._layout.addStretch(1)
 
 
 def is_openable(path: str) -> bool:

@@ -1,0 +1,153 @@
+"""Issue 15: the window fits small screens — every control can be reached.
+
+The real window over the fake backend, at 1024×700 (a small laptop) and at 910×512, the
+logical size of a 1366×768 screen at 150 % scaling (QT_SCALE_FACTOR=1.5 divides every
+pixel size, fonts included, by 1.5, so a 910×512 window at scale 1 lays out the same).
+"""
+
+from __future__ import annotations
+
+import pytest
+from fakes import SAMPLE, FakeBackend
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QComboBox,
+    QLineEdit,
+    QScrollArea,
+    QScrollBar,
+    QTextEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from preflight.core.config import ProviderSettings, Settings
+
+SIZES = [(1024, 700), (910, 512)]
+CONTROLS = (QAbstractButton, QComboBox, QAbstractSlider, QAbstractSpinBox, QLineEdit,
+            QPlainTextEdit, QTextEdit)
+
+
+def _backend(provider: bool, degraded: bool) -> FakeBackend:
+    s = Settings()
+    s.policy.active = "dx-all"                 # the ε slider and its controls show
+    if provider:
+        s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
+                                            model="test-model"))
+    backend = FakeBackend(s)
+    if degraded:        # the detector banner, with its button, takes room at the top
+        backend.detector_warnings = ["The NER model is missing: names may go undetected."]
+    return backend
+
+
+def _controls(win: QWidget) -> list[QWidget]:
+    """Every control the user could need to reach: visible, enabled, not a scroll bar
+    (scroll bars are how the others are reached)."""
+    found = []
+    for w in win.findChildren(QWidget):
+        if not isinstance(w, CONTROLS) or isinstance(w, QScrollBar):
+            continue
+        if w.isVisible() and w.isEnabled() and w.window() is win:
+            found.append(w)
+    return found
+
+
+def _on_window(w: QWidget, win: QWidget) -> QRect:
+    return QRect(w.mapTo(win, QPoint(0, 0)), w.size())
+
+
+def _shown_part(w: QWidget, win: QWidget) -> QRect:
+    """The part of ``w`` not clipped away by any ancestor (scroll viewports, splitter
+    panes) or by the window, in window coordinates."""
+    rect = _on_window(w, win)
+    parent = w.parentWidget()
+    while parent is not None and parent is not win:
+        rect = rect.intersected(_on_window(parent, win))
+        parent = parent.parentWidget()
+    return rect.intersected(win.rect())
+
+
+def _scroll_areas(w: QWidget) -> list[QScrollArea]:
+    """The scroll areas that hold ``w``, innermost first."""
+    areas, parent = [], w.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea):
+            areas.append(parent)
+        parent = parent.parentWidget()
+    return areas
+
+
+def _unreachable(qtbot, win: QWidget) -> list[str]:
+    """The controls that cannot be brought fully into view (scrolling where a scroll area
+    allows it). A control larger than its viewport counts as reached when it fills it."""
+    missing = []
+    for w in _controls(win):
+        areas = _scroll_areas(w)
+        for area in areas:
+            area.ensureWidgetVisible(w, 0, 0)
+        qtbot.wait(10)
+        full, shown = _on_window(w, win), _shown_part(w, win)
+        if areas:
+            port = areas[0].viewport()
+            need_w = min(full.width(), port.width())
+            need_h = min(full.height(), port.height())
+            ok = shown.width() >= need_w and shown.height() >= need_h
+        else:
+            ok = shown == full
+        if not ok:
+            label = getattr(w, "text", lambda: "")() if not isinstance(
+                w, (QPlainTextEdit, QTextEdit)) else ""
+            missing.append(f"{type(w).__name__} {w.objectName()!r} {label!r}: "
+                           f"{full.getRect()} shows {shown.getRect()}")
+    return missing
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("provider,degraded", [(True, False), (False, True)],
+                         ids=["document-ready", "no-provider-degraded-detector"])
+def test_every_control_is_reachable(qtbot, size, provider, degraded):
+    from fakes import open_window
+
+    from preflight.qt.qt_workers import wait_all
+
+    backend = _backend(provider, degraded)
+    win = open_window(qtbot, backend)
+    try:
+        win.original.setPlainText(SAMPLE)
+        if degraded:
+            qtbot.waitUntil(lambda: win.detector_banner.isVisible(), timeout=15000)
+        else:
+            qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result
+                                         and win.send_button.isEnabled()), timeout=15000)
+        width, height = size
+        hint = win.minimumSizeHint()
+        assert hint.width() <= width and hint.height() <= height, hint
+        win.resize(width, height)
+        qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=3000)
+        qtbot.wait(100)                 # the splitters and scroll areas settle
+        controls = _controls(win)
+        if provider:
+            assert win.send_button in controls and win.controls.slider in controls
+        else:
+            assert win.banner_add in controls and win.detector_accept in controls
+        assert not _unreachable(qtbot, win), "\n".join(_unreachable(qtbot, win))
+    finally:
+        win.doc.cancel_all()
+        win.privacy.cancel_all()
+        win.answers.stop()
+        wait_all(3000)
+
+
+def test_the_check_catches_a_control_out_of_reach(qtbot, window):
+    """Guard the guard: a button pushed beyond the window's edge is reported."""
+    from PySide6.QtWidgets import QPushButton
+
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.width() == 1024, timeout=3000)
+    lost = QPushButton("Lost", window.centralWidget())
+    lost.setObjectName("lost")
+    lost.move(window.width() + 20, 10)
+    lost.show()
+    assert any("'lost'" in line for line in _unreachable(qtbot, window))
