@@ -38,6 +38,7 @@ from preflight.app.presentation import error_text
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
+from preflight.qt.assessment_ops import no_epsilon_message
 from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.privacy_ops import PrivacyController
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
@@ -45,6 +46,7 @@ from preflight.qt.qt_org_policy import QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_panels import QtAnswerPane, QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
+from preflight.qt.qt_shortcuts import install_shortcuts
 from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
 from preflight.qt.qt_workers import QtOp
 
@@ -84,6 +86,7 @@ class QtMainWindow(QMainWindow):
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
         self._build()
         self._wire()
+        install_shortcuts(self)              # keys, menus, Help → Keyboard shortcuts
         self._refresh_providers()
 
     # -- layout --------------------------------------------------------------------------
@@ -265,9 +268,9 @@ class QtMainWindow(QMainWindow):
         d.sig_prediction_failed.connect(self._on_prediction_failed)
         d.sig_curve.connect(self._on_curve)
         d.sig_recommendation.connect(self._on_recommendation)
-        d.sig_recommending.connect(lambda on: (self.assessment.find_best.setEnabled(not on),
-                                               self.assessment.find_best.setText(
-                                                   "Searching…" if on else "Find best ε")))
+        d.sig_recommending.connect(self.assessment.set_searching)
+        d.sig_recommend_progress.connect(self.assessment.set_search_progress)
+        self.assessment.sig_cancel_search.connect(d.cancel_recommendation)
         d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
         d.sig_status.connect(self.status_text.setText)
         self._wire_privacy()
@@ -433,17 +436,12 @@ class QtMainWindow(QMainWindow):
                 + (f" (predicted utility {rec.predicted_utility:.2f})"
                    if rec.predicted_utility is not None
                    else "") + ".")
-        else:
+        else:        # says so and what to do; it never answers by itself
             self.assessment.chart.set_recommended(None, None)
             self.assessment.recommendation.setText(
-                "No ε is both private and useful enough: use “Keep local”."
-                + (f" Best predicted utility {rec.predicted_utility:.2f} is below "
-                   f"{rec.min_utility:.2f}." if rec.predicted_utility is not None else ""))
-            if rec.local_answer and not self.answers.busy:
-                self.answer.start("local", "")
-                self.answer.append(rec.local_answer, rec.local_answer)
-                self.answer.finish("Local answer (nothing left this computer): no ε is both "
-                                   "private and useful enough for a cloud send.")
+                no_epsilon_message(rec.min_utility)
+                + (f" (best predicted utility {rec.predicted_utility:.2f})"
+                   if rec.predicted_utility is not None else ""))
 
     def _on_provider(self, _i: int) -> None:
         self.doc.set_provider(self.provider.currentData())

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -42,8 +43,25 @@ EPS_TIP = ("Privacy budget ε (log scale): left = more private, right = closer t
            "original.")
 FIND_BEST_TIP = ("The most private ε whose predicted utility still meets the minimum set "
                  "in Settings → Policy.")
+FIND_BEST = "Find best ε"
+CANCEL_TIP = "Stop the search; ε stays what it is now."
+SEARCH_STEPS = 1000                  # resolution of the search's progress bar
 NO_DX_TIP = ("This policy adds no d_X noise, so there is no ε to choose: choose a policy "
              "with d_X (e.g. “Protect identifiers + d_X”) to use the slider.")
+
+
+class _LogSpinBox(QDoubleSpinBox):
+    """The ε number field: its arrow keys and PageUp/PageDown step on the slider's log
+    scale (the slider's single and page steps), not by a fixed amount."""
+
+    def __init__(self, slider: QSlider) -> None:
+        super().__init__()
+        self._slider = slider
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt override
+        # Qt passes ±1 for an arrow and ±10 for PageUp/PageDown
+        size = self._slider.pageStep() if abs(steps) >= 10 else self._slider.singleStep()
+        self._slider.setValue(self._slider.value() + (1 if steps > 0 else -1) * size)
 
 
 class QtControlsPanel(QGroupBox):
@@ -72,16 +90,26 @@ class QtControlsPanel(QGroupBox):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("epsilon")
         self.slider.setRange(0, SLIDER_STEPS)
+        # keys move on the log scale: arrows by 1 % of the range, PageUp/Down by 10 %
+        self.slider.setSingleStep(SLIDER_STEPS // 100)
+        self.slider.setPageStep(SLIDER_STEPS // 10)
         self.slider.setEnabled(False)
         self.slider.setToolTip(EPS_TIP)
+        self.slider.setAccessibleName("Privacy budget ε (slider)")
         self.slider.valueChanged.connect(self._on_slider)
-        self.eps_label = QLabel("ε —")
-        self.eps_label.setObjectName("epsilonValue")
-        self.eps_label.setMinimumWidth(64)
-        self.eps_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.eps_spin = _LogSpinBox(self.slider)     # the same ε, typed
+        self.eps_spin.setObjectName("epsilonValue")
+        self.eps_spin.setDecimals(3)
+        self.eps_spin.setEnabled(False)
+        self.eps_spin.setToolTip(EPS_TIP + " Type a value, or use the arrow keys.")
+        self.eps_spin.setAccessibleName("Privacy budget ε (value)")
+        self.eps_spin.setKeyboardTracking(False)     # typed: applies on Enter/focus out
+        self.eps_spin.valueChanged.connect(self._on_spin)
         eps_row.addWidget(self.slider, 1)
-        eps_row.addWidget(self.eps_label)
-        form.addRow("ε", eps_row)
+        eps_row.addWidget(self.eps_spin)
+        eps_label = QLabel("&ε")
+        eps_label.setBuddy(self.slider)
+        form.addRow(eps_label, eps_row)
         self.range_label = QLabel("")
         self.range_label.setObjectName("muted")
         form.addRow("", self.range_label)
@@ -141,24 +169,46 @@ class QtControlsPanel(QGroupBox):
         self._sync_enabled()
 
     def set_epsilon(self, eps: float) -> None:
+        """Show ``eps`` on the slider and in the number field (no signal)."""
         if self._range is None:
             return
         lo, hi = self._range
         eps = min(max(eps, lo), hi)
-        v = round(SLIDER_STEPS * math.log(eps / lo) / math.log(hi / lo))
         self.slider.blockSignals(True)
-        self.slider.setValue(v)
+        self.slider.setValue(self.slider_for(eps))
         self.slider.blockSignals(False)
-        self.eps_label.setText(f"ε {eps:.3g}")
+        self._show_value(eps)
+
+    def slider_for(self, eps: float) -> int:
+        lo, hi = self._range or (1.0, 1.0)
+        if hi <= lo:
+            return 0
+        return round(SLIDER_STEPS * math.log(eps / lo) / math.log(hi / lo))
 
     def epsilon_for(self, value: int) -> float:
         lo, hi = self._range or (1.0, 1.0)
         return lo * (hi / lo) ** (value / SLIDER_STEPS)
 
+    def _show_value(self, eps: float) -> None:
+        self.eps_spin.blockSignals(True)
+        if self._range is not None:
+            self.eps_spin.setRange(*self._range)
+        self.eps_spin.setValue(eps)
+        self.eps_spin.blockSignals(False)
+
     def _on_slider(self, value: int) -> None:
         eps = self.epsilon_for(value)
-        self.eps_label.setText(f"ε {eps:.3g}")
+        self._show_value(eps)
         self.sig_epsilon_changed.emit(eps)
+
+    def _on_spin(self, eps: float) -> None:
+        """A typed ε: the slider follows, and the exact value typed applies."""
+        if self._range is None:
+            return
+        self.slider.blockSignals(True)
+        self.slider.setValue(self.slider_for(eps))
+        self.slider.blockSignals(False)
+        self.sig_epsilon_changed.emit(float(eps))
 
     def _on_task(self, *_args) -> None:
         kind = self.task.currentData()
@@ -169,13 +219,19 @@ class QtControlsPanel(QGroupBox):
 
     def _sync_enabled(self) -> None:
         dx = self._uses_dx
-        self.slider.setEnabled(dx and self._range is not None)
+        on = dx and self._range is not None
+        self.slider.setEnabled(on)
         self.slider.setToolTip(EPS_TIP if dx else NO_DX_TIP)
         self.resample.setEnabled(self._resample_ok)
-        self.eps_label.setEnabled(dx)
+        self.eps_spin.setEnabled(on)
         # a policy without d_X has no ε: say so rather than show the last one
-        self.eps_label.setText(f"ε {self.epsilon_for(self.slider.value()):.3g}"
-                               if dx and self._range is not None else "ε —")
+        self.eps_spin.setSpecialValueText("" if on else "—")
+        if on:
+            self._show_value(self.epsilon_for(self.slider.value()))
+        else:
+            self.eps_spin.blockSignals(True)
+            self.eps_spin.setValue(self.eps_spin.minimum())   # shows the special "—"
+            self.eps_spin.blockSignals(False)
         self.range_label.setVisible(dx)
 
     def set_guarantee(self, text: str) -> None:
@@ -187,6 +243,7 @@ class QtAssessmentPanel(QGroupBox):
     tokens and cost."""
 
     sig_find_best = Signal()
+    sig_cancel_search = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Assessment", parent)
@@ -243,17 +300,49 @@ class QtAssessmentPanel(QGroupBox):
         self.chart.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         lay.addWidget(self.chart, 10)
         best = QHBoxLayout()
-        self.find_best = QPushButton("Find best ε")
+        self.find_best = QPushButton(FIND_BEST)
         self.find_best.setObjectName("findBest")
         self.find_best.setToolTip(FIND_BEST_TIP)
-        self.find_best.clicked.connect(self.sig_find_best.emit)
+        self.find_best.clicked.connect(self._on_find_best)
+        self.searching = False
         self.recommendation = QLabel("")
         self.recommendation.setWordWrap(True)
         self.recommendation.setObjectName("muted")
         best.addWidget(self.find_best)
         best.addWidget(self.recommendation, 1)
         lay.addLayout(best)
+        self.search_progress = QProgressBar()    # determinate: one step per ε evaluated
+        self.search_progress.setObjectName("searchProgress")
+        self.search_progress.setRange(0, SEARCH_STEPS)
+        self.search_progress.setAccessibleName("“Find best ε” progress")
+        self.search_progress.setVisible(False)
+        self.search_step = QLabel("")
+        self.search_step.setObjectName("muted")
+        self.search_step.setWordWrap(True)
+        self.search_step.setVisible(False)
+        lay.addWidget(self.search_progress)
+        lay.addWidget(self.search_step)
         lay.addStretch(1)          # keeps the rows together when the chart is hidden
+
+    def _on_find_best(self) -> None:
+        (self.sig_cancel_search if self.searching else self.sig_find_best).emit()
+
+    def set_searching(self, on: bool) -> None:
+        """While "Find best ε" searches, its button cancels the search."""
+        self.searching = on
+        self.find_best.setText("Cancel" if on else FIND_BEST)
+        self.find_best.setToolTip(CANCEL_TIP if on else FIND_BEST_TIP)
+        self.find_best.setAccessibleName("Cancel the ε search" if on else FIND_BEST)
+        self.search_progress.setVisible(on)
+        self.search_step.setVisible(on)
+        if on:
+            self.search_progress.setValue(0)
+            self.search_step.setText("")
+
+    def set_search_progress(self, fraction: float, message: str) -> None:
+        self.search_progress.setValue(round(SEARCH_STEPS * min(max(fraction, 0.0), 1.0)))
+        self.search_step.setText(f"Searching: {message}")
+        self.search_progress.setAccessibleDescription(message)
 
     def set_dx_mode(self, dx: bool) -> None:
         """The ε chart and "Find best ε" only mean something for a d_X policy."""
