@@ -485,6 +485,9 @@ class FakeBackend:
                 raise Cancelled()
             time.sleep(self.delay)
             on_token(w + " ")
+        # like the real send session's keep_local: the local answer is recorded in History
+        self.rows.append({"created_at": "2026-11-21T21:05:00", "kind": "local",
+                          "status": "done", "answer_restored": " ".join(words)})
         return " ".join(words)
 
     # keys

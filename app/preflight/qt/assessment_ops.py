@@ -99,11 +99,13 @@ class AssessmentOps:
 
     @property
     def recommending(self) -> bool:
-        return self._recommend.busy
+        """A search runs whose result still counts (a cancelled one may be winding down)."""
+        op = self._recommend.current
+        return self._recommend.busy and op is not None and not op.dropped
 
     def cancel_recommendation(self) -> None:
         """Stop the search; ε stays what it was."""
-        if not self._recommend.busy:
+        if not self.recommending:
             return
         self._recommend.next_generation()          # cancels it and drops its result
         self.sig_recommending.emit(False)

@@ -110,6 +110,7 @@ class QtMainWindow(QMainWindow):
         tb.addWidget(QLabel("Provider "))
         self.provider = QComboBox()
         self.provider.setObjectName("provider")
+        self.provider.setAccessibleName("Cloud provider")
         self.provider.setMinimumWidth(180)
         tb.addWidget(self.provider)
 
@@ -191,6 +192,7 @@ class QtMainWindow(QMainWindow):
         scroll = self.right_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setAccessibleName("Sanitization and assessment")
         scroll.setWidget(right)
         scroll.setMinimumWidth(380)
         hsplit.addWidget(scroll)
