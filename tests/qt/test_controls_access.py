@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 from fakes import SAMPLE
+from preflight.qt.qt_panels import NO_ANSWER
+from preflight.qt.qt_shortcuts import QtShortcutsDialog, open_shortcuts_page
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
@@ -18,9 +20,6 @@ from PySide6.QtWidgets import (
     QTabBar,
     QWidget,
 )
-
-from preflight.qt.qt_panels import NO_ANSWER
-from preflight.qt.qt_shortcuts import QtShortcutsDialog, open_shortcuts_page
 
 
 def _wait_ready(qtbot, win, text=SAMPLE):

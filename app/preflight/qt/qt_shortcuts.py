@@ -9,6 +9,7 @@ keys — so it cannot drift from what the keys actually do.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
