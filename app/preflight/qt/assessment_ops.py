@@ -90,6 +90,9 @@ class AssessmentOps:
         def progress(fraction: float, message: str) -> None:
             if self._recommend.is_current(holder.get("g", -1)):   # not from a stale search
                 self.sig_recommend_progress.emit(fraction, message)
+                if fraction < 1.0:    # in the status bar too: the button may be scrolled away
+                    self.sig_status.emit(f"Finding the best ε ({fraction:.0%}): {message}. "
+                                         "Esc cancels.")
 
         holder["g"] = self._recommend.start(QtOp(
             self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel,

@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -271,6 +271,8 @@ class QtMainWindow(QMainWindow):
         d.sig_curve.connect(self._on_curve)
         d.sig_recommendation.connect(self._on_recommendation)
         d.sig_recommending.connect(self.assessment.set_searching)
+        d.sig_recommending.connect(lambda on: on and QTimer.singleShot(
+            100, lambda: self.right_scroll.ensureWidgetVisible(self.assessment.search_step)))
         d.sig_recommend_progress.connect(self.assessment.set_search_progress)
         self.assessment.sig_cancel_search.connect(d.cancel_recommendation)
         d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
