@@ -253,6 +253,7 @@ class FakeBackend:
         self.opened: list[Any] = []           # sources given to new_document
         self.stop_seen = threading.Event()
         self.attack_delay = 0.0
+        self.recommend_delay = 0.0            # seconds per ε tried by recommend()
         self.attack_calls: list[tuple[float, bool]] = []   # (ε, with the curve)
         self.attack_cancelled = 0
         self.provider: str | None = None      # set_provider: the predictions' provider
@@ -360,8 +361,24 @@ class FakeBackend:
     def utility_curve(self, original, prepared, spans, epsilons, cancel):
         return [(e, self.predict_fast(original, prepared.at(e), spans).value) for e in epsilons]
 
-    def recommend(self, original, prepared, spans, task, cancel) -> Recommendation:
-        curve = self.utility_curve(original, prepared, spans, [1, 3, 10, 30, 100], cancel)
+    def recommend(self, original, prepared, spans, task, cancel, progress=None
+                  ) -> Recommendation:
+        """Tries ε 1, 3, 10, 30, 100 in turn, ``recommend_delay`` seconds each, reporting
+        each one and stopping when cancelled (like the core's search)."""
+        grid = [1, 3, 10, 30, 100]
+        curve = []
+        for i, e in enumerate(grid):
+            if progress is not None:
+                progress(i / len(grid), f"ε {e} (setting {i + 1} of {len(grid)})")
+            for _ in range(int(self.recommend_delay * 100)):
+                if cancel.is_set():
+                    raise Cancelled()
+                time.sleep(0.01)
+            if cancel.is_set():
+                raise Cancelled()
+            curve += self.utility_curve(original, prepared, spans, [e], cancel)
+        if progress is not None:
+            progress(1.0, "done")
         min_u = self.settings.policy.min_utility
         for e, u in curve:
             if u >= min_u:
@@ -473,6 +490,9 @@ class FakeBackend:
                 raise Cancelled()
             time.sleep(self.delay)
             on_token(w + " ")
+        # like the real send session's keep_local: the local answer is recorded in History
+        self.rows.append({"created_at": "2026-11-21T21:05:00", "kind": "local",
+                          "status": "done", "answer_restored": " ".join(words)})
         return " ".join(words)
 
     # keys

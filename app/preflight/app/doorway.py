@@ -160,7 +160,10 @@ class Doorway(Protocol):
                       ) -> list[tuple[float, float]]: ...
 
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
-                  cancel: threading.Event) -> Recommendation: ...
+                  cancel: threading.Event, progress: Progress | None = None
+                  ) -> Recommendation:
+        """The most private ε that meets the minimum utility; ``progress`` hears about
+        each ε evaluated."""
 
     # privacy (facts on "pool", the d_X attack on "attack", reconstruction on "slm"); the
     # results are the JSON-ready parts of preflight.app.privacy_report.privacy_report

@@ -214,11 +214,12 @@ class WindowDoorway:
                              epsilons, list(spans), cancel=cancel)
 
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
-                  cancel: threading.Event) -> Recommendation:
+                  cancel: threading.Event, progress: Progress | None = None
+                  ) -> Recommendation:
         lo, hi = self.epsilon_range()
         return recommend(original, prepared, self._assessor(task),
                          self.settings.policy.min_utility, spans=list(spans),
-                         epsilon_min=lo, epsilon_max=hi, cancel=cancel)
+                         epsilon_min=lo, epsilon_max=hi, cancel=cancel, progress=progress)
 
     # -- privacy (facts on "pool", d_X attack on "attack", reconstruction on "slm") ------
     def privacy_facts(self, original: str, sanitized: SanitizedText, spans: Sequence[Span]

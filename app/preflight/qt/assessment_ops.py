@@ -16,6 +16,12 @@ from preflight.core.utility.recommend import CURVE_POINTS, Recommendation
 from preflight.qt.qt_workers import OpContext, QtOp
 
 
+def no_epsilon_message(min_utility: float) -> str:
+    """What the user reads when no ε in the range meets the minimum, and what to do."""
+    return (f"No ε meets your minimum utility of {min_utility:.2f} — try a policy with "
+            "placeholders, lower the minimum in Settings → Policy, or keep it local.")
+
+
 class AssessmentOps:
     """Mixin: needs ``backend``, ``result``, ``prepared``, ``text``, ``task``... (see
     :class:`~preflight.qt.controllers.DocumentController`)."""
@@ -66,7 +72,9 @@ class AssessmentOps:
         self.sig_curve.emit(self.curve)
 
     def find_best_epsilon(self) -> None:
-        """Ask the core for the most private ε that still meets the minimum utility."""
+        """Search for the most private ε that still meets the minimum utility, in the
+        background, reporting each ε it evaluates (``sig_recommend_progress``). The search
+        only ever sets ε: it never answers and never sends."""
         prepared = self.prepared
         if not self.uses_dx or prepared is None:
             self.sig_error.emit("“Find best ε” needs a policy with d_X noise.",
@@ -75,25 +83,58 @@ class AssessmentOps:
             return
         text, spans, task, backend = self.text, self.effective_spans(), self.task, self.backend
         self.sig_recommending.emit(True)
+        self.sig_recommend_progress.emit(0.0, "starting the search")
         self.sig_status.emit("Searching for the most private ε that stays useful…")
-        self._recommend.start(QtOp(
-            self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel),
-            self._on_recommendation, self._on_recommend_error, lane="slm"))
+        holder: dict[str, int] = {}
+
+        def progress(fraction: float, message: str) -> None:
+            if self._recommend.is_current(holder.get("g", -1)):   # not from a stale search
+                self.sig_recommend_progress.emit(fraction, message)
+                if fraction < 1.0:    # in the status bar too: the button may be scrolled away
+                    self.sig_status.emit(f"Finding the best ε ({fraction:.0%}): {message}. "
+                                         "Esc cancels.")
+
+        holder["g"] = self._recommend.start(QtOp(
+            self, lambda ctx: backend.recommend(text, prepared, spans, task, ctx.cancel,
+                                                ctx.progress),
+            lambda rec: self._on_recommendation(rec, prepared),
+            self._on_recommend_error, lane="slm", progress=progress))
+
+    @property
+    def recommending(self) -> bool:
+        """A search runs whose result still counts (a cancelled one may be winding down)."""
+        op = self._recommend.current
+        return self._recommend.busy and op is not None and not op.dropped
+
+    def cancel_recommendation(self) -> None:
+        """Stop the search; ε stays what it was."""
+        if not self.recommending:
+            return
+        self._recommend.next_generation()          # cancels it and drops its result
+        self.sig_recommending.emit(False)
+        self.sig_status.emit("Search cancelled; ε is unchanged.")
 
     def _on_recommend_error(self, exc: BaseException) -> None:
         self.sig_recommending.emit(False)
         if not isinstance(exc, Cancelled):
             self._on_error(exc)
 
-    def _on_recommendation(self, rec: Recommendation) -> None:
+    def _on_recommendation(self, rec: Recommendation, prepared) -> None:
         self.sig_recommending.emit(False)
+        if prepared is not self.prepared:
+            # the document, policy or noise changed during the search: it vouches for
+            # another text, so it sets nothing
+            self.sig_status.emit("The document changed during the search; run "
+                                 "“Find best ε” again.")
+            return
         self.recommendation = rec
         self.sig_recommendation.emit(rec)
         if rec.decision == "send" and rec.epsilon is not None:
-            self.sig_status.emit(f"Recommended ε = {rec.epsilon:.3g}.")
+            self.sig_status.emit(f"ε set to {rec.epsilon:.3g}, the most private setting that "
+                                 "meets your minimum utility.")
             self.set_epsilon(float(rec.epsilon))
         else:
-            self.sig_status.emit("No ε is both private and useful enough: keep this one local.")
+            self.sig_status.emit(no_epsilon_message(rec.min_utility))
 
     def _run_estimate(self) -> None:
         res = self.result

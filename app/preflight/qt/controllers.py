@@ -80,6 +80,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
     sig_curve = Signal(object)                    # list[(eps, utility)]
     sig_recommendation = Signal(object)           # Recommendation
     sig_recommending = Signal(bool)
+    sig_recommend_progress = Signal(float, str)   # share done, the ε being evaluated
     sig_estimate = Signal(object)                 # (core CostEstimate, provider)
     sig_epsilon_range = Signal(float, float)
     sig_policies = Signal(list)                   # [(name, title, uses_dx)]

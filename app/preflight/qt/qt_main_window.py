@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -37,6 +37,7 @@ from preflight.app.presentation import error_text
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
+from preflight.qt.assessment_ops import no_epsilon_message
 from preflight.qt.controllers import DocumentController, PreviewResult
 from preflight.qt.privacy_ops import PrivacyController
 from preflight.qt.qt_answer_pane import QtAnswerPane
@@ -48,6 +49,7 @@ from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_panels import QtAssessmentPanel, QtControlsPanel
 from preflight.qt.qt_settings import QtSettingsDialog
+from preflight.qt.qt_shortcuts import install_shortcuts
 from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView, dropped_file
 from preflight.qt.qt_workers import QtOp
 
@@ -88,6 +90,7 @@ class QtMainWindow(QMainWindow):
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
         self._build()
         self._wire()
+        install_shortcuts(self)              # keys, menus, Help → Keyboard shortcuts
         self._refresh_providers()
 
     # -- layout --------------------------------------------------------------------------
@@ -113,6 +116,7 @@ class QtMainWindow(QMainWindow):
         tb.addWidget(QLabel("Provider "))
         self.provider = QComboBox()
         self.provider.setObjectName("provider")
+        self.provider.setAccessibleName("Cloud provider")
         self.provider.setMinimumWidth(180)
         tb.addWidget(self.provider)
 
@@ -195,6 +199,7 @@ class QtMainWindow(QMainWindow):
         # Scrolls when the window is short; as wide as its content needs (no fixed 380
         # px: with the one-line legends and headers the window needed ~1,250 px).
         scroll = self.right_scroll = QtColumnScroll(right)
+        scroll.setAccessibleName("Sanitization and assessment")
         hsplit.addWidget(scroll)
         hsplit.setStretchFactor(0, 5)
         hsplit.setStretchFactor(1, 5)
@@ -274,9 +279,11 @@ class QtMainWindow(QMainWindow):
         d.sig_prediction_failed.connect(self._on_prediction_failed)
         d.sig_curve.connect(self._on_curve)
         d.sig_recommendation.connect(self._on_recommendation)
-        d.sig_recommending.connect(lambda on: (self.assessment.find_best.setEnabled(not on),
-                                               self.assessment.find_best.setText(
-                                                   "Searching…" if on else "Find best ε")))
+        d.sig_recommending.connect(self.assessment.set_searching)
+        d.sig_recommending.connect(lambda on: on and QTimer.singleShot(
+            100, lambda: self.right_scroll.ensureWidgetVisible(self.assessment.search_step)))
+        d.sig_recommend_progress.connect(self.assessment.set_search_progress)
+        self.assessment.sig_cancel_search.connect(d.cancel_recommendation)
         d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
         d.sig_status.connect(self.status_text.setText)
         self._wire_privacy()
@@ -440,17 +447,12 @@ class QtMainWindow(QMainWindow):
                 + (f" (predicted utility {rec.predicted_utility:.2f})"
                    if rec.predicted_utility is not None
                    else "") + ".")
-        else:
+        else:        # says so and what to do; it never answers by itself
             self.assessment.chart.set_recommended(None, None)
             self.assessment.recommendation.setText(
-                "No ε is both private and useful enough: use “Keep local”."
-                + (f" Best predicted utility {rec.predicted_utility:.2f} is below "
-                   f"{rec.min_utility:.2f}." if rec.predicted_utility is not None else ""))
-            if rec.local_answer and not self.answers.busy:
-                self.answer.start("local", "")
-                self.answer.append(rec.local_answer, rec.local_answer)
-                self.answer.finish("Local answer (nothing left this computer): no ε is both "
-                                   "private and useful enough for a cloud send.")
+                no_epsilon_message(rec.min_utility)
+                + (f" (best predicted utility {rec.predicted_utility:.2f})"
+                   if rec.predicted_utility is not None else ""))
 
     def _on_provider(self, _i: int) -> None:
         self.doc.set_provider(self.provider.currentData())

@@ -58,6 +58,7 @@ class QtModelsTab(QWidget):
         lay.addWidget(self.slm_warning)
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("modelTable")
+        self.table.setAccessibleName("Models")
         self.table.setHorizontalHeaderLabels(["Role", "Model", "State", "Path"])
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -1,191 +1,38 @@
-"""Side panels: sanitization controls and the assessment panel (its chart: `qt_chart`; the
-answer pane: `qt_answer_pane`). Views only: they expose widgets and signals, controllers
-feed them."""
+"""Side panels: the assessment panel (its chart: `qt_chart`); the sanitization controls
+live in `qt_controls_panel` (re-exported here), the answer pane in `qt_answer_pane`.
+Views only: they expose widgets and signals, controllers feed them."""
 
 from __future__ import annotations
 
-import html
 import math
-from dataclasses import replace
-from typing import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QSlider,
     QVBoxLayout,
     QWidget,
 )
 
 from preflight.app.doorway import Prediction
 from preflight.app.presentation import PrivacyIndicators, explanation_lines, format_cost
-from preflight.core.sanitize.policy import Policy
 from preflight.core.send.cost import CostEstimate
-from preflight.core.tasks import SUMMARIZE, Task
 from preflight.qt import qt_theme
-from preflight.qt.policy_ops import has_pseudonyms
 from preflight.qt.qt_chart import QtUtilityChart
+from preflight.qt.qt_controls_panel import NO_DX_TIP, QtControlsPanel  # noqa: F401
 from preflight.qt.qt_privacy_panel import QtPrivacyGroup
 
-SLIDER_STEPS = 1000
-MODIFIED_KEY = "\0modified"          # the combo's entry for the legend-modified copy
-EPS_TIP = ("Privacy budget ε (log scale): left = more private, right = closer to the "
-           "original.")
 FIND_BEST_TIP = ("The most private ε whose predicted utility still meets the minimum set "
                  "in Settings → Policy.")
-NO_DX_TIP = ("This policy adds no d_X noise, so there is no ε to choose: choose a policy "
-             "with d_X (e.g. “Protect identifiers + d_X”) to use the slider.")
-
-
-class QtControlsPanel(QGroupBox):
-    """Policy, ε (log slider, d_X policies only), resample and the task."""
-
-    sig_policy_changed = Signal(str)             # a policy name
-    sig_epsilon_changed = Signal(float)
-    sig_resample = Signal()
-    sig_task_changed = Signal(object)            # Task
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Sanitization", parent)
-        self._range: tuple[float, float] | None = None
-        self._uses_dx = False
-        self._resample_ok = False
-        form = QFormLayout(self)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.policy = QComboBox()
-        self.policy.setObjectName("policy")
-        self.policy.setToolTip("Which action each kind of detected value gets, and whether "
-                               "d_X noise covers the rest (Settings → Policy).")
-        self.policy.currentIndexChanged.connect(self._on_policy)
-        form.addRow("Policy", self.policy)
-
-        eps_row = QHBoxLayout()
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setObjectName("epsilon")
-        self.slider.setRange(0, SLIDER_STEPS)
-        self.slider.setEnabled(False)
-        self.slider.setToolTip(EPS_TIP)
-        self.slider.valueChanged.connect(self._on_slider)
-        self.eps_label = QLabel("ε —")
-        self.eps_label.setObjectName("epsilonValue")
-        self.eps_label.setMinimumWidth(64)
-        self.eps_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        eps_row.addWidget(self.slider, 1)
-        eps_row.addWidget(self.eps_label)
-        form.addRow("ε", eps_row)
-        self.range_label = QLabel("")
-        self.range_label.setObjectName("muted")
-        form.addRow("", self.range_label)
-
-        self.resample = QPushButton("Resample")
-        self.resample.setToolTip("Draw fresh noise (d_X) or fresh stand-ins (pseudonyms).")
-        self.resample.clicked.connect(self.sig_resample.emit)
-        form.addRow("", self.resample)
-
-        self.guarantee = QLabel("")
-        self.guarantee.setWordWrap(True)
-        self.guarantee.setObjectName("guarantee")
-        form.addRow(self.guarantee)
-
-        task_row = QHBoxLayout()
-        self.task = QComboBox()
-        self.task.setObjectName("task")
-        self.task.addItem("Summarize", "summarize")
-        self.task.addItem("Ask a question", "question")
-        self.question = QLineEdit()
-        self.question.setPlaceholderText("Your question about the document")
-        self.question.setVisible(False)
-        self.task.currentIndexChanged.connect(self._on_task)
-        self.question.editingFinished.connect(self._on_task)
-        task_row.addWidget(self.task)
-        form.addRow("Task", task_row)
-        form.addRow("", self.question)
-        self.note = QLineEdit()         # sanitized like the question before it leaves
-        self.note.setObjectName("instruction")
-        self.note.setPlaceholderText("e.g. summarize for the board in 5 bullets")
-        self.note.editingFinished.connect(self._on_task)
-        form.addRow("Instruction (optional)", self.note)
-
-    # -- inputs --------------------------------------------------------------------------
-    def set_policies(self, choices: Sequence[tuple[str, str, bool]], current: Policy,
-                     modified: bool) -> None:
-        """Fill the Policy box: presets and saved policies, plus the modified copy."""
-        self.policy.blockSignals(True)
-        self.policy.clear()
-        if modified:
-            self.policy.addItem(current.title, MODIFIED_KEY)
-        for name, title, uses_dx in choices:
-            self.policy.addItem(title + ("  (d_X)" if uses_dx and "d_X" not in title else ""),
-                                name)
-        idx = 0 if modified else self.policy.findData(current.name)
-        self.policy.setCurrentIndex(max(idx, 0))
-        self.policy.setToolTip(current.description or current.title)
-        self.policy.blockSignals(False)
-        self._uses_dx = current.uses_dx
-        self._resample_ok = current.uses_dx or has_pseudonyms(current)
-        self._sync_enabled()
-
-    def _on_policy(self, _i: int) -> None:
-        name = self.policy.currentData()
-        if name and name != MODIFIED_KEY:
-            self.sig_policy_changed.emit(name)
-
-    def set_range(self, lo: float, hi: float, current: float) -> None:
-        self._range = (lo, hi)
-        self.range_label.setText(f"calibrated range {lo:.3g} – {hi:.3g} (log scale)")
-        self.set_epsilon(current)
-        self._sync_enabled()
-
-    def set_epsilon(self, eps: float) -> None:
-        if self._range is None:
-            return
-        lo, hi = self._range
-        eps = min(max(eps, lo), hi)
-        v = round(SLIDER_STEPS * math.log(eps / lo) / math.log(hi / lo))
-        self.slider.blockSignals(True)
-        self.slider.setValue(v)
-        self.slider.blockSignals(False)
-        self.eps_label.setText(f"ε {eps:.3g}")
-
-    def epsilon_for(self, value: int) -> float:
-        lo, hi = self._range or (1.0, 1.0)
-        return lo * (hi / lo) ** (value / SLIDER_STEPS)
-
-    def _on_slider(self, value: int) -> None:
-        eps = self.epsilon_for(value)
-        self.eps_label.setText(f"ε {eps:.3g}")
-        self.sig_epsilon_changed.emit(eps)
-
-    def _on_task(self, *_args) -> None:
-        kind = self.task.currentData()
-        self.question.setVisible(kind == "question")
-        task = Task("question", question=self.question.text()) if kind == "question" \
-            else SUMMARIZE
-        task = replace(task, note=self.note.text().strip())
-        self.sig_task_changed.emit(task)
-
-    def _sync_enabled(self) -> None:
-        dx = self._uses_dx
-        self.slider.setEnabled(dx and self._range is not None)
-        self.slider.setToolTip(EPS_TIP if dx else NO_DX_TIP)
-        self.resample.setEnabled(self._resample_ok)
-        self.eps_label.setEnabled(dx)
-        # a policy without d_X has no ε: say so rather than show the last one
-        self.eps_label.setText(f"ε {self.epsilon_for(self.slider.value()):.3g}"
-                               if dx and self._range is not None else "ε —")
-        self.range_label.setVisible(dx)
-
-    def set_guarantee(self, text: str) -> None:
-        self.guarantee.setText(html.escape(text))
+FIND_BEST = "Find best ε"
+CANCEL_TIP = "Stop the search; ε stays what it is now."
+SEARCH_STEPS = 1000                  # resolution of the search's progress bar
 
 
 class QtAssessmentPanel(QGroupBox):
@@ -193,6 +40,7 @@ class QtAssessmentPanel(QGroupBox):
     tokens and cost."""
 
     sig_find_best = Signal()
+    sig_cancel_search = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Assessment", parent)
@@ -249,17 +97,49 @@ class QtAssessmentPanel(QGroupBox):
         self.chart.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         lay.addWidget(self.chart, 10)
         best = QHBoxLayout()
-        self.find_best = QPushButton("Find best ε")
+        self.find_best = QPushButton(FIND_BEST)
         self.find_best.setObjectName("findBest")
         self.find_best.setToolTip(FIND_BEST_TIP)
-        self.find_best.clicked.connect(self.sig_find_best.emit)
+        self.find_best.clicked.connect(self._on_find_best)
+        self.searching = False
         self.recommendation = QLabel("")
         self.recommendation.setWordWrap(True)
         self.recommendation.setObjectName("muted")
         best.addWidget(self.find_best)
         best.addWidget(self.recommendation, 1)
         lay.addLayout(best)
+        self.search_progress = QProgressBar()    # determinate: one step per ε evaluated
+        self.search_progress.setObjectName("searchProgress")
+        self.search_progress.setRange(0, SEARCH_STEPS)
+        self.search_progress.setAccessibleName("“Find best ε” progress")
+        self.search_progress.setVisible(False)
+        self.search_step = QLabel("")
+        self.search_step.setObjectName("muted")
+        self.search_step.setWordWrap(True)
+        self.search_step.setVisible(False)
+        lay.addWidget(self.search_progress)
+        lay.addWidget(self.search_step)
         lay.addStretch(1)          # keeps the rows together when the chart is hidden
+
+    def _on_find_best(self) -> None:
+        (self.sig_cancel_search if self.searching else self.sig_find_best).emit()
+
+    def set_searching(self, on: bool) -> None:
+        """While "Find best ε" searches, its button cancels the search."""
+        self.searching = on
+        self.find_best.setText("Cancel" if on else FIND_BEST)
+        self.find_best.setToolTip(CANCEL_TIP if on else FIND_BEST_TIP)
+        self.find_best.setAccessibleName("Cancel the ε search" if on else FIND_BEST)
+        self.search_progress.setVisible(on)
+        self.search_step.setVisible(on)
+        if on:
+            self.search_progress.setValue(0)
+            self.search_step.setText("")
+
+    def set_search_progress(self, fraction: float, message: str) -> None:
+        self.search_progress.setValue(round(SEARCH_STEPS * min(max(fraction, 0.0), 1.0)))
+        self.search_step.setText(f"Searching: {message}")
+        self.search_progress.setAccessibleDescription(message)
 
     def set_dx_mode(self, dx: bool) -> None:
         """The ε chart and "Find best ε" only mean something for a d_X policy."""
@@ -340,3 +220,6 @@ class QtAssessmentPanel(QGroupBox):
         else:
             self.cost.setText(format_cost(est.max_total) if est.priced
                               else "unknown (no prices set for this provider)")
+
+
+NO_ANSWER = "No answer yet. Send to a provider or answer locally."

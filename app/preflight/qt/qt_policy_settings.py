@@ -60,6 +60,7 @@ class QtPoliciesBox(QGroupBox):
         left.addLayout(form)
         self.saved = QListWidget()
         self.saved.setObjectName("savedPolicies")
+        self.saved.setAccessibleName("Saved policies")
         self.saved.currentRowChanged.connect(self._load_row)
         left.addWidget(self.saved, 1)
         buttons = QHBoxLayout()
@@ -75,6 +76,7 @@ class QtPoliciesBox(QGroupBox):
         right = QVBoxLayout()
         self.table = QTableWidget(0, 2)
         self.table.setObjectName("policyTypes")
+        self.table.setAccessibleName("What the policy does with each entity type")
         self.table.setHorizontalHeaderLabels(["Entity type", "Action"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -85,6 +87,7 @@ class QtPoliciesBox(QGroupBox):
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.table.setItem(i, 0, item)
             combo = QComboBox()
+            combo.setAccessibleName(f"Action for {etype}")
             combo.addItem("(its category's action)", "")
             for a in Action:
                 combo.addItem(a.value, a.value)

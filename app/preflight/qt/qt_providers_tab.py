@@ -112,6 +112,7 @@ class QtProvidersTab(QWidget):
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         self.list = QListWidget()
+        self.list.setAccessibleName("Providers")
         self.list.setObjectName("providerList")
         self.list.currentRowChanged.connect(self._load_row)
         left.addWidget(self.list, 1)

@@ -120,6 +120,8 @@ class QtOriginalView(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("original")
+        self.setAccessibleName("Original document")
+        self.setTabChangesFocus(True)     # Tab leaves the editor (keyboard users); no tabs
         self.setFont(_doc_font())
         self.setPlaceholderText(
             "Paste or type the document here, drop a .txt/.md/.eml file, or use Open… (Ctrl+O).\n\n"
@@ -342,7 +344,12 @@ class QtPreviewView(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("preview")
+        self.setAccessibleName("Sanitized text — exactly what would be sent")
+        self.setTabChangesFocus(True)
         self.setReadOnly(True)
+        # read-only text is skipped by Tab unless it selects by keyboard too
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self.setFont(_doc_font())
         self.setMouseTracking(True)
         self.setPlaceholderText(EMPTY_PREVIEW)
@@ -416,6 +423,14 @@ class _Chip(QLabel):
             self.clicked.emit(e.globalPosition().toPoint())
         super().mousePressEvent(e)
 
+    def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt override
+        # the keyboard path to the category menu: Tab to the chip, Space or Enter
+        if e.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                and self.focusPolicy() != Qt.FocusPolicy.NoFocus:
+            self.clicked.emit(self.mapToGlobal(self.rect().bottomLeft()))
+            return
+        super().keyPressEvent(e)
+
 
 class QtLegend(QFrame):
     """Colour chips explaining the highlights. A category chip, clicked, asks for the
@@ -446,7 +461,10 @@ class QtLegend(QFrame):
             chip = _Chip(f"<span style='background:{color.name()};'>&nbsp;&nbsp;&nbsp;&nbsp;"
                          f"</span>&nbsp;{html.escape(label)}")
             chip.setObjectName("legendChip")
+            chip.setAccessibleName(label)
             if key is not None:
+                chip.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+                chip.setAccessibleName(f"{label}: choose what the policy does with them")
                 chip.setCursor(Qt.CursorShape.PointingHandCursor)
                 chip.setToolTip("Click to choose what the policy does with these values.")
                 chip.clicked.connect(lambda pos, c=key: self.sig_category_clicked.emit(c, pos))

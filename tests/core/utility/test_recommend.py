@@ -54,3 +54,24 @@ def test_policy_bounds_are_respected(fake_slm, fake_embedder):
 def test_invalid_bounds_are_a_user_error(fake_slm, fake_embedder):
     with pytest.raises(ConfigError):
         run(fake_slm, fake_embedder, 0.5, epsilon_min=50.0, epsilon_max=10.0)
+
+
+def test_progress_is_reported_per_epsilon_evaluated(fake_slm, fake_embedder):
+    import re
+
+    from preflight.core.utility.recommend import CURVE_POINTS
+
+    seen: list[tuple[float, str]] = []
+    rec, prepared = run(fake_slm, fake_embedder, 0.6, progress=lambda f, m: seen.append((f, m)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and fractions[0] < 0.5
+    instant = [m for _, m in seen if m.startswith("instant estimate at ε")]
+    assert len(instant) == CURVE_POINTS
+    assert instant[2].endswith(f"(setting 3 of {CURVE_POINTS})")
+    narrowing = [m for _, m in seen if m.startswith("narrowing down")]
+    checks = [m for _, m in seen if m.startswith("checking ε")]
+    assert len(checks) == rec.slm_calls - 1          # one message per local-model check
+    # every ε the search evaluated was announced (the curve, bisection and checks)
+    assert len(narrowing) == sum(p["stage"] == "fast" for p in rec.probes) > 0
+    assert len(instant) + len(narrowing) + len(checks) == len(rec.probes)
+    assert re.search(r"run 2 of at most \d", checks[0])

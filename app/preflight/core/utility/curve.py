@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -86,14 +86,18 @@ def point_on_curve(curve: Sequence[CurvePoint], point: CurvePoint) -> CurvePoint
 
 def utility_curve(assessor: Any, original: str, prepared: Any, epsilons: Sequence[float],
                   spans: Sequence[Span] = (), *, correct: bool = False,
-                  cancel: threading.Event | None = None) -> UtilityCurve:
+                  cancel: threading.Event | None = None,
+                  on_point: Callable[[int, float], None] | None = None) -> UtilityCurve:
     """The instant prediction (and its band) at each ε of ``epsilons`` for one prepared
-    document, made non-decreasing. Stops early (a shorter curve) when cancelled."""
+    document, made non-decreasing. Stops early (a shorter curve) when cancelled.
+    ``on_point(i, ε)`` is called before the i-th ε is evaluated (progress)."""
     raw: list[CurvePoint] = []
     level = None
-    for eps in epsilons:
+    for i, eps in enumerate(epsilons):
         if cancel is not None and cancel.is_set():
             break
+        if on_point is not None:
+            on_point(i, float(eps))
         a = assessor.fast(original, prepared.at(eps), list(spans), correct=correct,
                           explain=False)
         est = a.estimate_fast

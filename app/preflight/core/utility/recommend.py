@@ -87,6 +87,39 @@ def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 4)
 
 
+class _Steps:
+    """Progress of a search, reported before each ε it evaluates.
+
+    The bar has one unit per local-model run (the original, then at most ``refinements``
+    checks) and one for the whole instant phase (curve and bisection: one regressor call
+    per ε, much cheaper than a run), so it does not race through the instant settings
+    and then stall on the slow ones."""
+
+    def __init__(self, progress: Progress | None, refinements: int) -> None:
+        self.report = progress or (lambda _f, _m: None)
+        self.runs_total = 1 + refinements
+        self.units = self.runs_total + 1
+        self.runs = 0              # local-model runs started
+        self.instant_share = 0.0   # of the instant phase, done
+
+    def _fraction(self, runs_done: int) -> float:
+        return min(1.0, (runs_done + self.instant_share) / self.units)
+
+    def slm(self, what: str) -> None:
+        if self.runs:
+            self.instant_share = 1.0   # checks follow the instant phase, however short
+        self.runs += 1
+        self.report(self._fraction(self.runs - 1),
+                    f"{what} (run {self.runs} of at most {self.runs_total})")
+
+    def instant(self, share: float, what: str) -> None:
+        self.instant_share = min(1.0, max(self.instant_share, share))
+        self.report(self._fraction(self.runs), what)
+
+    def done(self) -> None:
+        self.report(1.0, "done")
+
+
 def recommend(
     original: str,
     prepared: Prepared,
@@ -111,7 +144,7 @@ def recommend(
             f"The ε bounds [{lo:g}, {hi:g}] are not a valid range.",
             "Give 0 < --epsilon-min ≤ --epsilon-max.",
         )
-    report = progress or (lambda _f, _m: None)
+    steps = _Steps(progress, max(1, max_refinements))
     probes: list[dict[str, Any]] = []
     calls_before = assessor.slm_calls
 
@@ -121,6 +154,10 @@ def recommend(
 
     def fast(eps: float, floor: float, ceiling: float) -> float:
         check()
+        done = CURVE_POINTS + sum(p["stage"] == "fast" for p in probes)
+        steps.instant(done / (CURVE_POINTS + fast_steps),
+                      f"narrowing down at ε {eps:.3g} (step {done - CURVE_POINTS + 1} of "
+                      f"{fast_steps})")
         raw = assessor.fast(original, prepared.at(eps), spans, correct=correct,
                             explain=False).predicted_fast
         value = min(max(raw, floor), ceiling)     # inside the monotone curve's step
@@ -132,6 +169,7 @@ def recommend(
     def refined(eps: float) -> Assessment:
         if eps not in refined_cache:
             check()
+            steps.slm(f"checking ε {eps:.3g} with the local model")
             res = assessor.refine(original, prepared.at(eps), spans, correct=correct, cancel=cancel)
             refined_cache[eps] = res
             probes.append({"epsilon": round(eps, 4), "stage": "refined",
@@ -139,13 +177,16 @@ def recommend(
         return refined_cache[eps]
 
     # 1. the answer on the original: feature C, and the fallback if we keep it local
-    report(0.05, "local model reads the original")
+    steps.slm("the local model reads the original")
     local_answer, _, _ = assessor.original_answer(original, cancel)
 
     # 2. the monotone instant curve, then bisection inside the first step that passes
-    report(0.3, "searching ε")
-    curve = utility_curve(assessor, original, prepared, log_grid(lo, hi, CURVE_POINTS),
-                          spans, correct=correct, cancel=cancel)
+    curve = utility_curve(
+        assessor, original, prepared, log_grid(lo, hi, CURVE_POINTS), spans,
+        correct=correct, cancel=cancel,
+        on_point=lambda i, eps: steps.instant(
+            i / (CURVE_POINTS + fast_steps),
+            f"instant estimate at ε {eps:.3g} (setting {i + 1} of {CURVE_POINTS})"))
     check()
     for eps, value in curve:
         probes.append({"epsilon": round(eps, 4), "stage": "curve", "predicted": round(value, 4)})
@@ -167,7 +208,6 @@ def recommend(
         candidate = math.exp(b)
 
     # 3. refine the candidate, then widen toward hi within the SLM budget
-    report(0.5, "checking the candidate with the local model")
     best: tuple[float, Assessment] | None = None
     budget = max(1, max_refinements)
     res = refined(candidate)
@@ -190,7 +230,7 @@ def recommend(
                     b = math.log(mid)
                 else:
                     a = math.log(mid)
-    report(1.0, "done")
+    steps.done()
     calls = assessor.slm_calls - calls_before
     if best is None:
         last = refined_cache[max(refined_cache)]

@@ -1,0 +1,242 @@
+""""Find best ε" (progress, cancel, only sets ε), the ε number field, and keyboard /
+screen-reader access: names on every focusable control, Tab out of the text panes, and the
+Help → Keyboard shortcuts page read from the real actions."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import SAMPLE
+from preflight.qt.qt_panels import NO_ANSWER
+from preflight.qt.qt_shortcuts import QtShortcutsDialog, open_shortcuts_page
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QTabBar,
+    QWidget,
+)
+
+
+def _wait_ready(qtbot, win, text=SAMPLE):
+    win.original.setPlainText(text)
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None
+                                 and win.doc.prepared is not None
+                                 and win.controls.slider.isEnabled()), timeout=5000)
+
+
+# --- Find best ε ------------------------------------------------------------------------
+def test_search_shows_progress_per_epsilon_and_cancel_keeps_epsilon(qtbot, window,
+                                                                    fake_backend):
+    _wait_ready(qtbot, window)
+    before = window.doc.epsilon
+    fake_backend.recommend_delay = 0.3           # per ε tried: time to watch and cancel
+    panel = window.assessment
+    seen: list[tuple[float, str]] = []
+    window.doc.sig_recommend_progress.connect(lambda f, m: seen.append((f, m)))
+    qtbot.mouseClick(panel.find_best, Qt.MouseButton.LeftButton)
+    assert panel.find_best.text() == "Cancel"
+    assert panel.search_progress.isVisible()
+    qtbot.waitUntil(lambda: panel.search_progress.value() > 0, timeout=5000)
+    assert "of 5" in panel.search_step.text()            # "setting k of 5"
+    assert [f for f, _ in seen] == sorted(f for f, _ in seen)
+    qtbot.mouseClick(panel.find_best, Qt.MouseButton.LeftButton)    # now: Cancel
+    assert panel.find_best.text() == "Find best ε"
+    assert not panel.search_progress.isVisible()
+    assert not window.doc.recommending
+    # long enough for an uncancelled search (5 × 0.3 s) to have finished and set ε
+    qtbot.waitUntil(lambda: window.doc._recommend.current.done, timeout=3000)
+    qtbot.wait(1500)
+    assert window.doc.epsilon == before
+    assert window.doc.recommendation is None
+    assert "cancelled" in window.status_text.text()
+
+
+def test_search_only_sets_epsilon(qtbot, window, fake_backend):
+    _wait_ready(qtbot, window)
+    window.controls.slider.setValue(0)
+    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 1.0), timeout=3000)
+    history = fake_backend.history()
+    window.assessment.find_best.click()
+    qtbot.waitUntil(lambda: window.doc.recommendation is not None, timeout=5000)
+    rec = window.doc.recommendation
+    assert rec.decision == "send"
+    assert window.doc.epsilon == pytest.approx(rec.epsilon) != 1.0
+    assert window.controls.eps_spin.value() == pytest.approx(rec.epsilon, rel=1e-3)
+    assert not window.answers.busy and window.answer.status.text() == NO_ANSWER
+    assert fake_backend.history() == history and not fake_backend.sent
+
+
+def test_no_epsilon_good_enough_says_what_to_do_and_never_answers(qtbot, window,
+                                                                  fake_backend):
+    fake_backend.settings.policy.min_utility = 0.99      # nothing in the range reaches it
+    _wait_ready(qtbot, window)
+    before = window.doc.epsilon
+    history = fake_backend.history()
+    window.assessment.find_best.click()
+    qtbot.waitUntil(lambda: window.doc.recommendation is not None, timeout=5000)
+    assert window.doc.recommendation.decision == "keep_local"
+    text = window.assessment.recommendation.text()
+    assert "No ε meets your minimum utility of 0.99" in text
+    assert "placeholders" in text and "keep it local" in text
+    qtbot.wait(200)
+    assert window.doc.epsilon == before
+    assert not window.answers.busy and window.answer.restored.toPlainText() == ""
+    assert window.answer.status.text() == NO_ANSWER
+    assert fake_backend.history() == history
+
+
+# --- the ε number field -----------------------------------------------------------------
+def test_spin_box_and_slider_stay_in_sync(qtbot, window):
+    _wait_ready(qtbot, window)
+    c = window.controls
+    c.slider.setValue(500)                                 # half way on the log scale
+    assert c.eps_spin.value() == pytest.approx(c.epsilon_for(500), abs=1e-3)
+    qtbot.waitUntil(lambda: window.doc.epsilon == pytest.approx(c.epsilon_for(500)),
+                    timeout=3000)
+    c.eps_spin.setValue(30.0)                              # typed
+    assert c.slider.value() == c.slider_for(30.0)
+    qtbot.waitUntil(lambda: window.doc.epsilon == 30.0, timeout=3000)
+    qtbot.waitUntil(lambda: window.doc.result.epsilon == 30.0, timeout=3000)
+
+
+def test_keys_step_on_the_log_scale(qtbot, window):
+    _wait_ready(qtbot, window)
+    c = window.controls
+    c.slider.setValue(500)
+    c.eps_spin.setFocus()
+    qtbot.keyClick(c.eps_spin, Qt.Key.Key_Up)
+    assert c.slider.value() == 500 + c.slider.singleStep()
+    qtbot.keyClick(c.eps_spin, Qt.Key.Key_PageUp)
+    assert c.slider.value() == 500 + c.slider.singleStep() + c.slider.pageStep()
+    ratio = c.epsilon_for(c.slider.value()) / c.epsilon_for(500)
+    lo, hi = c._range
+    assert ratio == pytest.approx((hi / lo) ** 0.11)       # 1 % + 10 % of the log range
+    c.slider.setFocus()
+    qtbot.keyClick(c.slider, Qt.Key.Key_PageDown)
+    assert c.slider.value() == 500 + c.slider.singleStep()
+    assert c.eps_spin.value() == pytest.approx(c.epsilon_for(c.slider.value()), abs=1e-3)
+
+
+# --- keyboard and screen reader ----------------------------------------------------------
+def test_tab_leaves_the_document_and_the_sanitized_pane(qtbot, window):
+    _wait_ready(qtbot, window)
+    ed = window.original
+    ed.setFocus()
+    qtbot.waitUntil(lambda: ed.hasFocus(), timeout=2000)
+    qtbot.keyClick(ed, Qt.Key.Key_Tab)
+    assert "\t" not in ed.toPlainText()
+    assert not ed.hasFocus()
+    window.preview.setFocus()
+    qtbot.waitUntil(lambda: window.preview.hasFocus(), timeout=2000)
+    qtbot.keyClick(window.preview, Qt.Key.Key_Tab)
+    assert not window.preview.hasFocus()
+
+
+def _internal(w: QWidget) -> bool:
+    """Parts of a composite control (a combo's popup, a spin box's line edit, a scroll
+    area's viewport): the control itself carries the name."""
+    p = w.parent()
+    if isinstance(p, QAbstractScrollArea) and w is p.viewport():
+        return True
+    while p is not None:
+        if isinstance(p, (QComboBox, QAbstractSpinBox)):
+            return True
+        p = p.parent()
+    return False
+
+
+def _spoken_name(w: QWidget, root: QWidget) -> str:
+    if w.accessibleName().strip():
+        return w.accessibleName()
+    if isinstance(w, QAbstractButton):
+        return w.text().replace("&", "").strip()
+    if isinstance(w, QTabBar):                  # a screen reader reads the tabs' texts
+        return " ".join(w.tabText(i) for i in range(w.count())).strip()
+    for label in root.findChildren(QLabel):
+        if label.buddy() is w:
+            return label.text().replace("&", "").strip()
+    return ""
+
+
+def unnamed_controls(root: QWidget) -> list[str]:
+    bad = []
+    for w in [root, *root.findChildren(QWidget)]:
+        if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not _internal(w) \
+                and not _spoken_name(w, root):
+            bad.append(f"{type(w).__name__}#{w.objectName()}")
+    return bad
+
+
+def test_every_focusable_control_has_a_name(qtbot, window):
+    _wait_ready(qtbot, window)
+    window.controls.task.setCurrentIndex(1)         # shows the question field too
+    assert unnamed_controls(window) == []
+    settings = window.open_settings()
+    assert unnamed_controls(settings) == []
+    settings.reject()
+    got = []
+    window.sig_history_shown.connect(got.append)
+    window.act_history.trigger()
+    qtbot.waitUntil(lambda: bool(got), timeout=3000)
+    assert unnamed_controls(got[0]) == []
+    got[0].reject()
+    confirm = []
+    window.auto_confirm = lambda dlg: (confirm.append(dlg), False)[1]
+    window.send_button.click()
+    qtbot.waitUntil(lambda: bool(confirm), timeout=3000)
+    assert unnamed_controls(confirm[0]) == []
+    page = open_shortcuts_page(window)
+    assert unnamed_controls(page) == []
+    page.reject()
+
+
+def test_the_walker_catches_an_unnamed_control(qtbot, window):
+    from PySide6.QtWidgets import QLineEdit
+
+    stray = QLineEdit(window.controls)
+    assert unnamed_controls(window) == ["QLineEdit#"]
+    stray.setAccessibleName("Stray")
+    assert unnamed_controls(window) == []
+
+
+def test_shortcuts_page_lists_each_actions_real_shortcut(qtbot, window):
+    page = open_shortcuts_page(window)
+    assert isinstance(page, QtShortcutsDialog)
+    listed = page.listed()
+    native = QKeySequence.SequenceFormat.NativeText
+    expected = {
+        "Open": window.act_open, "Settings": window.act_settings,
+        "History": window.act_history, "Keep local": window.act_keep_local,
+        "Copy sanitized": window.act_copy, "Find best ε": window.act_find_best,
+        "Keyboard shortcuts": window.act_shortcuts,
+    }
+    for command, action in expected.items():
+        assert listed[command] == action.shortcut().toString(native), command
+    keys = set(listed.values())
+    for shortcut in (window.send_shortcut, window.stop_shortcut):
+        assert shortcut.key().toString(native) in keys
+    assert listed["Open"] == QKeySequence(QKeySequence.StandardKey.Open).toString(native)
+    every = {a.text() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()}
+    assert len(every) <= len(listed)
+    # the page follows the objects: a changed key shows up as it is
+    window.act_history.setShortcut(QKeySequence("Ctrl+Shift+Y"))
+    assert open_shortcuts_page(window).listed()["History"] == \
+        QKeySequence("Ctrl+Shift+Y").toString(native)
+
+
+def test_shortcut_keys_do_what_the_page_says(qtbot, window, fake_backend):
+    _wait_ready(qtbot, window)
+    qtbot.waitUntil(lambda: window.copy_button.isEnabled(), timeout=3000)
+    QApplication.clipboard().clear()
+    window.act_copy.trigger()
+    assert QApplication.clipboard().text() == window.doc.result.sanitized.text
+    fake_backend.recommend_delay = 0.3
+    window.act_find_best.trigger()
+    assert window.doc.recommending
+    qtbot.keyClick(window, Qt.Key.Key_Escape)            # Stop also stops the search
+    assert not window.doc.recommending
