@@ -91,6 +91,9 @@ class QtAnswerPane(QGroupBox):
         self.tabs.addTab(self.restored, "Restored")
         self.tabs.addTab(self.raw, "Raw (as received)")
         self.tabs.setMinimumHeight(90)
+        # Hidden until an answer exists: an empty answer box would take ~160 px that a
+        # short screen (1366×768 at 150 %) needs for the document panes.
+        self.tabs.setVisible(False)
         lay.addWidget(self.tabs, 1)
         self.copy_button.clicked.connect(self.copy_answer)
         self.save_button.clicked.connect(lambda: self.save_answer())
@@ -134,6 +137,7 @@ class QtAnswerPane(QGroupBox):
         self.stop.setText(STOP_TEXT)
         self.stop.setEnabled(True)
         self.stop.setVisible(True)
+        self.tabs.setVisible(True)
         self.status.setText(f"{who} is answering…" if mode == "cloud"
                             else "The local model is answering (nothing leaves this computer)…")
         self._grow()
@@ -179,6 +183,7 @@ class QtAnswerPane(QGroupBox):
         self.feedback.setText("")
         self._set_notes([])
         self.stop.setVisible(False)
+        self.tabs.setVisible(False)
         self.status.setText(NO_ANSWER)
         self._sync_buttons()
 
