@@ -153,3 +153,18 @@ def test_ledger_sentence_is_one_short_line() -> None:
              "limit": 100.0}
     assert ledger_sentence(again) == ("ε spent on this document: 40 over 2 earlier send(s) "
                                       "+ 20 now = 60 (limit 100).")
+
+
+def test_a_prediction_on_the_curve_moves_only_the_instant_value():
+    from preflight.app.doorway import Prediction
+    from preflight.core.utility.assess import Assessment
+
+    curve = [(10.0, 0.2), (40.0, 0.6), (160.0, 0.7)]
+    fast = Prediction(Assessment({}, 0.3), rmse=0.1)
+    placed = fast.on_curve(curve, 80.0)
+    assert placed.value == pytest.approx(0.45)         # pooled with ε 40's 0.6
+    assert placed.low == pytest.approx(0.35) and placed.high == pytest.approx(0.55)
+    assert fast.value == 0.3                           # the raw one is unchanged
+    refined = Prediction(Assessment({}, 0.3, 0.25), rmse=0.1)
+    assert refined.on_curve(curve, 80.0).value == 0.25  # a measurement: never moved
+    assert fast.on_curve([], 80.0).value == 0.3

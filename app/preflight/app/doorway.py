@@ -23,7 +23,7 @@ reconstruction attack with the local SLM on "slm" (only when the user asks).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -34,6 +34,7 @@ from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.assess import Assessment
+from preflight.core.utility.curve import CurvePoint, point_on_curve
 from preflight.core.utility.features import as_mapping
 from preflight.core.utility.recommend import Recommendation
 
@@ -52,9 +53,27 @@ class Prediction:
     assessment: Assessment
     rmse: float | None = None
     calibration: str = ""            # presentation.calibration_text of the provider
+    # The instant value (and band) as it stands on the document's non-decreasing utility
+    # curve (see :meth:`on_curve`); None: the raw prediction. A refined prediction (with
+    # the local model) is a measurement of its own and is never moved.
+    placed: CurvePoint | None = None
+
+    def on_curve(self, curve: Sequence[Any], epsilon: float) -> "Prediction":
+        """This prediction, made at ``epsilon``, put on ``curve`` (a core
+        ``UtilityCurve`` or ``(ε, utility)`` pairs): the number beside the chart then
+        never falls as ε grows. A refined prediction is returned unchanged."""
+        if self.refined or not curve:
+            return self
+        raw = replace(self, placed=None)
+        points = getattr(curve, "points", None) or [CurvePoint(float(e), float(u))
+                                                     for e, u in curve]
+        return replace(self, placed=point_on_curve(
+            points, CurvePoint(float(epsilon), raw.value, raw.low, raw.high)))
 
     @property
     def value(self) -> float:
+        if self.placed is not None and not self.refined:
+            return float(self.placed.utility)
         return float(self.assessment.best)
 
     @property
@@ -76,12 +95,16 @@ class Prediction:
 
     @property
     def low(self) -> float | None:
+        if self.placed is not None and self.placed.low is not None and not self.refined:
+            return self.placed.low
         if self._band is not None:
             return self._band.low
         return None if self.rmse is None else max(-1.0, self.value - self.rmse)
 
     @property
     def high(self) -> float | None:
+        if self.placed is not None and self.placed.high is not None and not self.refined:
+            return self.placed.high
         if self._band is not None:
             return self._band.high
         return None if self.rmse is None else min(1.0, self.value + self.rmse)

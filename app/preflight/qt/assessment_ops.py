@@ -51,8 +51,17 @@ class AssessmentOps:
     def _on_prediction(self, pred: Prediction, res) -> None:
         if res is not self.result:
             return             # predicted for a result that is gone: it vouches for nothing
-        self.prediction = pred
-        self.sig_prediction.emit(pred)
+        self.prediction = self._placed(pred)
+        self.sig_prediction.emit(self.prediction)
+
+    def _placed(self, pred: Prediction) -> Prediction:
+        """``pred`` on the current preparation's utility curve (d_X only): the number and
+        the chart then agree, and the number never falls as ε grows."""
+        res = self.result
+        if (res is None or res.epsilon is None or not self.curve
+                or getattr(self, "_curve_prepared", None) is not self.prepared):
+            return pred
+        return pred.on_curve(self.curve, res.epsilon)
 
     def _run_curve(self) -> None:
         prepared, rng = self.prepared, self.epsilon_range
@@ -64,12 +73,20 @@ class AssessmentOps:
         def op(ctx: OpContext):
             return backend.utility_curve(text, prepared, spans, grid, ctx.cancel)
 
-        self._curve.start(QtOp(self, op, self._on_curve, self._on_quiet_error, lane="dx"))
+        self._curve.start(QtOp(self, op, lambda curve: self._on_curve(curve, prepared),
+                               self._on_quiet_error, lane="dx"))
 
-    def _on_curve(self, curve: list[tuple[float, float]]) -> None:
+    def _on_curve(self, curve: list[tuple[float, float]], prepared=None) -> None:
         # kept as given: a core UtilityCurve carries the band the chart shades
         self.curve = curve if isinstance(curve, list) else list(curve)
+        self._curve_prepared = prepared
         self.sig_curve.emit(self.curve)
+        pred = self.prediction
+        if pred is not None:
+            placed = self._placed(pred)
+            if placed.value != pred.value:
+                self.prediction = placed
+                self.sig_prediction.emit(placed)
 
     def find_best_epsilon(self) -> None:
         """Search for the most private ε that still meets the minimum utility, in the
