@@ -26,7 +26,9 @@ def test_guide_shows_once_then_only_from_help(qtbot, window):
     assert show_guide_once(window) is None          # the next start: no guide
     help_menu = window.menuBar().actions()[-1]
     assert help_menu.text() == "&Help"
-    assert [a.text() for a in help_menu.menu().actions()] == ["Show the guide"]
+    assert [a.text() for a in help_menu.menu().actions()] == ["Keyboard shortcuts…",
+                                                              "Show the guide"]
+    assert [a.text() for a in window.menuBar().actions()].count("&Help") == 1
     window.act_guide.trigger()
     guides = [g for g in window.findChildren(QtFirstRunGuide) if g.isVisible()]
     assert len(guides) == 1

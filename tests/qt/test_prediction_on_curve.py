@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fakes import SAMPLE
 
 from preflight.core.errors import Cancelled
@@ -33,5 +34,5 @@ def test_the_instant_number_is_placed_on_the_monotone_curve(qtbot, window, fake_
     # pooled with the points to its left (isotonic), so never below a smaller ε's value
     # on the merged curve, and never above a larger ε's
     assert raw < pred.value <= min(above, default=1.0)
-    assert pred.value == sum(below + [raw]) / (len(below) + 1)
+    assert pred.value == pytest.approx(sum(below + [raw]) / (len(below) + 1))
     assert window.assessment.utility.text() == f"{pred.value:.2f}"

@@ -51,17 +51,29 @@ class AssessmentOps:
     def _on_prediction(self, pred: Prediction, res) -> None:
         if res is not self.result:
             return             # predicted for a result that is gone: it vouches for nothing
-        self.prediction = self._placed(pred)
-        self.sig_prediction.emit(self.prediction)
+        self.prediction = pred
+        self.sig_prediction.emit(pred)
+        self._place_on_curve()
 
-    def _placed(self, pred: Prediction) -> Prediction:
-        """``pred`` on the current preparation's utility curve (d_X only): the number and
-        the chart then agree, and the number never falls as ε grows."""
-        res = self.result
-        if (res is None or res.epsilon is None or not self.curve
+    def _place_on_curve(self) -> None:
+        """Put the instant prediction on the current preparation's utility curve (d_X
+        only), in the background (the isotonic fit must not load its library on the GUI
+        thread): the number and the chart then agree, and the number never falls as ε
+        grows. A refined prediction is a measurement and stays as it is."""
+        pred, res, curve = self.prediction, self.result, self.curve
+        if (pred is None or pred.refined or pred.placed is not None or res is None
+                or res.epsilon is None or not curve
                 or getattr(self, "_curve_prepared", None) is not self.prepared):
-            return pred
-        return pred.on_curve(self.curve, res.epsilon)
+            return
+        eps = res.epsilon
+
+        def placed(new: Prediction) -> None:
+            if self.prediction is pred and self.result is res:
+                self.prediction = new
+                self.sig_prediction.emit(new)
+
+        self._placing.start(QtOp(self, lambda ctx: pred.on_curve(curve, eps), placed,
+                                 self._on_quiet_error, lane="pool"))
 
     def _run_curve(self) -> None:
         prepared, rng = self.prepared, self.epsilon_range
@@ -81,12 +93,7 @@ class AssessmentOps:
         self.curve = curve if isinstance(curve, list) else list(curve)
         self._curve_prepared = prepared
         self.sig_curve.emit(self.curve)
-        pred = self.prediction
-        if pred is not None:
-            placed = self._placed(pred)
-            if placed.value != pred.value:
-                self.prediction = placed
-                self.sig_prediction.emit(placed)
+        self._place_on_curve()
 
     def find_best_epsilon(self) -> None:
         """Search for the most private ε that still meets the minimum utility, in the

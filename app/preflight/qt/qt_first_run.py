@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app import first_run
+from preflight.qt.qt_shortcuts import menu_named
 
 #: (title, text) of each page; the words in “quotes” are the window's own labels.
 PAGES: tuple[tuple[str, str], ...] = (
@@ -142,8 +143,8 @@ def show_guide_once(window: QMainWindow) -> QtFirstRunGuide | None:
 
 
 def install_help_menu(window: QMainWindow) -> QAction:
-    """Help → Show the guide, in ``window``'s menu bar."""
-    menu = window.menuBar().addMenu("&Help")
+    """Help → Show the guide, in ``window``'s menu bar (its Help menu when it has one)."""
+    menu = menu_named(window, "&Help")
     action = QAction("Show the guide", window)
     action.setObjectName("showGuide")
     action.triggered.connect(lambda: show_guide(window))

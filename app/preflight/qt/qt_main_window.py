@@ -91,6 +91,7 @@ class QtMainWindow(QMainWindow):
         self._build()
         self._wire()
         install_shortcuts(self)              # keys, menus, Help → Keyboard shortcuts
+        self.act_guide = install_help_menu(self)     # Help → Show the guide
         self._refresh_providers()
 
     # -- layout --------------------------------------------------------------------------
@@ -108,7 +109,6 @@ class QtMainWindow(QMainWindow):
         self.act_history.setShortcut(QKeySequence("Ctrl+H"))
         for a in (self.act_open, self.act_settings, self.act_history):
             tb.addAction(a)
-        self.act_guide = install_help_menu(self)
         self.setAcceptDrops(True)     # a file dropped anywhere opens like File → Open
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMainWindow,
+    QMenu,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -89,14 +90,22 @@ def install_shortcuts(window: QMainWindow) -> None:
     w.act_shortcuts.setShortcut(QKeySequence(QKeySequence.StandardKey.HelpContents))
     w.act_shortcuts.triggered.connect(lambda: open_shortcuts_page(w))
 
-    bar = w.menuBar()
-    file_menu = bar.addMenu("&File")
+    file_menu = menu_named(w, "&File")
     for a in (w.act_open, w.act_settings, w.act_history):
         file_menu.addAction(a)
-    doc_menu = bar.addMenu("&Document")
+    doc_menu = menu_named(w, "&Document")
     for a in (w.act_keep_local, w.act_copy, w.act_find_best):
         doc_menu.addAction(a)
-    bar.addMenu("&Help").addAction(w.act_shortcuts)
+    help_menu = menu_named(w, "&Help")
+    help_menu.insertAction(next(iter(help_menu.actions()), None), w.act_shortcuts)
+
+
+def menu_named(window: QMainWindow, title: str) -> QMenu:
+    """``window``'s menu-bar menu ``title``, made on first use (one Help menu, whoever
+    adds to it first)."""
+    bar = window.menuBar()
+    found = next((a.menu() for a in bar.actions() if a.text() == title and a.menu()), None)
+    return found if found is not None else bar.addMenu(title)
 
 
 class QtShortcutsDialog(QDialog):
