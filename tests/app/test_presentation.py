@@ -162,8 +162,8 @@ def test_a_prediction_on_the_curve_moves_only_the_instant_value():
     curve = [(10.0, 0.2), (40.0, 0.6), (160.0, 0.7)]
     fast = Prediction(Assessment({}, 0.3), rmse=0.1)
     placed = fast.on_curve(curve, 80.0)
-    assert placed.value == pytest.approx(0.45)         # pooled with ε 40's 0.6
-    assert placed.low == pytest.approx(0.35) and placed.high == pytest.approx(0.55)
+    assert placed.value == pytest.approx(0.65)         # halfway between 40 and 160 (log)
+    assert placed.low == pytest.approx(0.55) and placed.high == pytest.approx(0.75)
     assert fast.value == 0.3                           # the raw one is unchanged
     refined = Prediction(Assessment({}, 0.3, 0.25), rmse=0.1)
     assert refined.on_curve(curve, 80.0).value == 0.25  # a measurement: never moved

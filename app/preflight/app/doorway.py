@@ -34,7 +34,7 @@ from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.assess import Assessment
-from preflight.core.utility.curve import CurvePoint, point_on_curve
+from preflight.core.utility.curve import CurvePoint, read_curve
 from preflight.core.utility.features import as_mapping
 from preflight.core.utility.recommend import Recommendation
 
@@ -59,16 +59,15 @@ class Prediction:
     placed: CurvePoint | None = None
 
     def on_curve(self, curve: Sequence[Any], epsilon: float) -> "Prediction":
-        """This prediction, made at ``epsilon``, put on ``curve`` (a core
+        """This prediction, made at ``epsilon``, read from ``curve`` (a core
         ``UtilityCurve`` or ``(ε, utility)`` pairs): the number beside the chart then
-        never falls as ε grows. A refined prediction is returned unchanged."""
+        agrees with it and never falls as ε grows. A refined prediction (a measurement
+        with the local model) is returned unchanged, as is one without a curve."""
         if self.refined or not curve:
             return self
-        raw = replace(self, placed=None)
         points = getattr(curve, "points", None) or [CurvePoint(float(e), float(u))
                                                      for e, u in curve]
-        return replace(self, placed=point_on_curve(
-            points, CurvePoint(float(epsilon), raw.value, raw.low, raw.high)))
+        return replace(self, placed=read_curve(points, float(epsilon)))
 
     @property
     def value(self) -> float:

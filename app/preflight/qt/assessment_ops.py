@@ -56,24 +56,16 @@ class AssessmentOps:
         self._place_on_curve()
 
     def _place_on_curve(self) -> None:
-        """Put the instant prediction on the current preparation's utility curve (d_X
-        only), in the background (the isotonic fit must not load its library on the GUI
-        thread): the number and the chart then agree, and the number never falls as ε
+        """Read the instant prediction from the current preparation's utility curve (d_X
+        only): the number and the chart then agree, and the number never falls as ε
         grows. A refined prediction is a measurement and stays as it is."""
         pred, res, curve = self.prediction, self.result, self.curve
         if (pred is None or pred.refined or pred.placed is not None or res is None
                 or res.epsilon is None or not curve
                 or getattr(self, "_curve_prepared", None) is not self.prepared):
             return
-        eps = res.epsilon
-
-        def placed(new: Prediction) -> None:
-            if self.prediction is pred and self.result is res:
-                self.prediction = new
-                self.sig_prediction.emit(new)
-
-        self._placing.start(QtOp(self, lambda ctx: pred.on_curve(curve, eps), placed,
-                                 self._on_quiet_error, lane="pool"))
+        self.prediction = pred.on_curve(curve, res.epsilon)
+        self.sig_prediction.emit(self.prediction)
 
     def _run_curve(self) -> None:
         prepared, rng = self.prepared, self.epsilon_range

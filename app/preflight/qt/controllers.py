@@ -128,7 +128,6 @@ class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
         self._fast = Latest()
         self._refine = Latest()
         self._curve = Latest()
-        self._placing = Latest()             # the instant prediction put on the curve
         self._estimate = Latest()
         self._recommend = Latest()
 
@@ -430,7 +429,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
 
     def cancel_all(self) -> None:
         for group in (self._detect, self._preview, self._fast, self._refine, self._curve,
-                      self._estimate, self._recommend, self._placing):
+                      self._estimate, self._recommend):
             group.next_generation()
         for t in (self._detect_timer, self._preview_timer, self._fast_timer,
                   self._refine_timer, self._estimate_timer):

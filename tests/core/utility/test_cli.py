@@ -67,7 +67,7 @@ def test_assess_json_has_features_predictions_and_text(fakes, capsys):
     # The attack on d_X noise ran on the payload's own preparation, at its ε.
     assert out["privacy"]["attack_success"] == pytest.approx(0.7)
     prepared, eps = state["attack"].seen[-1]
-    assert eps == 70.0 and prepared.calls == [70.0]
+    assert eps == 70.0 and prepared.calls[0] == 70.0   # (then the curve's grid)
 
 
 def test_assess_fast_only_and_operator(fakes, capsys):
@@ -146,3 +146,30 @@ def test_assess_says_what_the_number_means(fakes, capsys, monkeypatch):
     human = capsys.readouterr().out
     assert "80% interval" in human and out["drivers"][0]["text"] in human
     assert f"expected {out['unsanitized_expected']:.2f}" in human
+
+
+def test_assess_reads_the_instant_number_from_the_monotone_curve(fakes, capsys, monkeypatch):
+    """A raw instant prediction that dips at one ε (as the regressor's did between ε 55
+    and 91) is reported on the document's non-decreasing curve: `assess` at a larger ε
+    never says less."""
+    from dataclasses import replace
+
+    real_fast = _REAL_ASSESSOR.fast
+
+    def zigzag(self, original, sanitized, spans, **kw):
+        a = real_fast(self, original, sanitized, spans, **kw)
+        eps = sanitized.info["epsilon"]
+        return replace(a, predicted_fast=0.05 if eps == 50 else min(1.0, eps / 200))
+
+    monkeypatch.setattr(_REAL_ASSESSOR, "fast", zigzag)
+    doc, _ = fakes
+    got = {}
+    for eps in ("40", "50", "60"):
+        assert main(["assess", str(doc), "--method", "dx", "--epsilon", eps, "--fast",
+                     "--json"]) == 0
+        got[eps] = json.loads(capsys.readouterr().out)
+    assert got["50"]["predicted_utility_fast_raw"] == 0.05
+    values = [got[e]["predicted_utility_fast"] for e in ("40", "50", "60")]
+    assert values == sorted(values) and values[1] > 0.05
+    assert main(["assess", str(doc), "--method", "dx", "--epsilon", "50", "--fast"]) == 0
+    assert "the raw estimate is 0.050" in capsys.readouterr().out

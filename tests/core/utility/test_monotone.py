@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from _models import unavailable
 from _utility_fakes import DOC, FakePrepared
@@ -113,17 +114,16 @@ def test_recommend_does_not_stop_at_a_spike_of_the_raw_prediction(fake_slm, fake
     assert rec.decision == "send" and rec.epsilon > 40.0
 
 
-def test_a_point_off_the_curve_is_pooled_onto_it():
-    from preflight.core.utility.curve import CurvePoint, monotone_curve, point_on_curve
+def test_a_single_epsilon_is_read_from_the_curve():
+    from preflight.core.utility.curve import CurvePoint, monotone_curve, read_curve
 
     curve = monotone_curve([CurvePoint(10, 0.2, 0.1, 0.3), CurvePoint(40, 0.5, 0.4, 0.6),
                             CurvePoint(160, 0.7, 0.6, 0.8)]).points
-    # A raw prediction at ε 80 below the value at ε 40 would make the slider's number
-    # fall as ε grows: it is pooled with its left neighbour instead.
-    p = point_on_curve(curve, CurvePoint(80, 0.3, 0.2, 0.4))
-    assert p.epsilon == 80 and p.utility == pytest.approx(0.4)
-    assert (p.low, p.high) == pytest.approx((0.3, 0.5))
-    # Consistent points are left alone; an ε already on the curve is replaced.
-    assert point_on_curve(curve, CurvePoint(80, 0.6)).utility == 0.6
-    assert point_on_curve(curve, CurvePoint(40, 0.9)).utility == pytest.approx(0.8)
-    assert point_on_curve([], CurvePoint(5, 0.1)).utility == 0.1
+    p = read_curve(curve, 20)           # halfway between 10 and 40 in log ε
+    assert (p.epsilon, p.utility, p.low, p.high) == pytest.approx((20, 0.35, 0.25, 0.45))
+    assert read_curve(curve, 5).utility == 0.2 and read_curve(curve, 500).utility == 0.7
+    assert read_curve(curve, 40).utility == pytest.approx(0.5)
+    # read at any ε of a fine sweep, the values never fall
+    sweep = [read_curve(curve, e).utility for e in np.geomspace(1, 1000, 200)]
+    assert all(b >= a - 1e-12 for a, b in zip(sweep, sweep[1:]))
+    assert read_curve([], 5) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from dataclasses import dataclass, replace
 from typing import Any
 
 from preflight.app.documents import read_document
@@ -14,6 +15,8 @@ from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError
+from preflight.core.utility.curve import read_curve, utility_curve
+from preflight.core.utility.recommend import CURVE_POINTS, log_grid, prepared_range
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -92,10 +95,19 @@ def run(args: argparse.Namespace) -> int:
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
+    placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
+                              correct=args.correct) if prepared is not None else None
+    if placed is not None:
+        est = result.estimate_fast
+        result = replace(result, predicted_fast=placed.utility, estimate_fast=None if est
+                         is None else replace(est, value=placed.utility, low=placed.low,
+                                              high=placed.high))
     calibration = calibration_text(services.calibration_status())
     leaves = summarize_leaving(text, sanitized, spans).sentence
     if args.json:
         out = assessment_json(result, sanitized, policy)
+        if placed is not None:
+            out["predicted_utility_fast_raw"] = round(placed.raw, 4)
         out.update(calibration=calibration, privacy=privacy, leaves=leaves)
         print_json(out)
         return 0
@@ -103,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
     eps = sanitized.info.get("epsilon")
     w(f"policy {policy.title} ({policy.name})" + (f", ε = {eps:g}" if eps else "") + "\n")
     w(leaves + "\n")
-    w(f"predicted utility (instant): {result.predicted_fast:.3f}\n")
+    w(f"predicted utility (instant): {result.predicted_fast:.3f}"
+      + (f" (on this document's utility curve over ε; the raw estimate is {placed.raw:.3f})"
+         if placed is not None and abs(placed.raw - placed.utility) >= 5e-4 else "") + "\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
     for line in explanation_lines(result.explained):
@@ -111,6 +125,30 @@ def run(args: argparse.Namespace) -> int:
     w(calibration + "\n")
     w("\n" + result.text + "\n")
     return 0
+
+
+@dataclass(frozen=True)
+class Placed:
+    utility: float          # the instant prediction on the non-decreasing curve
+    raw: float              # the instant prediction as the regressor gave it
+    low: float | None       # its band, on the curve's band
+    high: float | None
+
+
+def instant_on_curve(assessor: Any, text: str, prepared: Any, sanitized: Any, spans: list,
+                     result: Any, *, correct: bool = False) -> Placed | None:
+    """The instant prediction at the payload's ε read from the document's utility curve
+    (as the window's number is), so `assess` at a larger ε never reports less."""
+    eps = sanitized.info.get("epsilon")
+    if eps is None:
+        return None
+    lo, hi = prepared_range(prepared)
+    curve = utility_curve(assessor, text, prepared, log_grid(lo, hi, CURVE_POINTS), spans,
+                          correct=correct)
+    point = read_curve(curve.points, float(eps))
+    if point is None:
+        return None
+    return Placed(point.utility, float(result.predicted_fast), point.low, point.high)
 
 
 def assessment_json(result: Any, sanitized: Any, policy: Any) -> dict[str, Any]:

@@ -12,8 +12,9 @@ each edge of the band.
 
 from __future__ import annotations
 
+import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -67,21 +68,27 @@ def monotone_curve(raw: Sequence[CurvePoint], level: float | None = None) -> Uti
                         level if has_band else None)
 
 
-def point_on_curve(curve: Sequence[CurvePoint], point: CurvePoint) -> CurvePoint:
-    """``point`` (a raw prediction at one ε, e.g. the slider's) as it stands on the
-    non-decreasing curve through ``curve`` and itself: the number shown beside a chart is
-    then never above a larger ε's value nor below a smaller one's. A point at an ε already
-    on the curve replaces it (the same payload, predicted afresh)."""
-    others = [p for p in curve if not np.isclose(p.epsilon, point.epsilon)]
-    if not others:
-        return point
-    band = point.low is not None and point.high is not None and all(
-        p.low is not None and p.high is not None for p in others)
-    pts = others + [point if band else CurvePoint(point.epsilon, point.utility)]
-    if not band:
-        pts = [CurvePoint(p.epsilon, p.utility) for p in pts]
-    merged = monotone_curve(pts)
-    return next(p for p in merged.points if np.isclose(p.epsilon, point.epsilon))
+def read_curve(curve: Sequence[CurvePoint], epsilon: float) -> CurvePoint | None:
+    """The curve's value (and band) at ``epsilon``: linear in log ε between the two grid
+    points around it, the end value outside the grid. Read this way, the number shown for
+    one ε (the slider's, `assess --epsilon`) never falls as ε grows — for a fixed document,
+    policy and seed — and always agrees with the chart. None for an empty curve."""
+    pts = sorted(curve, key=lambda p: p.epsilon)
+    if not pts:
+        return None
+    eps = float(epsilon)
+    if eps <= pts[0].epsilon or len(pts) == 1:
+        return replace(pts[0], epsilon=eps)
+    if eps >= pts[-1].epsilon:
+        return replace(pts[-1], epsilon=eps)
+    i = next(k for k in range(1, len(pts)) if pts[k].epsilon >= eps)
+    a, b = pts[i - 1], pts[i]
+    t = (math.log(eps) - math.log(a.epsilon)) / (math.log(b.epsilon) - math.log(a.epsilon))
+
+    def mix(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else x + t * (y - x)
+
+    return CurvePoint(eps, mix(a.utility, b.utility), mix(a.low, b.low), mix(a.high, b.high))
 
 
 def utility_curve(assessor: Any, original: str, prepared: Any, epsilons: Sequence[float],
