@@ -52,6 +52,7 @@ class Prediction:
     assessment: Assessment
     rmse: float | None = None
     calibration: str = ""            # presentation.calibration_text of the provider
+    where: str = ""                  # where a refined assessment ran (AssessorPlace.label)
 
     @property
     def value(self) -> float:

@@ -199,6 +199,11 @@ class OrgPolicy:
         return self.rules.central_audit if self.rules is not None else None
 
     @property
+    def assessor_endpoint(self) -> Any:
+        """The company-hosted assessor (an :class:`AssessorEndpoint`; None: in-process)."""
+        return self.rules.assessor if self.rules is not None else None
+
+    @property
     def min_utility(self) -> float | None:
         return self.rules.min_utility if self.rules is not None else None
 
@@ -272,6 +277,8 @@ class OrgPolicy:
             sets["default_policy"] = r.default_policy
         if r.central_audit is not None:
             sets["audit_central"] = r.central_audit.describe()
+        if r.assessor is not None:
+            sets["assessor"] = r.assessor.describe()
         out["sets"] = sets
         return out
 

@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from preflight.core.assessor_endpoint import AssessorEndpoint, parse_endpoint
 from preflight.core.errors import ConfigError
 from preflight.core.org_policy_audit import CentralAuditSettings, parse_central, split_url
 from preflight.core.sanitize.policy import Action
@@ -23,7 +24,7 @@ ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
              "allow_overrides", "allow_resend", "epsilon", "minimum",
-             "max_document_epsilon", "audit")
+             "max_document_epsilon", "audit", "assessor")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -45,6 +46,7 @@ class OrgRules:
     default_policy: str | None
     max_document_epsilon: float | None = None   # cap on a document's summed ε (ledger)
     central_audit: CentralAuditSettings | None = None   # [audit.central]
+    assessor: AssessorEndpoint | None = None   # [assessor]: the company-hosted assessor
 
 
 class _Bad(ValueError):
@@ -124,8 +126,11 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
     _known(audit, ("audit",), ("central",))
     central = (parse_central(_table(audit, "central", ("audit",)), _Bad)
                if "central" in audit else None)
+    assessor = (parse_endpoint(_table(data, "assessor"), _Bad, url_problem)
+                if "assessor" in data else None)
     return OrgRules(
         max_document_epsilon=None if cap is None else float(cap), central_audit=central,
+        assessor=assessor,
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),

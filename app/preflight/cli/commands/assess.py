@@ -92,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
     calibration = calibration_text(services.calibration_status())
+    place = None if args.fast else services.assessor_place()   # --fast runs no model
     if args.json:
         out = assessment_json(result, sanitized, policy)
-        out.update(calibration=calibration, privacy=privacy)
+        out.update(calibration=calibration, privacy=privacy,
+                   assessor=place.to_json() if place is not None else None)
         print_json(out)
         return 0
     w = sys.stdout.write
@@ -106,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     for line in explanation_lines(result.explained):
         w(line + "\n")
     w(calibration + "\n")
+    if place is not None:
+        w(place.label + "\n")
     w("\n" + result.text + "\n")
     return 0
 
