@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 def word_logprob(word: str) -> float:
@@ -35,7 +35,7 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with srv.lock:
                     srv.bodies.append((self.path, body))
@@ -95,7 +95,7 @@ class FakeOpenAI:
         """Everything the server was sent, as one string (for "never received X")."""
         return json.dumps([b for _, b in self.bodies], ensure_ascii=False)
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -9,18 +9,22 @@ import inspect
 import math
 import socket
 import threading
+from typing import ClassVar
 
 import pytest
 from _fake_openai import FakeOpenAI, word_logprob
-
 from preflight.core.errors import Cancelled, ModelUnavailableError
 from preflight.core.ports import LanguageModel
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText
 from preflight.core.utility.assess import UtilityAssessor, correction_task
 from preflight.runtime.remote_fallback import FallbackSLM
-from preflight.runtime.remote_slm import RemoteSLM, RemoteUnavailable, RemoteUnsupported, \
-    prompt_logprobs
+from preflight.runtime.remote_slm import (
+    RemoteSLM,
+    RemoteUnavailable,
+    RemoteUnsupported,
+    prompt_logprobs,
+)
 from preflight.runtime.slm import LocalSLM
 
 DOC = ("Alice Morgan of Leeds asked the bank to move her savings to the new account "
@@ -202,7 +206,7 @@ class Embedder:
 
 
 class Predictor:
-    metrics: dict = {}
+    metrics: ClassVar[dict] = {}
 
     def estimate(self, features, *, refined=True, corrected=False, explain=True):
         from preflight.core.utility.predictor import Estimate

@@ -16,8 +16,9 @@ the original stay on this computer (see docs/DEPLOYMENT.md "Company-hosted asses
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 ENDPOINT_KEYS = ("url", "model", "internal")
 URL_RULE = "must be an http(s) URL with a host, e.g. http://gpu-box:8000/v1"
@@ -36,7 +37,7 @@ class AssessorEndpoint:
     def base_url(self) -> str:
         """The URL without a trailing "/v1" (the client adds the API paths)."""
         url = self.url.strip().rstrip("/")
-        return url[:-3] if url.endswith("/v1") else url
+        return url.removesuffix("/v1")
 
     def describe(self) -> dict[str, Any]:
         return {"url": self.url, "model": self.model, "internal": self.internal,

@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from preflight.core.assessor_endpoint import AssessorPlace
 from preflight.core.errors import Cancelled
