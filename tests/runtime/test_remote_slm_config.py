@@ -88,3 +88,20 @@ def test_services_wire_the_company_assessor():
     inside.update_settings(Settings())
     assert inside.assessor_models().company is None
     assert inside.assessor().slm is inside.assessor_models().slm
+
+
+def test_the_assessment_panel_says_where_it_ran(qtbot):
+    from preflight.app.doorway import Prediction
+    from preflight.core.assessor_endpoint import AssessorPlace
+    from preflight.core.utility.assess import Assessment
+    from preflight.core.types import SanitizedText
+    from preflight.core.utility.features import fast_features
+    from preflight.qt.qt_panels import QtAssessmentPanel
+
+    panel = QtAssessmentPanel()
+    qtbot.addWidget(panel)
+    place = AssessorPlace("local", "http://gpu:8000/v1", "unreachable")
+    feats = fast_features("Ann wrote.", SanitizedText("<PERSON_1> wrote.", "placeholder"))
+    panel.set_prediction(Prediction(Assessment(feats, 0.4, 0.5), where=place.label), 0.3)
+    assert panel.where.text() == ("Assessment ran on this computer (company assessor at "
+                                  "http://gpu:8000/v1 unreachable).")
