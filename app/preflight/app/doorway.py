@@ -53,6 +53,7 @@ class Prediction:
     assessment: Assessment
     rmse: float | None = None
     calibration: str = ""            # presentation.calibration_text of the provider
+    where: str = ""                  # where a refined assessment ran (AssessorPlace.label)
     # The instant value (and band) as it stands on the document's non-decreasing utility
     # curve (see :meth:`on_curve`); None: the raw prediction. A refined prediction (with
     # the local model) is a measurement of its own and is never moved.

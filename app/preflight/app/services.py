@@ -86,6 +86,10 @@ class Services:
             if old.assessor_slm != settings.assessor_slm:
                 drop.add("slm")               # the d_X space stays: it has its own role
                 self._assessors.clear()
+            if old.assessor_endpoint != settings.assessor_endpoint:
+                self._assessors.clear()
+            if not self._assessors:           # the assessors' models go with them
+                drop.add("assessor_models")
             for key in drop & set(self._built):
                 obj = self._built.pop(key)
                 if key == "slm" and hasattr(obj, "close"):
@@ -336,11 +340,24 @@ class Services:
         with self._lock:
             old = self._assessors.get(key)
             if old is None or old.predictor is not predictor:
+                models = self.assessor_models()
                 self._assessors[key] = UtilityAssessor(
-                    slm=Deferred(self.slm, "local SLM"),
+                    slm=models.slm, original_slm=models.original,
                     embedder=Deferred(self.embedder, "sentence embedder"),
                     predictor=predictor, task=task)
             return self._assessors[key]
+
+    def assessor_models(self) -> Any:
+        """The assessor's models: the company-hosted assessor (policy, else settings)
+        with the in-process SLM behind it, or the in-process SLM alone
+        (:class:`~preflight.app.company_assessor.AssessorModels`)."""
+        from preflight.app.company_assessor import build_assessor_models
+
+        return self._once("assessor_models", lambda: build_assessor_models(self))
+
+    def assessor_place(self) -> Any:
+        """Where the latest assessment ran (an :class:`AssessorPlace`; see its label)."""
+        return self.assessor_models().place()
 
     # -- send --------------------------------------------------------------------------
     def token_counter(self) -> Any:

@@ -191,8 +191,9 @@ class WindowDoorway:
         metrics = self._assessor(task).predictor.metrics
         model = "full" if assessment.predicted is not None else "fast"
         status = self.services.calibration_status(self._provider)
+        where = self.services.assessor_place().label if model == "full" else ""
         return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
-                          calibration_text(status))
+                          calibration_text(status), where)
 
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction:

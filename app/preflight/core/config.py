@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 
 from preflight.core import paths
+from preflight.core.assessor_endpoint import URL_RULE
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
+from preflight.core.org_policy_file import url_problem
 from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
 
@@ -82,6 +84,16 @@ class ProviderSettings:
 
 
 @dataclass
+class AssessorEndpointSettings:
+    """A company-hosted assessor named by the user (the company policy's wins; see
+    :mod:`preflight.core.assessor_endpoint`)."""
+
+    url: str
+    model: str = ""
+    internal: bool = False                   # may receive the original document
+
+
+@dataclass
 class Settings:
     schema_version: int = SCHEMA_VERSION
     model_paths: dict[str, str] = field(default_factory=dict)   # role -> user-chosen local file
@@ -93,6 +105,7 @@ class Settings:
     theme: str = "system"
     assessor_slm: str = ASSESSOR_SLMS[0]    # manifest role of the assessor's local SLM
     answer_max_tokens: int = ANSWER_MAX_TOKENS  # longest answer (cloud and local), tokens
+    assessor_endpoint: AssessorEndpointSettings | None = None   # None: in-process only
 
 
 class _Invalid(ValueError):
@@ -120,6 +133,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "providers.price_output_per_mtok": (lambda v: v >= 0, "must not be negative"),
     "theme": (lambda v: v in _THEMES, f"must be one of {', '.join(_THEMES)}"),
     "assessor_slm": (lambda v: v in ASSESSOR_SLMS, f"must be one of {', '.join(ASSESSOR_SLMS)}"),
+    "assessor_endpoint.url": (lambda v: url_problem(v) is None, URL_RULE),
     "schema_version": (lambda v: v >= 1, "must be 1 or more"),
     "answer_max_tokens": (lambda v: ANSWER_TOKENS_RANGE[0] <= v <= ANSWER_TOKENS_RANGE[1],
                           f"must be between {ANSWER_TOKENS_RANGE[0]} and "

@@ -211,6 +211,11 @@ class OrgPolicy:
         return self.rules.utility_model if self.rules is not None else None
 
     @property
+    def assessor_endpoint(self) -> Any:
+        """The company-hosted assessor (an :class:`AssessorEndpoint`; None: in-process)."""
+        return self.rules.assessor if self.rules is not None else None
+
+    @property
     def min_utility(self) -> float | None:
         return self.rules.min_utility if self.rules is not None else None
 
@@ -288,6 +293,8 @@ class OrgPolicy:
             sets["share_learning_pairs"] = True
         if r.utility_model is not None:
             sets["utility_model"] = r.utility_model.describe()
+        if r.assessor is not None:
+            sets["assessor"] = r.assessor.describe()
         out["sets"] = sets
         return out
 

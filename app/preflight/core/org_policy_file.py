@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from preflight.core.assessor_endpoint import AssessorEndpoint, parse_endpoint
 from preflight.core.errors import ConfigError
 from preflight.core.org_policy_audit import CentralAuditSettings, parse_central, split_url
 from preflight.core.org_policy_learning import CompanyModelSettings, parse_model, parse_share
@@ -24,7 +25,8 @@ ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
              "allow_overrides", "allow_resend", "epsilon", "minimum",
-             "max_document_epsilon", "audit", "share_learning_pairs", "utility_model")
+             "max_document_epsilon", "audit", "share_learning_pairs", "utility_model",
+             "assessor")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -48,6 +50,7 @@ class OrgRules:
     central_audit: CentralAuditSettings | None = None   # [audit.central]
     share_learning_pairs: bool = False                   # pooled learning (off by default)
     utility_model: CompanyModelSettings | None = None    # [utility_model]
+    assessor: AssessorEndpoint | None = None   # [assessor]: the company-hosted assessor
 
 
 class _Bad(ValueError):
@@ -133,9 +136,11 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
                    "store it shares to: add [audit.central]")
     company_model = (parse_model(_table(data, "utility_model"), _Bad)
                      if "utility_model" in data else None)
+    assessor = (parse_endpoint(_table(data, "assessor"), _Bad, url_problem)
+                if "assessor" in data else None)
     return OrgRules(
         max_document_epsilon=None if cap is None else float(cap), central_audit=central,
-        share_learning_pairs=share, utility_model=company_model,
+        share_learning_pairs=share, utility_model=company_model, assessor=assessor,
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),

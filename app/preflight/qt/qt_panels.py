@@ -69,6 +69,9 @@ class QtAssessmentPanel(QGroupBox):
         col.addWidget(self.utility_detail)
         col.addWidget(self.utility_why)
         col.addWidget(self.calibration)
+        self.where = QLabel("")         # this computer, or the company assessor
+        self.where.setObjectName("muted")
+        col.addWidget(self.where)
         row.addWidget(self.utility)
         row.addLayout(col, 1)
         lay.addLayout(row)
@@ -158,6 +161,7 @@ class QtAssessmentPanel(QGroupBox):
             return
         color = colors.good if pred.value >= min_utility else colors.bad
         self.calibration.setText(pred.calibration)
+        self.where.setText(pred.where)
         self.utility.setText(f"{pred.value:.2f}")
         self.utility.setStyleSheet(f"color: {color.name()};")
         # The sentence (vs. the unsanitized text), the band and the drivers: shared words

@@ -39,6 +39,10 @@ TokenCallback = Callable[[str], None]
 _PROMPT_OVERHEAD_TOKENS = 160
 # How often a caller waiting for the owner thread looks at its cancel event (seconds).
 _CANCEL_POLL_S = 0.05
+#: Tokens :meth:`LocalSLM.perplexity` scores, and the decoding's repetition penalty (the
+#: company-hosted assessor, runtime.remote_slm, uses the same).
+PERPLEXITY_WINDOW = 256
+REPEAT_PENALTY = 1.15
 
 
 def default_slm_path() -> Path:
@@ -68,8 +72,8 @@ class LocalSLM:
         *,
         n_ctx: int = 4096,
         n_threads: int | None = None,
-        perplexity_window: int = 256,
-        repeat_penalty: float = 1.15,
+        perplexity_window: int = PERPLEXITY_WINDOW,
+        repeat_penalty: float = REPEAT_PENALTY,
         system_prompt: str | None = None,
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
@@ -125,11 +129,7 @@ class LocalSLM:
     def messages(self, task: Task, document: str) -> list[dict[str, str]]:
         """The chat messages sent for ``task``: the task's own, with the system message
         replaced by this model's ``system_prompt`` when it has one."""
-        messages = task.messages(document)
-        if self._system_prompt is None:
-            return messages
-        rest = [m for m in messages if m["role"] != "system"]
-        return [{"role": "system", "content": self._system_prompt}, *rest]
+        return task_messages(task, document, self._system_prompt)
 
     def perplexity(self, text: str) -> float:
         """Perplexity of the SLM on the first ``perplexity_window`` tokens of ``text``.
@@ -298,6 +298,18 @@ class LocalSLM:
         scorer.reset()
         scorer.eval(tokens)
         return float(math.exp(float(token_nll(scorer.scores, tokens).mean())))
+
+
+def task_messages(task: Task, document: str, system_prompt: str | None
+                  ) -> list[dict[str, str]]:
+    """``task``'s chat messages, its system message replaced by ``system_prompt`` (the
+    manifest's, for the model role) when there is one. One builder for the in-process
+    model and the company-hosted one, so both see the same prompts."""
+    messages = task.messages(document)
+    if not system_prompt:
+        return messages
+    rest = [m for m in messages if m["role"] != "system"]
+    return [{"role": "system", "content": system_prompt}, *rest]
 
 
 def token_nll(scores: np.ndarray, tokens: list[int], rows: int = 16) -> np.ndarray:

@@ -104,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
                                               high=placed.high))
     calibration = calibration_text(services.calibration_status())
     leaves = summarize_leaving(text, sanitized, spans).sentence
+    place = None if args.fast else services.assessor_place()   # --fast runs no model
     if args.json:
         out = assessment_json(result, sanitized, policy)
         if placed is not None:
             out["predicted_utility_fast_raw"] = round(placed.raw, 4)
-        out.update(calibration=calibration, privacy=privacy, leaves=leaves)
+        out.update(calibration=calibration, privacy=privacy, leaves=leaves,
+                   assessor=place.to_json() if place is not None else None)
         print_json(out)
         return 0
     w = sys.stdout.write
@@ -123,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     for line in explanation_lines(result.explained):
         w(line + "\n")
     w(calibration + "\n")
+    if place is not None:
+        w(place.label + "\n")
     w("\n" + result.text + "\n")
     return 0
 

@@ -119,6 +119,8 @@ class UtilityAssessor:
         embedder: sentence embeddings (:class:`preflight.core.ports.Embedder`).
         predictor: the regressor; ``None`` loads the shipped one on first use (a file in
             the app's resources, no model runtime).
+        original_slm: the model that reads the *original* (C and its perplexity); None:
+            ``slm``. A company assessor not trusted with originals gets only the rest.
     Both models are required: the composition root (``preflight.app``) builds the real
     ones, tests pass fakes.
     """
@@ -130,6 +132,7 @@ class UtilityAssessor:
         predictor: UtilityPredictor | None = None,
         task: Task = SUMMARIZE,
         cache_documents: int = 8,
+        original_slm: LanguageModel | None = None,
     ) -> None:
         for name, value, port in (("slm", slm, "LanguageModel"), ("embedder", embedder,
                                                                   "Embedder")):
@@ -138,6 +141,7 @@ class UtilityAssessor:
                     f"UtilityAssessor needs its {name} (a preflight.core.ports.{port}); "
                     "build it in the composition root (preflight.app) and pass it in.")
         self._slm: LanguageModel = slm
+        self._original_model: LanguageModel = original_slm or slm
         self._embedder: Embedder = embedder
         self._predictor = predictor
         self.task = task
@@ -205,8 +209,8 @@ class UtilityAssessor:
             hit = self._docs.get(key)
         if hit is None:
             sample = original_excerpt(original)
-            answer = self._generate(self.task, sample, cancel)
-            hit = _DocCache(answer, self._perplexity(sample))
+            answer = self._generate(self.task, sample, cancel, self._original_model)
+            hit = _DocCache(answer, self._original_model.perplexity(sample))
             with self._lock:
                 self._docs[key] = hit
                 while len(self._docs) > self._cache_documents:
@@ -311,8 +315,9 @@ class UtilityAssessor:
         """
         return self.embedder.similarity(original_excerpt(original), cloud_answer)
 
-    def _generate(self, task: Task, text: str, cancel: threading.Event | None) -> str:
+    def _generate(self, task: Task, text: str, cancel: threading.Event | None,
+                  model: LanguageModel | None = None) -> str:
         if cancel is not None and cancel.is_set():
             raise Cancelled()
         self.slm_calls += 1
-        return self.slm.run(task, text, cancel=cancel)
+        return (model or self.slm).run(task, text, cancel=cancel)
