@@ -11,6 +11,7 @@ from preflight.app.presentation import (
     log_grid,
     privacy_indicators,
     shift_spans,
+    surviving_share,
     span_at,
     span_key,
 )
@@ -71,16 +72,35 @@ def test_privacy_indicators_counts_items_left_verbatim():
 def test_privacy_indicators_uses_dx_token_counts_and_guarantee():
     text = "Jane Doe wrote."
     spans = [_span(0, 8)]
-    # d_X kept "Jane" (replacement equal to original) → the name is still in the payload
-    out, changes = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Moe", "TOKEN")])
-    san = SanitizedText(out, "dx", changes, {"tokens_changed": 1, "tokens_total": 4,
+    # d_X changed both tokens → the name is gone
+    out, changes = apply_replacements(text, [(0, 4, "Anna", "TOKEN"), (5, 8, "Moe", "TOKEN")])
+    san = SanitizedText(out, "dx", changes, {"tokens_changed": 2, "tokens_total": 4,
                                              "guarantee": "covers every token"})
     ind = privacy_indicators(text, san, spans)
-    assert ind.changed_share == 0.25 and ind.guarantee == "covers every token"
-    assert ind.pii_left == 0                                # "Jane Doe" no longer verbatim
+    assert ind.changed_share == 0.5 and ind.guarantee == "covers every token"
+    assert ind.pii_left == 0
+    # d_X drew "Jane" back and changed "Doe": 4 of the name's 7 letters are still written
+    out1, ch1 = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Moe", "TOKEN")])
+    assert privacy_indicators(text, SanitizedText(out1, "dx", ch1, {}), spans).pii_left == 1
     out2, ch2 = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Doe", "TOKEN")])
     ind2 = privacy_indicators(text, SanitizedText(out2, "dx", ch2, {}), spans)
     assert ind2.pii_left == 1                               # same value came back
+
+
+def test_a_value_d_x_barely_changed_still_leaves():
+    """One noised token of a 16-digit card, or a case change, does not protect it."""
+    text = "Card 4111 1111 1111 1111 and jane.doe@example.com here."
+    card, mail = _span(5, 24), _span(29, 49)
+    out, ch = apply_replacements(text, [(10, 14, "1211", "TOKEN"),       # one group
+                                        (29, 33, "Anna", "TOKEN"),       # the user name
+                                        (38, 45, "Example", "TOKEN")])   # case only
+    san = SanitizedText(out, "dx", ch, {})
+    assert surviving_share(text, card, ch) == pytest.approx(12 / 16)
+    assert surviving_share(text, mail, ch) == pytest.approx(13 / 17)
+    assert privacy_indicators(text, san, [card, mail]).pii_left == 2
+    out2, ch2 = apply_replacements(text, [(5, 9, "7302", "TOKEN"), (10, 14, "0934", "TOKEN"),
+                                          (15, 19, "8821", "TOKEN")])
+    assert privacy_indicators(text, SanitizedText(out2, "dx", ch2, {}), [card]).pii_left == 0
 
 
 def test_log_grid_is_geometric():

@@ -135,14 +135,18 @@ def privacy_indicators(
     return PrivacyIndicators(changed, total, len(spans), left, guarantee, kept)
 
 
+#: A protected value whose letters and digits survive in the payload at least this much
+#: (d_X noise changed a token or two of a card number, a key, an IBAN) still leaves.
+LEFT_SHARE = 0.5
+
+
 def payload_status(original: str, sanitized: SanitizedText, spans: Sequence[Span]
                    ) -> list[tuple[Span, str]]:
     """Each span with its fate in the payload: ``"kept"`` (the policy keeps it as written
-    on purpose), ``"left"`` (protected, yet its value is still in the payload: not fully
-    covered by changes, or copied back by one — d_X may pick the same token) or
-    ``"gone"``."""
-    covered = sorted((c.source_start, c.source_end) for c in sanitized.changes)
-    starts = [c[0] for c in covered]
+    on purpose), ``"left"`` (protected, yet at least :data:`LEFT_SHARE` of its letters and
+    digits are still in the payload as written — not covered by changes, copied back by
+    one, or changed only in case; d_X may pick the same token, or change one token of a
+    16-digit card) or ``"gone"``."""
     kept_ranges = {tuple(r) for r in (sanitized.info or {}).get("kept_spans") or ()}
     out = []
     for s in spans:
@@ -150,27 +154,31 @@ def payload_status(original: str, sanitized: SanitizedText, spans: Sequence[Span
             out.append((s, "kept"))
             continue
         value = original[s.start:s.end]
-        gone = not value.strip()
-        if not gone and _fully_covered(s.start, s.end, covered, starts):
-            touched = [c for c in sanitized.changes
-                       if c.source_start < s.end and c.source_end > s.start]
-            gone = all(c.replacement != c.original for c in touched)
-        out.append((s, "left" if not gone and value in sanitized.text else "gone"))
+        touched = any(c.source_start < s.end and c.source_end > s.start
+                      for c in sanitized.changes)
+        left = bool(value.strip()) and (
+            surviving_share(original, s, sanitized.changes) >= LEFT_SHARE if touched
+            else value in sanitized.text)
+        out.append((s, "left" if left else "gone"))
     return out
 
 
-def _fully_covered(start: int, end: int, covered: list[tuple[int, int]],
-                   starts: list[int]) -> bool:
-    pos = start
-    i = max(0, bisect.bisect_right(starts, pos) - 1)
-    while pos < end and i < len(covered):
-        cs, ce = covered[i]
-        if cs > pos:
-            return False
-        if ce > pos:
-            pos = ce
-        i += 1
-    return pos >= end
+def surviving_share(original: str, span: Span, changes: Sequence[Any]) -> float:
+    """The share of ``span``'s letters and digits still written in the payload: those no
+    change covers, or covered by a change that wrote the same text back (ignoring case)."""
+    alive = [ch.isalnum() for ch in original[span.start:span.end]]
+    total = sum(alive)
+    if total == 0:
+        return 0.0
+    for c in changes:
+        if c.source_end <= span.start or c.source_start >= span.end:
+            continue
+        if c.replacement.strip().casefold() == c.original.strip().casefold():
+            continue                          # written back as it was
+        for i in range(max(c.source_start, span.start), min(c.source_end, span.end)):
+            alive[i - span.start] = False
+    return sum(a and ch.isalnum() for a, ch in
+               zip(alive, original[span.start:span.end])) / total
 
 
 def _operator_guarantee(method: str) -> str:
