@@ -8,13 +8,14 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -31,6 +33,15 @@ from PySide6.QtWidgets import (
 
 from preflight.app.presentation import format_cost
 from preflight.qt import qt_theme
+
+
+def fit_to_screen(dialog: QWidget, width: int, height: int) -> None:
+    """Resize ``dialog`` to ``width`` × ``height``, or to its screen's free area if smaller."""
+    screen = dialog.screen() or QGuiApplication.primaryScreen()
+    if screen is not None:
+        free = screen.availableGeometry()
+        width, height = min(width, free.width()), min(height, free.height())
+    dialog.resize(width, height)
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:
@@ -74,8 +85,19 @@ class QtConfirmSendDialog(QDialog):
         self.ask_validated: Callable[[Any], bool] = self._ask_validated
         self.setWindowTitle(f"Send to {plan.provider.name}?")
         self.setObjectName("confirmDialog")
-        self.resize(860, 680)
-        lay = QVBoxLayout(self)
+        fit_to_screen(self, 860, 680)
+        # Everything but the buttons scrolls: with many leftover items the dialog would
+        # need ~580 px, more than a 1366×768 screen at 150 % has (512).
+        outer = QVBoxLayout(self)
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setAccessibleName("What will be sent")
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
         prov = plan.provider
         head = QLabel(
             f"<b>{html.escape(prov.name)}</b> · model <b>{html.escape(prov.model)}</b><br>"
@@ -197,7 +219,7 @@ class QtConfirmSendDialog(QDialog):
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        lay.addWidget(self.buttons)
+        outer.addWidget(self.buttons)
         self._sync()
 
     def _row(self, widget: QWidget, finding: Any) -> QHBoxLayout:
