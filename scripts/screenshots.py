@@ -181,6 +181,12 @@ def main() -> int:
     win = window("light", with_provider=False)
     settle(app, 1.0)
     shoot(win, "01-first-run")
+    from preflight.qt.qt_first_run import show_guide
+
+    guide = show_guide(win)                  # what a first start shows beside the window
+    settle(app, 0.5)
+    shoot(guide, "01-guide")
+    guide.close()
     win.close()
     win.backend.shutdown()
 
