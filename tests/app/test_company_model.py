@@ -125,3 +125,72 @@ def test_sharing_is_off_unless_the_policy_says_so(tmp_path):
     _policy("share_learning_pairs = true\n" + central)
     policy = load_org_policy()
     assert policy.share_learning_pairs and policy.describe()["sets"]["share_learning_pairs"]
+
+
+# --- never silent: what the faces say about the utility model in use -------------------------
+def test_status_names_the_company_model_or_why_it_was_refused(bundle_file):
+    from preflight.app.ops_status import utility_model_status
+
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{_sha(bundle_file)}"\n')
+    status = utility_model_status(build_services())
+    assert status.source == "company" and status.warning is None
+    assert status.line == f"Utility model: company model {bundle_file}"
+
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{"1" * 64}"\n')
+    status = utility_model_status(build_services())
+    assert status.source == "refused" and status.warning == status.line
+    assert status.line.startswith("Utility model: company model refused — The company "
+                                  "utility model at")
+    assert "sha256" in status.line and status.line.endswith("Using the shipped model; "
+                                                            "tell IT.")
+
+    Path(os.environ["PREFLIGHT_ORG_POLICY"]).unlink()
+    status = utility_model_status(build_services())
+    assert (status.source, status.line) == ("shipped", "Utility model: shipped with Preflight")
+
+
+def test_info_prints_the_refused_company_model(bundle_file, capsys, monkeypatch):
+    import json
+
+    from preflight.cli import main as cli
+    from preflight.cli.commands import info
+
+    monkeypatch.setattr(info, "SECTIONS", [s for s in info.SECTIONS if s[0] != "dx"])
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{"2" * 64}"\n')
+    assert cli.main(["info"]) == 0
+    out, err = capsys.readouterr()
+    line = next(ln for ln in out.splitlines() if ln.startswith("Utility model:"))
+    assert "company model refused" in line and "tell IT" in line
+    assert f"preflight: warning: {line}" in err
+    assert cli.main(["info", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["utility_model"]["source"] == "refused"
+    assert "sha256" in data["utility_model"]["problem"]
+
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{_sha(bundle_file)}"\n')
+    assert cli.main(["info"]) == 0
+    out, err = capsys.readouterr()
+    assert f"Utility model: company model {bundle_file}" in out.splitlines()
+    assert "Utility model" not in err
+
+
+@pytest.mark.slow
+def test_assess_warns_when_the_company_model_was_refused(bundle_file, tmp_path, capsys):
+    import json
+
+    from preflight.cli.main import main
+
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Alice Martin asked for the quarterly figures before the board meeting.",
+                   encoding="utf-8")
+    args = ["assess", str(doc), "--method", "redact", "--fast"]
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{"3" * 64}"\n')
+    assert main(args + ["--json"]) == 0
+    out, err = capsys.readouterr()
+    field = json.loads(out)["utility_model"]
+    assert field["source"] == "refused" and "sha256" in field["problem"]
+    assert f"preflight: warning: {field['line']}" in err and "tell IT" in err
+    _policy(f'[utility_model]\npath_or_url = "{bundle_file}"\nsha256 = "{_sha(bundle_file)}"\n')
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "warning" not in err and "predicted utility" in out

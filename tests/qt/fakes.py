@@ -27,6 +27,7 @@ from preflight.core.sanitize.policy import PRESETS, Policy, find_policy, policy_
 from preflight.core.sanitize.policy_apply import PolicyMechanism
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 from preflight.app.doorway import AnswerChunk, Prediction
+from preflight.app.ops_status import UtilityModelStatus
 from preflight.app.presentation import quasi_warning
 from preflight.core.privacy.ledger import ledger_for, send_epsilon
 from preflight.core.privacy.quasi import quasi_identifiers_left
@@ -267,6 +268,10 @@ class FakeBackend:
         self.keys: dict[str, str] = {}        # set_key (held like a session key)
         self.probes: list[str] = []           # providers check_connection tested
         self.finish_reason: str | None = "stop"   # why the provider's answer ended
+        # company deployment: what the status calls report (tests replace them)
+        self.utility_status: Any = UtilityModelStatus("shipped")
+        self.central_status: Any = None       # None: no central audit store
+        self.status_calls = 0
 
     # settings
     def save_settings(self, settings: Settings) -> None:
@@ -555,6 +560,22 @@ class FakeBackend:
 
     def use_model(self, role, path):
         pass
+
+    # company deployment
+    def utility_model_status(self):
+        self.status_calls += 1
+        return self.utility_status
+
+    def central_audit_status(self):
+        self.status_calls += 1
+        return self.central_status
+
+    def check_assessor(self, url, model):
+        """The real probe (the tests point it at a loopback server)."""
+        from preflight.app.ops_status import check_assessor
+
+        self.probes.append(url)
+        return check_assessor(url, model)
 
     def shutdown(self) -> None:
         pass

@@ -247,4 +247,17 @@ class Doorway(Protocol):
 
     def use_model(self, role: str, path: Path | None) -> None: ...
 
+    # company deployment (lane "ops"; see preflight.app.ops_status)
+    def utility_model_status(self) -> Any:
+        """The utility model the window's provider uses (a :class:`UtilityModelStatus`:
+        shipped, company, or the company's refused and why); may fetch the company's."""
+
+    def central_audit_status(self) -> Any:
+        """Start the central audit store's sync when the company policy names one and
+        say how it stands (a :class:`CentralAuditStatus`; None: no central store)."""
+
+    def check_assessor(self, url: str, model: str) -> Any:
+        """"Test" of a company assessor: GET ``<url>/v1/models`` (never document text);
+        a report with ``.message``, or a PreflightError."""
+
     def shutdown(self) -> None: ...

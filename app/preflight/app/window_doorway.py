@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from preflight.app import privacy_report
+from preflight.app import ops_status, privacy_report
 from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
 from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
@@ -377,6 +377,16 @@ class WindowDoorway:
         with self._lock:
             self.services.update_settings(load_settings())
             self._session = None
+
+    # -- company deployment (lane "ops") ----------------------------------------------------
+    def utility_model_status(self) -> Any:
+        return ops_status.utility_model_status(self.services, self._provider)
+
+    def central_audit_status(self) -> Any:
+        return ops_status.central_audit_status(self.services)
+
+    def check_assessor(self, url: str, model: str) -> Any:
+        return ops_status.check_assessor(url, model)
 
     def shutdown(self) -> None:
         """End the detector's child process (an op waiting on it fails at once), then

@@ -44,7 +44,7 @@ from preflight.qt.qt_answer_pane import QtAnswerPane
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
 from preflight.qt.qt_layouts import QtColumnScroll
 from preflight.qt.qt_leave_banner import QtLeaveBanner
-from preflight.qt.qt_org_policy import QtOrgBanner
+from preflight.qt.qt_org_policy import QtCompanyNotice, QtOrgBanner
 from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_panels import QtAssessmentPanel, QtControlsPanel
@@ -138,6 +138,8 @@ class QtMainWindow(QMainWindow):
         outer.addWidget(self.banner)
         self.org_banner = QtOrgBanner(self.backend.org_policy)
         outer.addWidget(self.org_banner)
+        self.company_notice = QtCompanyNotice(self.backend, self.statusBar())
+        outer.addWidget(self.company_notice)
         self.detector_banner = QFrame()          # the detector runs degraded
         self.detector_banner.setObjectName("banner")
         dl = QHBoxLayout(self.detector_banner)
@@ -324,6 +326,7 @@ class QtMainWindow(QMainWindow):
     def start(self) -> None:
         """Begin background loading (after the window is shown, so it appears at once)."""
         self.doc.start()
+        self.company_notice.start()          # background: company model, central store
         self._sync_actions()
 
     # -- reactions -----------------------------------------------------------------------

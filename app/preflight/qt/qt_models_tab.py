@@ -1,4 +1,5 @@
-"""Settings → Models: the state of every model role, install, download and choose files."""
+"""Settings → Models: the state of every model role, install, download and choose files,
+and the company-hosted assessor (URL, model, "internal", a "Test" of the server)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
+    QGroupBox,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QProgressBar,
     QPushButton,
     QTableWidget,
@@ -24,10 +28,104 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.doorway import Doorway
+from preflight.app.ops_status import validate_endpoint
 from preflight.app.presentation import error_text
-from preflight.core.config import ASSESSOR_SLMS, Settings
+from preflight.core.config import ASSESSOR_SLMS, AssessorEndpointSettings, Settings
 from preflight.qt.qt_dialogs import show_error
+from preflight.core.org_policy import LOCKED_TEXT as LOCKED
+from preflight.qt.qt_org_policy import locked_note
+from preflight.qt.qt_providers_tab import QtConnectionTest
 from preflight.qt.qt_workers import QtOp
+
+INTERNAL_HELP = (
+    "Tick only for a server inside your company that may see confidential text: the "
+    "original document is then sent to it (for the features computed on the original). "
+    "Unticked, only the sanitized text goes to the server and the original stays on this "
+    "computer.")
+
+
+class QtAssessorTest(QtConnectionTest):
+    """"Test": asks the company assessor for its model list (GET /v1/models, in the
+    background); no document text is sent."""
+
+    def __init__(self, backend: Doorway, endpoint: Any, parent: QWidget | None = None
+                 ) -> None:
+        super().__init__(backend, lambda: None, parent)
+        self._endpoint = endpoint               # () -> (url, model) as edited
+        self.button.setText("Test")
+        self.button.setObjectName("testAssessor")
+        self.button.setToolTip("Asks the server for its model list (GET /v1/models). "
+                               "No document text is sent.")
+
+    def run(self) -> None:
+        url, model = self._endpoint()
+        self.clear()
+        if not url:
+            self.state.setText("✘ Enter the server's URL first.")
+            return
+        self.button.setEnabled(False)
+        self.state.setText(f"Connecting to {url} …")
+        self._op = QtOp(self, lambda ctx: self.backend.check_assessor(url, model),
+                        self._done, self._failed, lane="pool").run()
+
+
+class QtAssessorBox(QGroupBox):
+    """The company-hosted assessor of the settings; locked to the company policy's when
+    it names one (the policy's ``[assessor]`` wins)."""
+
+    def __init__(self, backend: Doorway, settings: Settings,
+                 parent: QWidget | None = None) -> None:
+        super().__init__("Company-hosted assessor (optional)", parent)
+        self.settings = settings
+        form = QFormLayout(self)
+        about = QLabel("An OpenAI-compatible server of your company (llama.cpp's server, "
+                       "vLLM) that computes the utility features instead of the model on "
+                       "this computer. Leave the URL empty to assess here only.")
+        about.setWordWrap(True)
+        about.setObjectName("muted")
+        form.addRow(about)
+        own = settings.assessor_endpoint
+        fixed = backend.org_policy.assessor_endpoint
+        self.locked = fixed is not None
+        shown = fixed if fixed is not None else own
+        self.url = QLineEdit(shown.url if shown else "")
+        self.url.setObjectName("assessorUrl")
+        self.url.setPlaceholderText("http://gpu-box:8000/v1")
+        self.model = QLineEdit(shown.model if shown else "")
+        self.model.setObjectName("assessorModel")
+        self.model.setPlaceholderText("the model's id on the server (empty: its only one)")
+        self.internal = QCheckBox("Internal (the original document may be sent to it)")
+        self.internal.setObjectName("assessorInternal")
+        self.internal.setChecked(bool(shown and shown.internal))
+        self.internal.setToolTip(INTERNAL_HELP)
+        help_text = QLabel(INTERNAL_HELP)
+        help_text.setWordWrap(True)
+        help_text.setObjectName("muted")
+        form.addRow("Server URL", self.url)
+        form.addRow("Model name", self.model)
+        form.addRow("", self.internal)
+        form.addRow("", help_text)
+        self.test = QtAssessorTest(backend, lambda: (self.url.text().strip(),
+                                                     self.model.text().strip()))
+        form.addRow("", self.test)
+        if self.locked:
+            for w in (self.url, self.model, self.internal):
+                w.setEnabled(False)
+                w.setToolTip(f"The company assessor is {LOCKED}.")
+            form.addRow("", locked_note("The company assessor"))
+
+    def store(self) -> None:
+        """Copy the endpoint into the settings being edited; a ConfigError (the settings
+        file's own rules) when it is not valid. Locked: the settings keep theirs."""
+        if self.locked:
+            return
+        url, model = self.url.text().strip(), self.model.text().strip()
+        if not url:
+            self.settings.assessor_endpoint = None
+            return
+        validate_endpoint(url, model, self.internal.isChecked())
+        self.settings.assessor_endpoint = AssessorEndpointSettings(
+            url, model, self.internal.isChecked())
 
 
 class QtModelsTab(QWidget):
@@ -52,6 +150,8 @@ class QtModelsTab(QWidget):
         self.assessor_slm.currentIndexChanged.connect(lambda _i: self._show_slm_warning())
         form.addRow("Assessor's local model", self.assessor_slm)
         lay.addLayout(form)
+        self.assessor = QtAssessorBox(backend, self.settings)
+        lay.addWidget(self.assessor)
         self.slm_warning = QLabel("")
         self.slm_warning.setObjectName("slmWarning")
         self.slm_warning.setWordWrap(True)
@@ -99,7 +199,9 @@ class QtModelsTab(QWidget):
         QtOp(self, lambda ctx: self.backend.model_status(), self._show, self._failed).run()
 
     def store(self) -> None:
-        """Copy the chosen assessor SLM into the settings being edited."""
+        """Copy the chosen assessor SLM and the company assessor into the settings being
+        edited; a ConfigError when the assessor's URL or model is not valid."""
+        self.assessor.store()
         self.settings.assessor_slm = self.assessor_slm.currentData()
 
     def _show_slm_warning(self) -> None:

@@ -1,5 +1,7 @@
-"""What the window shows of the company policy: the red "sending is disabled" banner and
-the locks on settings the company fixes (see :mod:`preflight.core.org_policy`).
+"""What the window shows of the company policy: the red "sending is disabled" banner, the
+amber notice of a degraded deployment (the company utility model refused, the central audit
+store unreachable), the central store's sync state in the status bar, and the locks on
+settings the company fixes (see :mod:`preflight.core.org_policy`).
 
 The rules themselves live in the core; this module only renders them, so the window and
 the CLI refuse the same things with the same sentences.
@@ -7,15 +9,26 @@ the CLI refuse the same things with the same sentences.
 
 from __future__ import annotations
 
+import html
+from typing import Any
+
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QStatusBar,
     QWidget,
 )
 
+from preflight.app.doorway import Doorway
+from preflight.app.presentation import error_text
 from preflight.core.org_policy import LOCKED_TEXT, OrgPolicy
+from preflight.qt.qt_workers import QtOp
+
+#: How often the central store's state is asked again (the sync itself runs on its own).
+STATUS_REFRESH_MS = 15_000
 
 
 class QtOrgBanner(QFrame):
@@ -39,6 +52,97 @@ class QtOrgBanner(QFrame):
         self.blocks_send = reason is not None
         self.text.setText(f"<b>Sending is disabled.</b> {reason}" if reason else "")
         self.setVisible(self.blocks_send)
+
+
+class QtCompanyNotice(QFrame):
+    """An amber notice while the company deployment runs degraded, and the central audit
+    store's state in the status bar ("in sync", "12 record(s) waiting — store unreachable
+    since 10:42"). :meth:`start` asks the doorway in the background (which also starts the
+    store's sync job, so what earlier sessions left queued is sent now); the window never
+    waits for it."""
+
+    def __init__(self, backend: Doorway, status_bar: QStatusBar | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.setObjectName("companyNotice")
+        self.setStyleSheet("#companyNotice { background: #fff3cd; border: 1px solid #e0a800;"
+                           " border-radius: 4px; } #companyNotice QLabel { color: #3d2e00; }")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 6, 10, 6)
+        self.text = QLabel("")
+        self.text.setObjectName("companyNoticeText")
+        self.text.setWordWrap(True)
+        lay.addWidget(self.text, 1)
+        self.central_state = QLabel("")
+        self.central_state.setObjectName("centralAuditState")
+        self.central_state.setVisible(False)
+        if status_bar is not None:
+            status_bar.addPermanentWidget(self.central_state)
+        self.utility: Any = None             # the last UtilityModelStatus
+        self.central: Any = None             # the last CentralAuditStatus (None: no store)
+        self._problems: dict[str, str] = {}  # what is degraded -> the line that says so
+        self._busy: set[str] = set()
+        self.timer = QTimer(self)
+        self.timer.setInterval(STATUS_REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.setVisible(False)
+
+    def start(self) -> None:
+        self.refresh()
+        self.timer.start()
+
+    def refresh(self) -> None:
+        """Ask both states again (an ask still under way is not doubled)."""
+        self._ask("utility", self.backend.utility_model_status, self._on_utility)
+        self._ask("central", self.backend.central_audit_status, self._on_central)
+
+    def _ask(self, what: str, call: Any, done: Any) -> None:
+        if what in self._busy:
+            return
+        self._busy.add(what)
+
+        def failed(exc: BaseException) -> None:
+            self._busy.discard(what)
+            message, hint = error_text(exc)
+            self._set_problem(what, f"{message} {hint}".strip())
+
+        def ok(result: Any) -> None:
+            self._busy.discard(what)
+            done(result)
+
+        QtOp(self, lambda ctx: call(), ok, failed, lane="ops").run()
+
+    def _on_utility(self, status: Any) -> None:
+        self.utility = status
+        self._set_problem("utility", status.warning)
+
+    def _on_central(self, status: Any) -> None:
+        self.central = status
+        if status is None:                   # no central store: nothing to show
+            self.central_state.setVisible(False)
+            self._set_problem("central", None)
+            return
+        short = ("Central store: " + (f"{status.waiting} record(s) waiting — unreachable"
+                                      if status.error else
+                                      "checking…" if not status.checked else
+                                      f"{status.waiting} record(s) waiting"
+                                      if status.waiting else "in sync"))
+        self.central_state.setText(short)
+        self.central_state.setToolTip(status.line
+                                      + (f"\n{status.error}" if status.error else ""))
+        self.central_state.setVisible(True)
+        self._set_problem("central", f"{status.line} ({status.error})" if status.error
+                          else None)
+
+    def _set_problem(self, what: str, line: str | None) -> None:
+        if line:
+            self._problems[what] = line
+        else:
+            self._problems.pop(what, None)
+        self.text.setText("<br>".join(f"⚠ {html.escape(p)}"
+                                      for _k, p in sorted(self._problems.items())))
+        self.setVisible(bool(self._problems))
 
 
 def locked_note(what: str) -> QLabel:

@@ -171,7 +171,12 @@ class QtSettingsDialog(QDialog):
         self.answers.store()
         self.providers._store_row()
         self.policy.store()
-        self.models.store()
+        try:
+            self.models.store()              # the company assessor's URL is checked here
+        except PreflightError as exc:
+            self.tabs.setCurrentWidget(self.models)
+            show_error(self, exc.message, exc.hint)
+            return
         self.settings.theme = self.theme.currentData()
         # "Use a local file…" saved model paths through the model manager meanwhile.
         self.settings.model_paths = dict(self.backend.settings.model_paths)

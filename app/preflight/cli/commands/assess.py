@@ -10,6 +10,7 @@ from typing import Any
 
 from preflight.app.documents import read_document
 from preflight.app.leave_summary import summarize_leaving
+from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
@@ -105,12 +106,16 @@ def run(args: argparse.Namespace) -> int:
     calibration = calibration_text(services.calibration_status())
     leaves = summarize_leaving(text, sanitized, spans).sentence
     place = None if args.fast else services.assessor_place()   # --fast runs no model
+    utility_model = utility_model_status(services)      # loaded already by the assessor
+    if utility_model.warning:
+        print(f"preflight: warning: {utility_model.warning}", file=sys.stderr)
     if args.json:
         out = assessment_json(result, sanitized, policy)
         if placed is not None:
             out["predicted_utility_fast_raw"] = round(placed.raw, 4)
         out.update(calibration=calibration, privacy=privacy, leaves=leaves,
-                   assessor=place.to_json() if place is not None else None)
+                   assessor=place.to_json() if place is not None else None,
+                   utility_model=utility_model.to_json())
         print_json(out)
         return 0
     w = sys.stdout.write

@@ -75,11 +75,20 @@ def _assessor_slm() -> dict:
     return out
 
 
+def _utility_model() -> dict:
+    """The utility model the predictions use: shipped, the company's, or the company's
+    refused (wrong sha256, unreachable) with the reason — never a silent fallback."""
+    from preflight.app.ops_status import utility_model_status
+
+    return utility_model_status(_services()).to_json()
+
+
 SECTIONS: list[tuple[str, Callable[[], dict]]] = [
     ("settings", _settings),
     ("policy", _policy),
     ("org_policy", _org_policy),
     ("assessor_slm", _assessor_slm),
+    ("utility_model", _utility_model),
     ("dx", _dx),
 ]
 
@@ -156,11 +165,17 @@ def run(args: argparse.Namespace) -> int:
     slm = info.get("assessor_slm")
     if isinstance(slm, dict) and slm.get("warning"):
         print(f"preflight: warning: {slm['warning']}", file=sys.stderr)
+    utility = info.get("utility_model")
+    if isinstance(utility, dict) and utility.get("source") == "refused":
+        print(f"preflight: warning: {utility['line']}", file=sys.stderr)
     if args.json:
         print_json(info)
         return 0
     out = sys.stdout
-    out.write(f"Preflight {info['version']}  ({info['python']}, {info['platform']})\n\n")
+    out.write(f"Preflight {info['version']}  ({info['python']}, {info['platform']})\n")
+    if isinstance(utility, dict) and "line" in utility:
+        out.write(utility["line"] + "\n")
+    out.write("\n")
     models = info["models"]
     if isinstance(models, dict):  # the error form
         out.write(f"Models: {models.get('error')}\n")

@@ -244,6 +244,7 @@ class AuditSyncJob:
         self._lock = threading.Lock()       # one sync at a time (the loop or a flush)
         self.last: SyncResult | None = None
         self.last_error: str | None = None
+        self.failing_since: float | None = None   # epoch seconds of the first failure in a row
         self._thread = threading.Thread(target=self._loop, name="preflight-audit-sync",
                                         daemon=True)
         self._wake.set()                    # what earlier sessions left queued goes first
@@ -272,13 +273,19 @@ class AuditSyncJob:
                 if str(err) != self.last_error:
                     log.warning("central audit store: %s", logfilter.redact(str(err)))
                 self.last_error = str(err)
+                self._failed()
                 return False
             except Exception as exc:  # noqa: BLE001 - a bug must not kill the sending app
                 log.error("central audit sync failed (%s)", type(exc).__name__)
                 self.last_error = type(exc).__name__
+                self._failed()
                 return False
-            self.last_error = None
+            self.last_error, self.failing_since = None, None
             return True
+
+    def _failed(self) -> None:
+        if self.failing_since is None:
+            self.failing_since = time.time()
 
     def close(self, flush_s: float = 5.0) -> None:
         """Stop the loop and send what is left, for at most about ``flush_s`` seconds

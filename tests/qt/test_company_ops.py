@@ -1,0 +1,185 @@
+"""A company deployment never runs degraded silently: the window shows a refused company
+utility model and an unreachable central audit store (and the store's sync state), and
+Settings → Local models edits, validates, locks and tests the company-hosted assessor."""
+
+from __future__ import annotations
+
+import time
+
+from loopback import LoopbackLLM
+from PySide6.QtWidgets import QMessageBox
+
+from preflight.app.ops_status import CentralAuditStatus, UtilityModelStatus
+from preflight.core.config import AssessorEndpointSettings, Settings
+from preflight.core.org_policy import LOCKED_TEXT, OrgPolicy
+
+REFUSED = UtilityModelStatus(
+    "refused", "https://models.example.com/m.joblib",
+    "The company utility model at https://models.example.com/m.joblib has sha256 "
+    "0000…, not the 1111… the company policy names: it was refused.")
+
+
+def _open(qtbot, backend):
+    from fakes import open_window
+
+    return open_window(qtbot, backend)
+
+
+def test_a_refused_company_model_is_shown_with_the_reason(qtbot, fake_backend):
+    fake_backend.utility_status = REFUSED
+    win = _open(qtbot, fake_backend)
+    notice = win.company_notice
+    qtbot.waitUntil(notice.isVisible, timeout=3000)
+    text = notice.text.text()
+    assert "company model refused" in text and "sha256" in text
+    assert "Using the shipped model; tell IT" in text
+    assert not notice.central_state.isVisible()              # no central store named
+
+
+def test_nothing_degraded_shows_nothing(qtbot, fake_backend):
+    win = _open(qtbot, fake_backend)
+    qtbot.waitUntil(lambda: fake_backend.status_calls >= 2, timeout=3000)
+    qtbot.wait(50)
+    assert win.company_notice.utility is not None
+    assert not win.company_notice.isVisible()
+    assert not win.company_notice.central_state.isVisible()
+
+
+def test_central_store_state_in_the_status_bar_and_the_notice(qtbot, fake_backend):
+    since = time.mktime((2024, 5, 1, 10, 42, 0, 0, 0, -1))
+    fake_backend.central_status = CentralAuditStatus(
+        "db.corp.example/preflight", 12, True,
+        "The central audit store db.corp.example cannot be reached.", since)
+    win = _open(qtbot, fake_backend)
+    notice = win.company_notice
+    qtbot.waitUntil(notice.central_state.isVisible, timeout=3000)
+    assert notice.central_state.text() == "Central store: 12 record(s) waiting — unreachable"
+    assert "store unreachable since 10:42" in notice.central_state.toolTip()
+    assert notice.isVisible() and "12 record(s) waiting" in notice.text.text()
+    assert "cannot be reached" in notice.text.text()
+    # the store answers again: the next refresh says so and the warning goes away
+    fake_backend.central_status = CentralAuditStatus("db.corp.example/preflight", 0, True)
+    notice.refresh()
+    qtbot.waitUntil(lambda: notice.central_state.text() == "Central store: in sync",
+                    timeout=3000)
+    assert not notice.isVisible()
+
+
+def test_a_failing_status_call_is_shown_not_swallowed(qtbot, fake_backend):
+    from preflight.core.errors import ConfigError
+
+    def broken():
+        raise ConfigError("No password for the central audit store.", "Set it.")
+
+    fake_backend.central_audit_status = broken
+    win = _open(qtbot, fake_backend)
+    qtbot.waitUntil(win.company_notice.isVisible, timeout=3000)
+    assert "No password for the central audit store. Set it." in \
+        win.company_notice.text.text()
+
+
+# --- Settings → Local models: the company assessor, on the real doorway ---------------------
+def _real_dialog(qtbot, settings: Settings | None = None):
+    from preflight.app.window_doorway import WindowDoorway
+    from preflight.qt.qt_settings import QtSettingsDialog
+
+    door = WindowDoorway(settings or Settings())
+    dlg = QtSettingsDialog(door, tab="models")
+    qtbot.addWidget(dlg)
+    dlg.show()
+    # the models tab checks the real model files in the background: let it report first
+    qtbot.waitUntil(lambda: bool(dlg.models.statuses), timeout=60000)
+    return door, dlg
+
+
+def test_test_button_asks_the_server_for_its_models_only(qtbot):
+    with LoopbackLLM(["hi"], models=("SmolLM2-135M-Instruct", "other")) as srv:
+        _door, dlg = _real_dialog(qtbot)
+        box = dlg.models.assessor
+        assert box.isEnabled() and not box.locked
+        box.url.setText(srv.base_url)
+        box.model.setText("SmolLM2-135M-Instruct")
+        box.test.button.click()
+        qtbot.waitUntil(lambda: box.test.state.text().startswith("✔"), timeout=5000)
+        assert box.test.state.text() == \
+            "✔ Connected — 2 models; SmolLM2-135M-Instruct is among them."
+        assert [g[0] for g in srv.gets] == ["/v1/models"]
+        assert srv.gets[0][2] == b"" and srv.bodies == []          # no document text
+        box.url.setText(srv.base_url.removesuffix("/v1"))          # without /v1: the same
+        box.model.setText("missing-model")
+        box.test.button.click()
+        qtbot.waitUntil(lambda: len(srv.gets) == 2 and box.test.state.text()
+                        .startswith("✔"), timeout=5000)
+        assert "missing-model is not among them" in box.test.state.text()
+        dlg.reject()
+
+
+def test_test_button_reports_a_server_that_is_down(qtbot):
+    with LoopbackLLM(["hi"]) as srv:
+        url = srv.base_url
+    _door, dlg = _real_dialog(qtbot)                 # the server is gone now
+    box = dlg.models.assessor
+    box.url.setText(url)
+    box.test.button.click()
+    qtbot.waitUntil(lambda: box.test.state.text().startswith("✘"), timeout=8000)
+    assert "Cannot connect to 127.0.0.1" in box.test.state.text()
+    assert "Check that the server is running" in box.test.state.text()
+    dlg.reject()
+
+
+def test_save_validates_and_stores_the_endpoint(qtbot):
+    from preflight.core.config import load_settings
+
+    door, dlg = _real_dialog(qtbot)
+    box = dlg.models.assessor
+    box.url.setText("ftp://gpu-box/v1")
+    dlg.accept()
+    qtbot.waitUntil(lambda: bool(dlg.findChildren(QMessageBox)), timeout=3000)
+    err = dlg.findChildren(QMessageBox)[-1]
+    assert "must be an http(s) URL with a host" in err.text()
+    assert "Settings → Local models" in err.informativeText()
+    assert dlg.isVisible() and load_settings().assessor_endpoint is None
+    err.close()
+    box.url.setText("http://gpu-box.corp.example:8000/v1")
+    box.model.setText("SmolLM2-135M-Instruct")
+    box.internal.setChecked(True)
+    dlg.accept()
+    saved = load_settings().assessor_endpoint
+    assert saved == AssessorEndpointSettings("http://gpu-box.corp.example:8000/v1",
+                                             "SmolLM2-135M-Instruct", True)
+    assert door.settings.assessor_endpoint == saved
+    assert "original document is then sent" in box.internal.toolTip()
+    # clearing the URL assesses on this computer only again
+    _door2, dlg2 = _real_dialog(qtbot, load_settings())
+    assert dlg2.models.assessor.url.text() == "http://gpu-box.corp.example:8000/v1"
+    assert dlg2.models.assessor.internal.isChecked()
+    dlg2.models.assessor.url.setText("")
+    dlg2.accept()
+    assert load_settings().assessor_endpoint is None
+
+
+def test_the_company_policy_locks_the_assessor(qtbot, fake_backend, _isolated_home):
+    import os
+    from pathlib import Path
+
+    Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
+        'version = 1\n[assessor]\nurl = "http://gpu.corp.example:8000/v1"\n'
+        'model = "company-slm"\ninternal = false\n', encoding="utf-8")
+    from preflight.core.org_policy import load_org_policy
+
+    fake_backend.org_policy = load_org_policy()
+    fake_backend.settings.assessor_endpoint = AssessorEndpointSettings("http://mine:1/v1")
+    win = _open(qtbot, fake_backend)
+    dlg = win.open_settings("models")
+    box = dlg.models.assessor
+    assert box.locked
+    assert box.url.text() == "http://gpu.corp.example:8000/v1" and not box.url.isEnabled()
+    assert box.model.text() == "company-slm" and not box.internal.isChecked()
+    assert not box.internal.isEnabled()
+    notes = [lbl.text() for lbl in box.findChildren(type(box.test.state))
+             if lbl.objectName() == "orgLocked"]
+    assert notes == [f"The company assessor — {LOCKED_TEXT}"]
+    dlg.accept()
+    assert fake_backend.settings.assessor_endpoint == AssessorEndpointSettings(
+        "http://mine:1/v1")                                    # the user's is kept as is
+    assert OrgPolicy.none().assessor_endpoint is None
