@@ -3,11 +3,10 @@ provider chosen or not (Settings → Answers, not the task's built-in default)."
 
 from __future__ import annotations
 
-from test_window_doorway import RealSessionServices, RecordingSession
-
 from preflight.app.window_doorway import WindowDoorway
 from preflight.core.config import Settings
 from preflight.core.tasks import SUMMARIZE
+from test_window_doorway import RealSessionServices, RecordingSession
 
 
 def test_estimate_without_a_provider_uses_the_answer_length_setting() -> None:

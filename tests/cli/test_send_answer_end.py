@@ -9,13 +9,15 @@ import json
 import random
 
 import pytest
-
-from test_send import add_provider  # noqa: F401 - fixtures below come from test_send
-from test_send import _fake_mechanisms, doc, fakes, server  # noqa: F401
+import test_send
 from _loopback import Reply, sse_event
 from preflight.cli import main as cli
 from preflight.cli.answer_stream import SentenceStream
 from preflight.core.send.answer_text import LENGTH_NOTE, NOISE_NOTE, trim_to_sentence
+
+# test_send's fixtures (loopback server, fake detector and keyring, the document)
+server, doc, fakes = test_send.server, test_send.doc, test_send.fakes
+_fake_mechanisms, add_provider = test_send._fake_mechanisms, test_send.add_provider
 
 ANSWER = ("<PERSON_1> will present the budget. The board meets on Friday. It also wants "
           "the costs and the")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_answer_stop_real import DOC, STOP_WITHIN_S, _esc_and_time, real_window  # noqa: F401
+import test_answer_stop_real as stop_real
 
 pytestmark = pytest.mark.slow
 
+DOC, STOP_WITHIN_S, _esc_and_time = stop_real.DOC, stop_real.STOP_WITHIN_S, stop_real._esc_and_time
+real_window = stop_real.real_window      # the real window over a loopback provider
 HANG_S = 5.0     # the provider answers only after this long
 
 

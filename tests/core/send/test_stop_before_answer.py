@@ -10,7 +10,6 @@ import threading
 import time
 
 import pytest
-
 from _loopback import Reply
 from _sessions import placeholder_plan, session_for
 from preflight.core.config import ProviderSettings

@@ -187,7 +187,10 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.answer_text import (
-        NOISE_NOTE, Restoration, finish_answer, restoration_line,
+        NOISE_NOTE,
+        Restoration,
+        finish_answer,
+        restoration_line,
     )
     from preflight.core.send.keys import keyring_status, resolve_key
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
