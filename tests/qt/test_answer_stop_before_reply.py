@@ -21,14 +21,7 @@ def test_esc_before_the_provider_answered_stops_within_a_second(qtbot, real_wind
     win.original.setPlainText(DOC)
     qtbot.waitUntil(lambda: bool(win.doc.fresh_result is not None), timeout=300_000)
 
-    def confirm(dlg):
-        for box in dlg.overrides.values():
-            box.setChecked(True)
-        if dlg.resend is not None:
-            dlg.resend.setChecked(True)
-        return True
-
-    win.auto_confirm = confirm
+    win.auto_confirm = stop_real.confirm_all
     server.hang = HANG_S
     qtbot.waitUntil(lambda: bool(win.send_button.isEnabled()), timeout=60_000)
     sent_before = len(server.bodies)
