@@ -16,6 +16,7 @@ class LoopbackLLM:
         self.models = models            # what GET /v1/models lists
         self.key = key                  # when set, GET /v1/models needs "Bearer <key>"
         self.delay = delay            # seconds before each word (a slowly streaming model)
+        self.hang = 0.0               # seconds before the status line (a queued request)
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.gets: list[tuple[str, dict[str, str], bytes]] = []   # path, headers, body
@@ -49,6 +50,7 @@ class LoopbackLLM:
                 body = self.rfile.read(n)
                 outer.bodies.append(body)
                 outer.headers.append(dict(self.headers))
+                time.sleep(outer.hang)
                 if not self.path.endswith("/chat/completions"):
                     self.send_response(404)
                     self.end_headers()

@@ -52,6 +52,15 @@ def real_window(qtbot, monkeypatch):
         backend.shutdown()
 
 
+def confirm_all(dlg) -> bool:
+    """The confirmation dialog, answered yes to every question."""
+    for box in dlg.overrides.values():
+        box.setChecked(True)
+    if dlg.resend is not None:
+        dlg.resend.setChecked(True)
+    return True
+
+
 def _esc_and_time(qtbot, win) -> float:
     """Press Esc in the answer view (where the user's focus is) and time the stop."""
     win.answer.restored.setFocus()
@@ -73,14 +82,7 @@ def test_answer_length_setting_and_esc_stop_cloud_and_local(qtbot, real_window):
     dlg.accept()
     assert backend.settings.answer_max_tokens == 1234
 
-    def confirm(dlg):
-        for box in dlg.overrides.values():
-            box.setChecked(True)
-        if dlg.resend is not None:
-            dlg.resend.setChecked(True)
-        return True
-
-    win.auto_confirm = confirm
+    win.auto_confirm = confirm_all
     server.delay = 0.2                              # a slowly streaming model
     qtbot.waitUntil(lambda: bool(win.send_button.isEnabled()), timeout=60_000)
     win.send_button.click()

@@ -262,6 +262,8 @@ class WindowDoorway:
     def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate:
         if provider:   # counted on the exact request body this provider would receive
             return self._send_session().estimate(payload, task, provider)
+        # No provider yet: the answer length is still the one the request will ask for.
+        task = task.for_answer(self.settings.answer_max_tokens)
         counted = self.services.token_counter().count(task_payload_text(task, payload))
         return CostEstimate(counted.tokens, task.max_tokens, counted.method, 0.0, 0.0,
                             priced=False)

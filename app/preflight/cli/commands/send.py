@@ -21,6 +21,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from preflight.cli.answer_stream import SentenceStream
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError, InputError, PreflightError
 from preflight.core.tasks import SUMMARY_MAX_TOKENS, Task
@@ -185,6 +186,12 @@ def run(args: argparse.Namespace) -> int:
     from preflight.app.services import build_services
     from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.answer_text import (
+        NOISE_NOTE,
+        Restoration,
+        finish_answer,
+        restoration_line,
+    )
     from preflight.core.send.keys import keyring_status, resolve_key
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
     from preflight.core.send.session import Confirmation, SendBlocked
@@ -279,25 +286,29 @@ def run(args: argparse.Namespace) -> int:
     confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok, accept_degraded)
     session.check(plan, confirmation)  # refuse before printing anything as "answer"
 
-    def on_chunk(chunk: str) -> None:
-        if not args.json:
-            sys.stdout.write(chunk)
-            sys.stdout.flush()
-
+    stream = SentenceStream(sys.stdout)
     if not args.json:
         print(f"--- answer from {plan.provider.name} ---", file=sys.stderr)
     try:
-        result = session.execute(plan, confirmation, on_chunk=on_chunk,
-                                 learn=not args.no_learn)
+        result = session.execute(plan, confirmation, learn=not args.no_learn,
+                                 on_chunk=None if args.json else stream.feed)
     except PreflightError:
         if not args.json:
+            stream.finish(None)            # what arrived before the failure, whole
             sys.stdout.write("\n")
         raise
+    restoration = Restoration.of(sanitized)
+    notes = [restoration_line(restoration)] + ([NOISE_NOTE] if restoration.noise else [])
     if args.json:
+        shown, cut = finish_answer(result.answer, result.finish_reason)
         print_json({"plan": plan.to_json(), "policy": policy.describe(),
-                    "result": result.to_json(), "sent": True})
+                    "result": result.to_json(), "sent": True, "answer_shown": shown,
+                    "notes": ([cut] if cut else []) + notes})
         return 0
+    cut = stream.finish(result.finish_reason)
     sys.stdout.write("\n")
+    for note in ([cut] if cut else []) + notes:
+        print(note, file=sys.stderr)
     moved = [h["url"] for h in result.requests if h["url"] != plan.request.url]
     if moved:
         print(f"(the provider redirected within its own address; the request went to "

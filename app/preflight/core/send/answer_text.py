@@ -35,10 +35,17 @@ def trim_to_sentence(text: str) -> str:
     """``text`` up to its last complete sentence (or line: a list item ends at its line
     break); the text itself when nothing in it ends."""
     body = text.rstrip()
-    ends = [m.end() for m in _SENTENCE_END.finditer(body)]
-    line = body.rfind("\n")
-    cut = max(ends[-1] if ends else 0, line if line > 0 else 0)
+    cut = last_cut(body)
     return body[:cut].rstrip() if cut else body
+
+
+def last_cut(text: str, start: int = 0) -> int:
+    """Where :func:`trim_to_sentence` cuts ``text`` (0: nothing in it ends), looking only
+    at ends from ``start`` on (a streaming reader rescans just the new part)."""
+    body = text.rstrip()
+    ends = [m.end() for m in _SENTENCE_END.finditer(body, start)]
+    line = body.rfind("\n", start)
+    return max(ends[-1] if ends else 0, line if line > 0 else 0)
 
 
 def finish_answer(text: str, finish_reason: str | None) -> tuple[str, str | None]:

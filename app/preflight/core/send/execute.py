@@ -164,7 +164,11 @@ def _failure_fields(exc: BaseException) -> dict[str, Any]:
     """The audit fields of a send that ended in ``exc``."""
     status_code = getattr(exc, "http_status", None)
     if isinstance(exc, (Cancelled, KeyboardInterrupt)):
-        return {"status": "cancelled", "error": error_text(exc)}
+        # A Stop before the provider answered says whether the request had left; a Stop
+        # while streaming keeps delivered=1 (set when the provider accepted).
+        delivered = getattr(exc, "delivered", None)
+        fields = {"status": "cancelled", "error": error_text(exc)}
+        return fields if delivered is None else {**fields, "delivered": int(delivered)}
     if status_code is not None:
         kind = "redirected" if 300 <= status_code < 400 else "rejected"
         what = ("redirected elsewhere (not followed)" if kind == "redirected"

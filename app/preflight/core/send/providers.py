@@ -39,7 +39,7 @@ import requests
 from preflight import __version__
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import Cancelled, ConfigError, ProviderError
-from preflight.core.send import logfilter, transport
+from preflight.core.send import inflight, logfilter, transport
 from preflight.core.send.stream import MAX_ANSWER_CHARS, ProviderReply, read_answer
 from preflight.core.send.transport import (
     MAX_SAME_ORIGIN_REDIRECTS, REDIRECT_STATUSES, Retryable, StreamBroken,
@@ -136,6 +136,7 @@ class ProviderClient(ABC):
     ) -> None:
         self.settings = settings
         self.http = http or requests.Session()
+        inflight.mount(self.http)   # a Stop lands before the provider answered, too
         # Proxies from the environment are honoured (corporate networks); loopback bypasses.
         self.timeouts = timeouts
         self.retry = retry
@@ -220,11 +221,11 @@ class ProviderClient(ABC):
         last: ProviderError | None = None
         for attempt in range(1, max(1, self.retry.attempts) + 1):
             if cancel is not None and cancel.is_set():
-                raise Cancelled("Stopped before sending.")
+                raise transport.not_sent(Cancelled("Stopped before sending; nothing was sent."))
             if on_attempt:
                 on_attempt(attempt)
             try:
-                response, url = self._exchange(request, headers, on_request)
+                response, url = self._exchange(request, headers, on_request, cancel)
             except Retryable as retry:
                 last = retry.error
                 if attempt >= self.retry.attempts:
@@ -255,8 +256,8 @@ class ProviderClient(ABC):
             time.sleep(seconds)
 
     def _exchange(self, request: PreparedRequest, headers: dict[str, str],
-                  on_request: Callable[[str, int | None], None] | None
-                  ) -> tuple[requests.Response, str]:
+                  on_request: Callable[[str, int | None], None] | None,
+                  cancel: threading.Event | None = None) -> tuple[requests.Response, str]:
         """POST ``request``; follow a same-origin 307/308 only (see :mod:`.transport`).
 
         ``on_request(url, None)`` runs before each request leaves, ``on_request(url,
@@ -267,7 +268,7 @@ class ProviderClient(ABC):
             if on_request:
                 on_request(url, None)
             response = transport.post(self.http, url, request.body, headers, self.timeouts,
-                                      self.settings.name)
+                                      self.settings.name, cancel=cancel)
             if on_request:
                 on_request(url, response.status_code)
             if response.status_code not in REDIRECT_STATUSES:

@@ -19,21 +19,23 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import threading
 import time
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3.exceptions as u3
 
 from preflight.core.config import ProviderSettings
-from preflight.core.errors import ConfigError, ProviderError
-from preflight.core.send import logfilter
+from preflight.core.errors import ConfigError, PreflightError, ProviderError
+from preflight.core.send import inflight, logfilter
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 MAX_SAME_ORIGIN_REDIRECTS = 3
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_E = TypeVar("_E", bound=PreflightError)
 
 
 class StreamBroken(ProviderError):
@@ -118,13 +120,23 @@ def cleartext_warning(settings: ProviderSettings) -> str | None:
 
 
 def post(http: requests.Session, url: str, body: bytes | None, headers: dict[str, str],
-         timeouts: Any, name: str, method: str = "POST") -> requests.Response:
+         timeouts: Any, name: str, method: str = "POST",
+         cancel: threading.Event | None = None) -> requests.Response:
     """One request (a POST unless ``method`` says otherwise: the connection test's GET)
-    that never follows a redirect; errors become ProviderError/Retryable."""
+    that never follows a redirect; errors become ProviderError/Retryable.
+
+    With ``cancel``, setting it stops the request within a second even before the
+    provider answered (see :mod:`.inflight`): :class:`Cancelled` says whether it left."""
     host = urlsplit(url).hostname or url
-    try:
+
+    def request() -> requests.Response:
         return http.request(method, url, data=body, headers=headers, stream=True,
                             allow_redirects=False, timeout=(timeouts.connect, timeouts.read))
+
+    try:
+        if cancel is None:
+            return request()
+        return inflight.call(request, cancel, name, discard=lambda r: r.close())
     except requests.exceptions.SSLError:
         raise not_sent(ProviderError(
             f"The secure connection to {host} failed (TLS certificate or handshake error).",
@@ -246,7 +258,7 @@ def check_status(response: requests.Response, settings: ProviderSettings) -> Non
 # --- helpers -------------------------------------------------------------------------------
 
 
-def not_sent(error: ProviderError) -> ProviderError:
+def not_sent(error: _E) -> _E:
     """Mark an error raised before any byte of the request reached the provider."""
     error.delivered = False  # type: ignore[attr-defined]
     return error
