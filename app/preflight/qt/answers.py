@@ -28,6 +28,7 @@ from preflight.qt.qt_workers import OpContext, QtOp
 
 
 STOPPED = "Stopped by you. The partial answer is kept above."
+STOPPED_EMPTY = "Stopped by you before any answer arrived."
 LOCAL_DONE = "Answered locally: nothing left this computer."
 
 
@@ -188,7 +189,8 @@ class AnswerController(QObject):
     def _on_failed(self, exc: BaseException) -> None:
         self._set_busy(False)
         if isinstance(exc, Cancelled):
-            self.sig_outcome.emit(AnswerOutcome(STOPPED, self._noise_notes(), stopped=True))
+            said = STOPPED if (self.restored or self.raw) else STOPPED_EMPTY
+            self.sig_outcome.emit(AnswerOutcome(said, self._noise_notes(), stopped=True))
             self.sig_finished.emit(None)
             return
         self.sig_failed.emit(*error_text(exc))
