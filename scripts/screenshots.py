@@ -122,7 +122,9 @@ def main() -> int:
     def shoot(widget, name: str) -> None:
         if args.only and args.only != name:
             return
-        settle(app, 0.3)
+        # the real window may need over a second to lay out after a policy change (its
+        # wrapped labels, the chart): a shorter wait caught panels mid-layout
+        settle(app, 1.5)
         path = out / f"{name}.png"
         widget.grab().save(str(path))
         shots.append(str(path))

@@ -188,3 +188,16 @@ def test_a_prediction_on_the_curve_moves_only_the_instant_value():
     refined = Prediction(Assessment({}, 0.3, 0.25), rmse=0.1)
     assert refined.on_curve(curve, 80.0).value == 0.25  # a measurement: never moved
     assert fast.on_curve([], 80.0).value == 0.3
+
+
+def test_the_explanation_of_a_placed_prediction_says_the_curve_s_number():
+    from preflight.app.doorway import Prediction
+    from preflight.core.utility.assess import Assessment
+    from preflight.core.utility.predictor import Estimate
+
+    est = Estimate(0.3, "fast", low=0.2, high=0.4, level=0.8, unsanitized=0.6)
+    fast = Prediction(Assessment({}, 0.3, estimate_fast=est))
+    placed = fast.on_curve([(10.0, 0.2), (40.0, 0.6), (160.0, 0.7)], 80.0)
+    assert placed.explained.value == pytest.approx(0.65) == placed.value
+    assert placed.explained.unsanitized == 0.6           # the rest of the estimate kept
+    assert fast.explained is est

@@ -76,7 +76,8 @@ def test_cli_send_to_llama_server_restores_and_audits(llama_server, cli_env, tmp
     audit = AuditLog(Path(cli_env["PREFLIGHT_HOME"]) / "data" / "audit.sqlite3")
     row = audit.get(result["record_id"])
     assert row["status"] == "done" and row["payload"].decode() == payload
-    assert row["answer_restored"] == result["answer"]
+    # storing originals is off by default: the log keeps the answer as received only
+    assert row["answer_restored"] is None and row["answer_raw"] == result["answer_raw"]
 
 
 @pytest.mark.parametrize("style", ["chat", "completions"])

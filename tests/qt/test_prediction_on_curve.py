@@ -30,3 +30,6 @@ def test_the_instant_number_is_placed_on_the_monotone_curve(qtbot, window, fake_
     assert raw < 0.95
     assert pred.value == pytest.approx(0.95)          # read from the chart's curve
     assert window.assessment.utility.text() == "0.95"
+    # and the explanation beside it says the same number, not the raw one
+    if pred.explained is not None:
+        assert pred.explained.value == pytest.approx(0.95)

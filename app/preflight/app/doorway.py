@@ -71,6 +71,17 @@ class Prediction:
         return replace(self, placed=read_curve(points, float(epsilon)))
 
     @property
+    def explained(self) -> Any:
+        """The estimate behind :attr:`value` (band, unsanitized expectation, drivers), with
+        the value and band read from the curve when the prediction was placed on it."""
+        est = getattr(self.assessment, "explained", None)
+        if est is None or self.placed is None or self.refined:
+            return est
+        return replace(est, value=float(self.placed.utility),
+                       low=self.placed.low if self.placed.low is not None else est.low,
+                       high=self.placed.high if self.placed.high is not None else est.high)
+
+    @property
     def value(self) -> float:
         if self.placed is not None and not self.refined:
             return float(self.placed.utility)

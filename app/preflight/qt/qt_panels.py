@@ -66,15 +66,16 @@ class QtAssessmentPanel(QGroupBox):
         self.calibration = QLabel("")   # learning on the flow: fitted to this provider?
         self.calibration.setObjectName("muted")
         col.addWidget(self.utility_caption)
-        col.addWidget(self.utility_detail)
-        col.addWidget(self.utility_why)
-        col.addWidget(self.calibration)
         self.where = QLabel("")         # this computer, or the company assessor
         self.where.setObjectName("muted")
-        col.addWidget(self.where)
         row.addWidget(self.utility)
         row.addLayout(col, 1)
         lay.addLayout(row)
+        # The wrapped explanations sit under the number at the panel's full width: nested
+        # beside it (in the row), a long one was squeezed to one line and drawn over the
+        # next when the column scrolled.
+        for label in (self.utility_detail, self.utility_why, self.calibration, self.where):
+            lay.addWidget(label)
         self.refining = QProgressBar()
         self.refining.setRange(0, 0)
         self.refining.setMaximumHeight(4)
@@ -166,7 +167,7 @@ class QtAssessmentPanel(QGroupBox):
         self.utility.setStyleSheet(f"color: {color.name()};")
         # The sentence (vs. the unsanitized text), the band and the drivers: shared words
         # with `preflight assess` (app.presentation).
-        est = pred.assessment.explained
+        est = pred.explained
         lines = explanation_lines(est)
         if not lines or (est is not None and est.low is None):
             band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
