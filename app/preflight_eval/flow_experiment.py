@@ -98,10 +98,11 @@ def make_session(provider: Any, detector: Any, embedder: Any, flow: Any, home: P
     from preflight.core.send.keys import SessionKeyStore
     from preflight.core.send.providers import Timeouts, create_client
     from preflight.core.send.session import SendSession
-    from preflight_eval.utility_data.generate import _NoStoredKeys
+    from preflight_eval.utility_data.generate import DATASET_ANSWER_TOKENS, _NoStoredKeys
 
     return SendSession(
-        Settings(providers=[provider], default_provider=provider.name),
+        Settings(providers=[provider], default_provider=provider.name,
+                 answer_max_tokens=DATASET_ANSWER_TOKENS),      # as the data set's rows
         detector=detector, audit=AuditLog(home / "audit.sqlite3"),
         keystore=_NoStoredKeys(), session_keys=SessionKeyStore(), embedder=embedder,
         flow=flow, org_policy=OrgPolicy.none(),

@@ -95,3 +95,21 @@ def test_streamed_output_equals_the_trimmed_answer_for_any_chunking(seed):
         note = stream.finish(reason)
         assert out.getvalue() == expected, (chunks, reason)
         assert (note == LENGTH_NOTE) is (reason == "length")
+
+
+def test_an_answer_without_sentence_ends_still_streams():
+    import io
+
+    from preflight.cli.answer_stream import MAX_HOLD, SentenceStream
+
+    out = io.StringIO()
+    stream = SentenceStream(out)
+    words = [f"word{i} " for i in range(200)]
+    for w in words[:80]:
+        stream.feed(w)
+    assert out.getvalue().startswith("word0 ")               # not held back whole
+    assert len("".join(words[:80])) - len(out.getvalue()) <= MAX_HOLD
+    for w in words[80:]:
+        stream.feed(w)
+    stream.finish("stop")
+    assert out.getvalue() == "".join(words).rstrip()

@@ -3,8 +3,10 @@
 The window trims an answer the model stopped at the length limit back to its last complete
 sentence after the fact. A terminal cannot take back what it printed, so
 :class:`SentenceStream` prints up to the last sentence end known so far and holds back the
-rest: when the answer stops on length the held tail is dropped, otherwise it is printed.
-What reaches the terminal is exactly :func:`finish_answer`'s text.
+rest (at most :data:`MAX_HOLD` characters: an answer without sentence ends still streams):
+when the answer stops on length the held tail is dropped, otherwise it is printed. For
+answers whose sentences are shorter than that, what reaches the terminal is exactly
+:func:`finish_answer`'s text.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from typing import TextIO
 from preflight.core.send.answer_text import finish_answer, last_cut, stopped_on_length
 
 _LOOKBACK = 8        # a sentence end may begin a few characters before the new text
+#: The most it holds back waiting for a sentence end: an answer without one (a list, code,
+#: words without punctuation) still streams, and only this much can be dropped after a
+#: length stop.
+MAX_HOLD = 240
 _SPACE = (" ", "\n", "\t", "\r")
 
 
@@ -39,6 +45,11 @@ class SentenceStream:
             self._write(self._pending[:cut])
             self._pending = self._pending[cut:]
             self._scanned = known - cut
+            known -= cut
+        if len(self._pending) > MAX_HOLD and known > 0:
+            self._write(self._pending[:known])      # up to the last whitespace received
+            self._pending = self._pending[known:]
+            self._scanned = 0
 
     def finish(self, finish_reason: str | None) -> str | None:
         """Print the held tail (or drop it after a length stop); returns the length note

@@ -42,7 +42,7 @@ from preflight.core.send.audit import AuditLog
 from preflight.core.send.keys import KeyStore, SessionKeyStore
 from preflight.core.send.providers import Timeouts, create_client
 from preflight.core.send.session import Confirmation, SendSession
-from preflight.core.tasks import SUMMARIZE
+from preflight.core.tasks import SUMMARIZE, SUMMARY_MAX_TOKENS
 from preflight.core.types import SanitizedText
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, SEED, Document, aclsum_corpus, business_documents, email_corpus,
@@ -74,6 +74,14 @@ def standin_provider(base_url: str, model: str) -> ProviderSettings:
                             api_style="chat")
 
 
+#: The answer length of every row of the data set (the product's request, but pinned):
+#: the rows made since the data set began were sent with this cap, before the product's
+#: answers got their own setting (Settings.answer_max_tokens, 800 by default). The task
+#: asks for at most three sentences, which rarely reach it; keeping it fixed keeps the
+#: realized utilities comparable across the whole data set.
+DATASET_ANSWER_TOKENS = SUMMARY_MAX_TOKENS
+
+
 class ProductSender:
     """Sends one payload the way ``preflight send`` does, to one provider."""
 
@@ -81,7 +89,8 @@ class ProductSender:
                  read_timeout: float = READ_TIMEOUT_S) -> None:
         self.provider = provider
         self.session = SendSession(
-            Settings(providers=[provider], default_provider=provider.name),
+            Settings(providers=[provider], default_provider=provider.name,
+                     answer_max_tokens=DATASET_ANSWER_TOKENS),
             detector=detector, audit=AuditLog(audit_path), keystore=_NoStoredKeys(),
             session_keys=SessionKeyStore(),
             client_factory=lambda s: create_client(s, timeouts=Timeouts(read=read_timeout)),
