@@ -62,7 +62,7 @@ class AssessmentOps:
         pred, res, curve = self.prediction, self.result, self.curve
         if (pred is None or pred.refined or pred.placed is not None or res is None
                 or res.epsilon is None or not curve
-                or getattr(self, "_curve_prepared", None) is not self.prepared):
+                or self._curve_prepared is not self.prepared):
             return
         self.prediction = pred.on_curve(curve, res.epsilon)
         self.sig_prediction.emit(self.prediction)

@@ -112,6 +112,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
         self.prediction: Prediction | None = None
         self.recommendation: Recommendation | None = None
         self.curve: list[tuple[float, float]] = []
+        self._curve_prepared: Any = None     # the preparation ``curve`` was made for
         self.detections_done = 0
         self.previews_done = 0
         self._text_gen = 0
