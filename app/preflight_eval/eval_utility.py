@@ -14,6 +14,7 @@ The interval line gives the split-conformal band's coverage on the test document
 
     python -m preflight_eval.eval_utility                 # every features file, printed
     python -m preflight_eval.eval_utility --json report.json
+    python -m preflight_eval.eval_utility --rows 612      # the first 612 rows: a card's snapshot
 
 Acceptance (issue 13, Qwen2.5-Coder-1.5B as the cloud): the full model's Failed is at
 least 15 points below the ε-only baseline, and at most 35 %.
@@ -164,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--json", default=None, help="also write the reports as JSON here")
+    ap.add_argument("--rows", type=int, default=None, metavar="N",
+                    help="only the first N rows of each features file (the snapshot a "
+                         "model card names)")
     args = ap.parse_args(argv)
     files = feature_files(Path(args.data))
     if not files:
@@ -172,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     reports = []
     for _cloud, _slm, path in files:
-        report = evaluate(load(path))
+        report = evaluate(load(path, args.rows))
         reports.append(report)
         print(format_report(report))
         print()

@@ -100,7 +100,8 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         "## Held-out metrics (TEST documents of split.json, models fitted on TRAIN)",
         "",
         "Wasted $ = % predicted > realized + 0.1; Wasted ε = % predicted < realized − 0.1;",
-        "Failed = their sum. Same numbers: `python -m preflight_eval.eval_utility`.",
+        "Failed = their sum. Same numbers: `python -m preflight_eval.eval_utility"
+        + (f" --rows {data.read}`." if data.read else "`."),
         "",
         *_table(report),
         "",
@@ -142,13 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from-csv", default=None, metavar="CSV",
                     help="train from a training_features.csv instead (the interim bundle: "
                          "resources/utility/training_features.csv, Gemma 3 270M rows)")
+    ap.add_argument("--rows", type=int, default=None, metavar="N",
+                    help="only the first N rows of the features file (default: all; the "
+                         "card's command names the count, so it reproduces the bundle "
+                         "after the data set has grown)")
     args = ap.parse_args(argv)
     if args.from_csv:
         path = Path(args.from_csv)
         data = load_csv(path)
     else:
         path = Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
-        data = load(path)
+        data = load(path, args.rows)
     if not data.split("train"):
         print(f"no training rows in {path}; compute them with "
               "python -m preflight_eval.utility_data.features", file=sys.stderr)
@@ -171,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     # every document (the report holds the test documents out; the prior of learning on
     # the flow may use them all), so `--from-csv` on this file reproduces this bundle
     write_training_rows(train + calibration + test, out / TRAINING_ROWS_NAME)
-    command = COMMAND + (f" --from-csv {args.from_csv}" if args.from_csv else "") + (
+    command = COMMAND + (f" --from-csv {args.from_csv}" if args.from_csv
+                         else f" --rows {data.read}") + (
         f" --cloud-role {args.cloud_role}" if args.cloud_role != "cloud_qwen15"
                          else "") + (f" --slm-role {args.slm_role}" if args.slm_role != "slm" else "")
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")

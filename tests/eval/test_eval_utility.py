@@ -126,3 +126,32 @@ def test_features_of_a_payload_todays_code_no_longer_makes() -> None:
     row = {"setting": {"kind": "dx"}, "created": "2026-11-22T22:59:00+00:00"}
     assert old_dx_row(row) and not old_dx_row(dict(row, created="2026-11-23T01:00:00+00:00"))
     assert not old_dx_row({"setting": {"kind": "placeholder"}, "created": "2026-11-22T10:00"})
+
+
+def test_card_command_reproduces_its_numbers_after_the_data_grew(tmp_path: Path) -> None:
+    """train_utility names the row count it read; after more rows are appended, that
+    command (and eval_utility --rows) gives the card's numbers again, not the new ones."""
+    import json
+    import shlex
+
+    from preflight_eval import train_utility
+
+    data_dir, out = tmp_path / "data", tmp_path / "out"
+    data_dir.mkdir()
+    path = data_dir / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path, docs=60)
+    assert train_utility.main(["--data", str(data_dir), "--cloud-role", "cloud_x",
+                               "--slm-role", "slm_y", "--out", str(out)]) == 0
+    card = (out / "MODEL_CARD.md").read_text(encoding="utf-8")
+    first = json.loads((out / "eval_report.json").read_text(encoding="utf-8"))
+    assert "--rows 180" in card and "eval_utility --rows 180" in card
+
+    _write(path, docs=90, seed=4)           # the data set grows at its end (append-only)
+    assert load(path).read == 450 and load(path, 180).read == 180
+    command = card.split("by `", 1)[1].split("`", 1)[0]
+    args = shlex.split(command)[3:]        # after "python -m preflight_eval.train_utility"
+    assert train_utility.main([*args, "--data", str(data_dir), "--out", str(out)]) == 0
+    again = json.loads((out / "eval_report.json").read_text(encoding="utf-8"))
+    assert again["variants"] == first["variants"]
+    grown = eval_utility.evaluate(load(path))
+    assert grown["variants"]["plain"]["test_rows"] > first["variants"]["plain"]["test_rows"]

@@ -34,6 +34,7 @@ class DataSet:
     path: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
+    read: int = 0                 # rows read from the file (kept + dropped)
 
     def split(self, name: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["split"] == name]
@@ -67,11 +68,17 @@ def flat_row(r: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def load(path: Path) -> DataSet:
+def load(path: Path, limit: int | None = None) -> DataSet:
+    """The rows of one features file; ``limit``: only its first N rows (the file only
+    grows at its end, so a model card that names N stays reproducible while the data set
+    keeps growing)."""
     stem = path.name[len("features-"):-len(".jsonl.gz")]
     cloud, _, slm = stem.partition("-")
     data = DataSet(cloud, slm, path)
-    for r in read_rows(path):
+    for i, r in enumerate(read_rows(path)):
+        if limit is not None and i >= limit:
+            break
+        data.read += 1
         if "error" in r or r.get("target") is None:
             data.dropped["error"] = data.dropped.get("error", 0) + 1
         elif not r.get("reproduced", True) and r.get("features_from") != "stored payload":
