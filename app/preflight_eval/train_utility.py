@@ -107,6 +107,15 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         "",
     ]
     for variant, entry in report["variants"].items():
+        cv = entry.get("cross_validated")
+        if cv:
+            out.append(f"- {variant}, out of fold over the train + calibration documents "
+                       f"({cv['folds']} folds of whole documents, {cv['rows']} rows / "
+                       f"{cv['documents']} documents; the test split's ranking checked on "
+                       "more rows): Failed " + ", ".join(
+                           f"{name.split(' (')[0]} {m['failed_pct']:.1f} % (RMSE {m['rmse']:.3f})"
+                           for name, m in cv["models"].items()) + ".")
+    for variant, entry in report["variants"].items():
         iv = entry.get("interval")
         if iv:
             out.append(f"- {variant}: the {iv['level']:.0%} split-conformal band (±"

@@ -64,7 +64,8 @@ def test_shipped_bundle_has_a_held_out_rmse_for_both_models() -> None:
     metrics = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False).metrics
     fast, full = held_out_rmse(metrics, "fast"), held_out_rmse(metrics, "full")
     assert fast is not None and full is not None
-    assert 0 < full <= fast < 1          # the model with more features errs less
+    # which one errs less is the held-out report's finding (eval_report.json), not a rule
+    assert 0 < full < 1 and 0 < fast < 1
 
 
 def test_rmse_matches_the_shipped_eval_report() -> None:

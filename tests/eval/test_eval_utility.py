@@ -62,6 +62,11 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
     assert models[eval_utility.FULL]["rmse"] < models[eval_utility.BASELINE]["rmse"]
     assert models[eval_utility.FULL]["rmse"] < models[eval_utility.SETTING_MEAN]["rmse"]
     assert plain["failed_reduction_points"] > 0
+    cv = plain["cross_validated"]        # out of fold, never reading a test document
+    held = {r["group"] for r in data.rows if r["split"] in ("train", "calibration")
+            and r["variant"] == "plain"}
+    assert cv["documents"] == len(held) and not held & test_docs
+    assert cv["models"][eval_utility.FULL]["rmse"] < cv["models"][eval_utility.BASELINE]["rmse"]
     interval = plain["interval"]
     assert abs(interval["coverage"] - interval["level"]) < 0.2
     text = eval_utility.format_report(report)

