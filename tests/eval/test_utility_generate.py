@@ -116,3 +116,27 @@ def _member_offsets(data: bytes) -> list[int]:
         d.decompress(data[pos:])
         pos = len(data) - len(d.unused_data)
     return starts
+
+
+def test_a_dropped_stream_is_not_recorded_and_is_sent_again(tmp_path: Path) -> None:
+    """llama-cpp-python's server ends a streaming request with no text and no finish
+    reason when another client's request arrives: such a send is not a data row."""
+    with CaptureServer() as srv:
+        srv.default = Reply(deltas=[], finish=False)
+        gen = _generator(tmp_path, srv.url, _kinds())
+        gen.run(DOCS[:1])
+        assert len(srv.requests) == 4 and gen.n_new == 0 and not read_rows(gen.path)
+        srv.default = Reply(deltas=["About ", "it", "."])
+        again = _generator(tmp_path, srv.url, _kinds())
+        again.run(DOCS[:1])
+        rows = read_rows(gen.path)
+        assert again.n_new == 4 and all(r["answer"] == "About it." for r in rows)
+
+
+def test_the_feature_pass_skips_a_dropped_stream() -> None:
+    from preflight_eval.utility_data.features import interrupted
+
+    assert interrupted({"answer": "", "finish_reason": None})
+    assert not interrupted({"answer": "", "finish_reason": "stop"})   # an empty answer given
+    assert not interrupted({"answer": "x", "finish_reason": None})
+    assert not interrupted({"error": "d_X failed", "finish_reason": None})

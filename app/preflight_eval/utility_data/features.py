@@ -49,6 +49,13 @@ def old_dx_row(row: dict[str, Any]) -> bool:
             and str(row.get("created") or row.get("row_created") or "") < WORD_BOUNDARIES_FROM)
 
 
+def interrupted(row: dict[str, Any]) -> bool:
+    """A send whose stream ended with no answer and no finish reason: the server dropped
+    it (llama-cpp-python's server interrupts a streaming request when another client's
+    request arrives). Its E would score an answer nobody gave; it gets no features."""
+    return "error" not in row and not row.get("answer") and row.get("finish_reason") is None
+
+
 def from_stored(original: str, stored: str, recreated: SanitizedText) -> SanitizedText:
     """The stored payload as a SanitizedText: its changes from a token diff against the
     original; the recreated output's info (ε, policy) without its token counts, which
@@ -92,11 +99,12 @@ class FeaturePass:
 
     def run(self) -> None:
         rows = read_rows(self.rows_path)
-        originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"}
+        originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"
+                     and not interrupted(r)}
         for doc_id, orig in list(originals.items())[: self.max_docs or None]:
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
                     and "error" not in r and (doc_id, r["key"]) not in self.done
-                    and not old_dx_row(r)]
+                    and not old_dx_row(r) and not interrupted(r)]
             if not todo:
                 continue
             text = orig["text"]

@@ -194,6 +194,12 @@ class Generator:
             row["request_sha256"] = hashlib.sha256(plan.payload).hexdigest()
             row["findings"] = len(plan.findings)
             result = self.sender.send(plan)
+            if not result.answer and result.finish_reason is None:
+                # the server dropped the stream (another client's request interrupts it):
+                # nothing to learn from; not recorded, so the next run sends it again
+                log.warning("%s %s: the stand-in's stream ended without an answer; not "
+                            "recorded (the next run retries)", doc.doc_id, setting.key)
+                return
             row.update(answer=result.answer, answer_raw=result.answer_raw,
                        finish_reason=result.finish_reason, input_tokens=result.input_tokens,
                        output_tokens=result.output_tokens)

@@ -1,0 +1,290 @@
+"""The utility prediction end to end, as a user meets it: `assess`, then a real send.
+
+For held-out documents (TEST split of ``split.json``, taken from the end of the generation
+order, so no model was fitted on them and the data generator reaches them last), each
+setting a user can pick — the default policy "Protect identifiers", "Everything
+detected", pseudonyms, d_X on the whole text at a low, middle and high ε of the
+document's calibrated range, and the hybrid at the middle ε — is
+
+1. sanitized and assessed exactly as ``preflight assess`` does (the CLI's own functions:
+   the user's detector and policy code, ``UtilityAssessor.refine`` with the local SLM,
+   the instant number read from the document's utility curve), with the SHIPPED bundle;
+2. sent through the product's send path to the stand-in cloud LLM (the same
+   ``ProductSender`` as the data set: the product's request, streamed) — and the realized
+   utility E measured on its restored answer.
+
+Each (document, setting) is one checkpointed row of
+``data/utility/e2e-<stand-in>.jsonl.gz`` (resumable). The report scores the stored
+features with the bundle shipped now (so it follows retraining without resending),
+against the reference the issue measured the first cut by: for each setting, the mean
+realized utility of the OTHER documents.
+
+    nice -n 19 python -m preflight_eval.e2e_utility --docs 6 --time-limit 40
+    python -m preflight_eval.e2e_utility --report          # no sends, the table only
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import signal
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from preflight.core.errors import PreflightError, ProviderError
+from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, shipped_bundle_path
+from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, split_of
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
+
+log = logging.getLogger("preflight_eval.e2e_utility")
+
+#: (name, policy preset, where ε sits in the calibrated range: None / 0 low … 1 high)
+SETTINGS: tuple[tuple[str, str, float | None], ...] = (
+    ("original", "", None),
+    ("identifiers (default)", "identifiers", None),
+    ("everything detected", "everything", None),
+    ("pseudonym", "pseudonym", None),
+    ("d_X whole text, low ε", "dx-all", 0.15),
+    ("d_X whole text, middle ε", "dx-all", 0.5),
+    ("d_X whole text, high ε", "dx-all", 0.85),
+    ("hybrid, middle ε", "identifiers-dx", 0.5),
+)
+SEED_DX = 7
+
+
+def held_out_documents(docs: Sequence[Document], n: int) -> list[Document]:
+    """The last ``n`` TEST-split documents of the generation order, kinds interleaved."""
+    test = [d for d in reversed(docs) if split_of(d.doc_id, SEED) == "test"]
+    by_kind: dict[str, list[Document]] = {}
+    for d in test:
+        by_kind.setdefault(d.kind, []).append(d)
+    out: list[Document] = []
+    while len(out) < n and any(by_kind.values()):
+        for kind in sorted(by_kind):
+            if by_kind[kind] and len(out) < n:
+                out.append(by_kind[kind].pop(0))
+    return out
+
+
+def _epsilon_at(epsilon_range: tuple[float, float], where: float) -> float:
+    lo, hi = epsilon_range
+    return float(math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * where))
+
+
+class EndToEnd:
+    def __init__(self, services: Any, sender: Any, path: Path, predictor: UtilityPredictor
+                 ) -> None:
+        from preflight.core.utility.assess import UtilityAssessor
+
+        self.services = services
+        self.sender = sender
+        models = services.assessor_models()
+        self.assessor = UtilityAssessor(slm=models.slm, original_slm=models.original,
+                                        embedder=services.embedder(), predictor=predictor)
+        self.dx_range = services.dx().epsilon_range
+        self.writer = ShardWriter(path)
+        self.done = {(r["doc_id"], r["setting"]) for r in read_rows(path)}
+
+    def run(self, docs: Sequence[Document], deadline: float) -> int:
+        from preflight.cli.commands.assess import instant_on_curve, sanitize_document
+        from preflight.core.types import SanitizedText
+        from preflight_eval.utility_data.settings import Setting
+
+        n = 0
+        for doc in docs:
+            spans = self.services.detector().detect(doc.text)
+            for name, preset, where in SETTINGS:
+                if (doc.doc_id, name) in self.done:
+                    continue
+                if time.monotonic() > deadline:
+                    log.warning("time limit reached; rerun the same command to resume")
+                    return n
+                t0 = time.monotonic()
+                row: dict[str, Any] = {
+                    "doc_id": doc.doc_id, "doc_kind": doc.kind, "setting": name,
+                    "policy": preset or "none", "bundle": str(self.assessor.predictor.bundle
+                                                              .get("created", "")),
+                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                try:
+                    vault, prepared = None, None
+                    if not preset:
+                        sanitized = SanitizedText(doc.text, "none")
+                    else:
+                        policy = self.services.policy(preset)
+                        if policy.uses_dx:     # as `preflight assess --epsilon E` does
+                            row["epsilon"] = _epsilon_at(self.dx_range, where or 0.5)
+                            sanitized, _s, prepared = sanitize_document(
+                                self.services, doc.text, policy, row["epsilon"], SEED_DX)
+                        else:                  # keeps the vault the send restores with
+                            sanitized, vault = self.services.sanitize(
+                                policy, doc.text, spans, _params(SEED_DX, None))
+                    result = self.assessor.refine(doc.text, sanitized, spans)
+                    placed = instant_on_curve(self.assessor, doc.text, prepared, sanitized,
+                                              spans, result, correct=False) \
+                        if prepared is not None else None
+                    row.update(features=dict(result.features.as_dict()),
+                               predicted_fast=result.predicted_fast,
+                               predicted_full=result.predicted,
+                               predicted_on_curve=None if placed is None else placed.utility,
+                               payload=sanitized.text)
+                    setting = Setting(name, sanitized.method, row.get("epsilon"), SEED_DX)
+                    plan = self.sender.plan(doc.text, sanitized, spans, vault, setting)
+                    answer = self.sender.send(plan).answer
+                    row.update(answer=answer,
+                               realized=self.assessor.realized_utility(doc.text, answer))
+                except ProviderError:
+                    raise
+                except PreflightError as err:
+                    row["error"] = err.message
+                row["seconds"] = round(time.monotonic() - t0, 1)
+                self.writer.append(row)
+                self.done.add((doc.doc_id, name))
+                n += 1
+                log.info("%s · %s: predicted %s, realized %s (%.0f s)", doc.doc_id, name,
+                         _fmt(row.get("predicted_full")), _fmt(row.get("realized")),
+                         row["seconds"])
+        return n
+
+
+def _params(seed: int, epsilon: float | None) -> Any:
+    from preflight.core.sanitize.base import SanitizeParams
+
+    return SanitizeParams(seed=seed, epsilon=epsilon)
+
+
+def _fmt(v: Any) -> str:
+    return "—" if v is None else f"{float(v):.3f}"
+
+
+# ---------------------------------------------------------------- the report
+def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
+    """Scores of the stored sends: the shipped bundle's full and instant predictions
+    (recomputed from the stored features), the number the CLI showed, and the
+    leave-one-document-out setting mean."""
+    rows = [r for r in read_rows(path) if r.get("realized") is not None
+            and r["setting"] != "original"]
+    if not rows:
+        return {"rows": 0}
+    y = np.asarray([float(r["realized"]) for r in rows])
+    full = np.asarray([predictor.predict(r["features"]) for r in rows])
+    fast = np.asarray([predictor.predict_fast(r["features"]) for r in rows])
+    # rows assessed with this very bundle: what `assess` printed must be what is scored
+    same = [i for i, r in enumerate(rows) if r["bundle"] == str(predictor.bundle.get("created"))]
+    mismatched = sum(abs(float(rows[i]["predicted_full"]) - full[i]) > 1e-6 for i in same)
+    others = np.asarray([np.mean([float(o["realized"]) for o in rows
+                                  if o["setting"] == r["setting"]
+                                  and o["doc_id"] != r["doc_id"]] or [np.nan])
+                         for r in rows])
+    ok = ~np.isnan(others)
+
+    def scores(p: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+        from scipy.stats import spearmanr
+
+        m = cost_metrics(y[mask], p[mask]).to_json()
+        m["spearman"] = round(float(spearmanr(y[mask], p[mask]).statistic), 3)
+        return m
+
+    by_setting = {}
+    for name, _preset, _w in SETTINGS[1:]:
+        idx = [i for i, r in enumerate(rows) if r["setting"] == name]
+        if idx:
+            by_setting[name] = {"n": len(idx), "predicted": round(float(full[idx].mean()), 3),
+                                "realized": round(float(y[idx].mean()), 3)}
+    return {
+        "rows": len(rows), "documents": len({r["doc_id"] for r in rows}),
+        "bundle": str(predictor.bundle.get("created", "")),
+        "assessed_with_this_bundle": len(same), "printed_differs": mismatched,
+        "models": {"full (shipped bundle, with the local SLM)": scores(full, ok),
+                   "instant (shipped bundle, no model call)": scores(fast, ok),
+                   "other documents' mean per setting (reference)": scores(others, ok)},
+        "by_setting": by_setting,
+    }
+
+
+def format_report(rep: dict[str, Any]) -> str:
+    if not rep.get("rows"):
+        return "no end-to-end sends yet: run without --report first"
+    lines = [f"{rep['rows']} sends over {rep['documents']} held-out documents "
+             f"(bundle {rep['bundle']}; {rep['assessed_with_this_bundle']} assessed with it, "
+             f"{rep['printed_differs']} of them printed another number)",
+             f"{'prediction':<48} {'n':>4} {'RMSE':>6} {'Failed':>7} {'Spearman':>9}"]
+    for name, m in rep["models"].items():
+        lines.append(f"{name:<48} {m['n']:>4} {m['rmse']:>6.3f} {m['failed_pct']:>6.1f}% "
+                     f"{m['spearman']:>9.3f}")
+    lines.append("")
+    lines.append(f"{'setting':<28} {'n':>3} {'predicted':>10} {'realized':>9}")
+    for name, s in rep["by_setting"].items():
+        lines.append(f"{name:<28} {s['n']:>3} {s['predicted']:>10.3f} {s['realized']:>9.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(DATA_DIR))
+    ap.add_argument("--docs", type=int, default=6, help="held-out documents to send")
+    ap.add_argument("--time-limit", type=float, default=40.0, help="minutes; rerun resumes")
+    ap.add_argument("--cloud-role", default="cloud_qwen15")
+    ap.add_argument("--cloud-url", default=None, help="an already running OpenAI-style server")
+    ap.add_argument("--n-threads", type=int, default=1)
+    ap.add_argument("--report", action="store_true", help="print the report only")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    path = Path(args.out) / f"e2e-{args.cloud_role}.jsonl.gz"
+    predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
+    if args.report:
+        print(format_report(report(path, predictor)))
+        return 0
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+    from preflight_eval.utility_common import local_cloud_server
+    from preflight_eval.utility_data.generate import (
+        ProductSender, corpus_documents, standin_provider,
+    )
+
+    services = build_services(Settings())      # the defaults, not this user's settings
+    detector = services.detector()
+    detector.load()
+    if detector.warnings:
+        log.error("the detector is degraded: %s", " ".join(detector.warnings))
+        return 1
+    docs = held_out_documents(corpus_documents(DATA_DIR, SEED), args.docs)
+    deadline = time.monotonic() + args.time_limit * 60
+    with tempfile.TemporaryDirectory(prefix="pf-e2e-") as tmp:
+        def go(url: str) -> int:
+            base = url.rstrip("/")
+            provider = standin_provider(base if base.endswith("/v1") else base + "/v1",
+                                        args.cloud_role)
+            sender = ProductSender(provider, detector, Path(tmp) / "audit.sqlite3")
+            n = EndToEnd(services, sender, path, predictor).run(docs, deadline)
+            log.info("%d new sends in %s", n, path)
+            return 0
+
+        try:
+            if args.cloud_url:
+                go(args.cloud_url)
+            else:
+                with local_cloud_server(services.models.path(args.cloud_role), n_ctx=4096,
+                                        n_threads=args.n_threads,
+                                        log_path=Path(tmp) / "server.log",
+                                        start_timeout=600) as url:
+                    go(url)
+        except KeyboardInterrupt:
+            log.warning("stopped; rerun the same command to resume")
+            return 130
+        except ProviderError as err:
+            log.error("the stand-in failed: %s — rerun to resume", err.message)
+            return 1
+    print(format_report(report(path, predictor)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
