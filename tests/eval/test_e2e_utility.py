@@ -1,0 +1,64 @@
+"""The end-to-end utility check: held-out documents only, and a report that scores the
+stored features with the shipped bundle against the other documents' mean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from preflight.core.utility.features import FAST_FEATURES
+from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+from preflight_eval import e2e_utility
+from preflight_eval.utility_data.corpus import SEED, Document, split_of
+from preflight_eval.utility_data.shards import ShardWriter
+
+
+def test_only_test_split_documents_are_sent_kinds_interleaved() -> None:
+    docs = [Document(f"{kind}:{i:04d}", kind, kind, "text") for i in range(60)
+            for kind in ("aclsum", "email", "business")]
+    chosen = e2e_utility.held_out_documents(docs, 6)
+    assert len(chosen) == 6
+    assert all(split_of(d.doc_id, SEED) == "test" for d in chosen)
+    assert {d.kind for d in chosen} == {"aclsum", "email", "business"}
+    assert chosen[0].doc_id == next(d.doc_id for d in reversed(docs)   # from the end
+                                    if split_of(d.doc_id, SEED) == "test"
+                                    and d.kind == "aclsum")
+
+
+def _features(changed: float) -> dict[str, float]:
+    import math
+
+    f = {n: 0.0 for n in FAST_FEATURES}
+    f.update(epsilon=60.0, log_epsilon=math.log(60.0), method_dx=1.0, length_ratio=1.0,
+             frac_tokens_changed=changed, frac_chars_changed=changed, dx_share=1.0,
+             log_words=math.log(200))
+    return f
+
+
+def test_report_scores_stored_features_and_the_other_documents_mean(tmp_path: Path) -> None:
+    predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
+    path = tmp_path / "e2e-x.jsonl.gz"
+    writer = ShardWriter(path)
+    for d in range(3):
+        for setting, changed, realized in (("original", 0.0, 0.9),
+                                           ("d_X whole text, low ε", 0.9, 0.1 + d / 10),
+                                           ("d_X whole text, high ε", 0.05, 0.8)):
+            feats = _features(changed)
+            writer.append({"doc_id": f"doc{d}", "setting": setting, "features": feats,
+                           "bundle": str(predictor.bundle.get("created")),
+                           "predicted_full": predictor.predict(feats), "realized": realized})
+    rep = e2e_utility.report(path, predictor)
+    assert rep["rows"] == 6 and rep["documents"] == 3          # the original is no setting
+    assert rep["assessed_with_this_bundle"] == 6 and rep["printed_differs"] == 0
+    ref = rep["models"]["other documents' mean per setting (reference)"]
+    # doc0's low-ε row is predicted by the mean of doc1 and doc2 (0.25 against 0.1), ...
+    assert ref["n"] == 6 and ref["rmse"] == pytest.approx(((0.15**2 + 0.0 + 0.15**2) / 6) ** 0.5, abs=1e-4)
+    assert rep["by_setting"]["d_X whole text, high ε"]["realized"] == pytest.approx(0.8)
+    assert "held-out documents" in e2e_utility.format_report(rep)
+
+
+def test_report_without_sends_says_what_to_run(tmp_path: Path) -> None:
+    predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
+    assert e2e_utility.report(tmp_path / "none.jsonl.gz", predictor) == {"rows": 0}
+    assert "run without --report" in e2e_utility.format_report({"rows": 0})
