@@ -108,6 +108,32 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
             "models": {name: cost_metrics(y, p).to_json() for name, p in preds.items()}}
 
 
+def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int = 0
+                 ) -> dict[str, Any] | None:
+    """The local SLMs of one stand-in, compared on the SAME sends: the plain rows that
+    every features file holds (same document, same setting, same cloud answer, so E is
+    identical and only the SLM's features differ), scored out of fold by document over
+    every document they cover (the test split alone is too small while the slower SLM's
+    pass covers part of the data). Failed and RMSE of the paper's ABCD model and of the
+    full model, per SLM."""
+    if len(datasets) < 2:
+        return None
+    keyed = [{(r["group"], r["key"]): r for r in d.rows if r["variant"] == "plain"}
+             for d in datasets]
+    common = sorted(set.intersection(*(set(k) for k in keyed)))
+    if len(common) < MIN_ROWS:
+        return {"rows": len(common), "slms": [d.slm for d in datasets]}
+    out: dict[str, Any] = {"rows": len(common),
+                           "documents": len({g for g, _k in common}), "slms": {}}
+    for d, rows in zip(datasets, keyed):
+        cv = cross_validated([rows[k] for k in common], folds, seed)
+        if cv is None:
+            return {"rows": len(common), "slms": [x.slm for x in datasets]}
+        out["slms"][d.slm] = {name: cv["models"][name] for name in (
+            "ABCD (paper)", FULL, BASELINE)}
+    return out
+
+
 def conformal_coverage(model: Any, names: Sequence[str], calib: Sequence[dict[str, Any]],
                        test: Sequence[dict[str, Any]], level: float) -> dict[str, Any] | None:
     """Split-conformal: the ⌈(n+1)·level⌉-th smallest |residual| on the calibration
@@ -201,6 +227,19 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_comparison(cloud: str, comp: dict[str, Any]) -> str:
+    if "documents" not in comp:
+        return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: {comp['rows']} "
+                f"sends have features from all of them — too few to compare yet")
+    lines = [f"local SLMs on the same {comp['rows']} sends of stand-in {cloud} "
+             f"({comp['documents']} documents, out of fold by document):"]
+    for slm, models in comp["slms"].items():
+        lines.append(f"  {slm:<14} " + ", ".join(
+            f"{name.split(' (')[0]} Failed {m['failed_pct']:.1f}% RMSE {m['rmse']:.3f}"
+            for name, m in models.items()))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(DATA_DIR))
@@ -215,11 +254,19 @@ def main(argv: list[str] | None = None) -> int:
               "python -m preflight_eval.utility_data.features", file=sys.stderr)
         return 2
     reports = []
-    for _cloud, _slm, path in files:
-        report = evaluate(load(path, args.rows))
+    by_cloud: dict[str, list[DataSet]] = {}
+    for cloud, _slm, path in files:
+        data = load(path, args.rows)
+        by_cloud.setdefault(cloud, []).append(data)
+        report = evaluate(data)
         reports.append(report)
         print(format_report(report))
         print()
+    for cloud, datasets in by_cloud.items():
+        comparison = compare_slms(datasets)
+        if comparison is not None:
+            reports.append({"cloud": cloud, "slm_comparison": comparison})
+            print(format_comparison(cloud, comparison))
     if args.json:
         Path(args.json).write_text(json.dumps(reports, indent=2), encoding="utf-8")
     return 0

@@ -160,3 +160,28 @@ def test_card_command_reproduces_its_numbers_after_the_data_grew(tmp_path: Path)
     assert again["variants"] == first["variants"]
     grown = eval_utility.evaluate(load(path))
     assert grown["variants"]["plain"]["test_rows"] > first["variants"]["plain"]["test_rows"]
+
+
+def test_slms_are_compared_on_the_same_sends(tmp_path: Path) -> None:
+    """Two features files of one stand-in: the SLM whose features carry the document's
+    fragility wins; rows only one file holds are left out of the comparison."""
+    from preflight_eval.utility_data.shards import read_rows
+
+    good = tmp_path / "features-cloud_x-slm_good.jsonl.gz"
+    _write(good, docs=40)
+    rng = random.Random(9)
+    writer = ShardWriter(tmp_path / "features-cloud_x-slm_noise.jsonl.gz")
+    for i, row in enumerate(read_rows(good)):
+        if i % 3 == 0 and i < 30:
+            continue                      # the slower SLM's pass has not reached these
+        feats = dict(row["features"], sim_sanitized=rng.random(),
+                     sim_slm_sanitized=rng.random(), slm_d_minus_c=rng.random() - 0.7)
+        writer.append(dict(row, features=feats))
+    datasets = [load(p) for _c, _s, p in feature_files(tmp_path)]
+    comp = eval_utility.compare_slms(datasets)
+    n_plain = sum(1 for r in datasets[0].rows if r["variant"] == "plain")
+    assert comp["rows"] == sum(1 for r in datasets[1].rows if r["variant"] == "plain") < n_plain
+    full = {slm: models[eval_utility.FULL]["rmse"] for slm, models in comp["slms"].items()}
+    assert full["slm_good"] < full["slm_noise"]
+    assert "slm_good" in eval_utility.format_comparison("cloud_x", comp)
+    assert eval_utility.compare_slms(datasets[:1]) is None

@@ -61,7 +61,8 @@ def flat_row(r: dict[str, Any]) -> dict[str, Any]:
     flat.update(
         target=float(r["target"]), target_original=float(r["target_original"]),
         variant="corrected" if setting.get("corrected") else "plain",
-        group=r["doc_id"], split=r["split"], doc_kind=r.get("doc_kind", ""),
+        group=r["doc_id"], key=r.get("key", ""), split=r["split"],
+        doc_kind=r.get("doc_kind", ""),
         method=setting["method"], kind=setting["kind"], epsilon_setting=setting.get("epsilon"),
         seed=setting.get("seed"),
     )
