@@ -21,6 +21,7 @@ realized utility of the OTHER documents.
 
     nice -n 19 python -m preflight_eval.e2e_utility --docs 6 --time-limit 40
     python -m preflight_eval.e2e_utility --report          # no sends, the table only
+    python -m preflight_eval.e2e_utility --report --bundle old.joblib   # another bundle
 """
 
 from __future__ import annotations
@@ -200,8 +201,8 @@ def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
         "rows": len(rows), "documents": len({r["doc_id"] for r in rows}),
         "bundle": str(predictor.bundle.get("created", "")),
         "assessed_with_this_bundle": len(same), "printed_differs": mismatched,
-        "models": {"full (shipped bundle, with the local SLM)": scores(full, ok),
-                   "instant (shipped bundle, no model call)": scores(fast, ok),
+        "models": {"full (with the local SLM)": scores(full, ok),
+                   "instant (no model call)": scores(fast, ok),
                    "other documents' mean per setting (reference)": scores(others, ok)},
         "by_setting": by_setting,
     }
@@ -233,10 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cloud-url", default=None, help="an already running OpenAI-style server")
     ap.add_argument("--n-threads", type=int, default=1)
     ap.add_argument("--report", action="store_true", help="print the report only")
+    ap.add_argument("--bundle", default=None, metavar="JOBLIB",
+                    help="score with this bundle instead of the shipped one (e.g. an older "
+                         "one from git, to compare on the same sends)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     path = Path(args.out) / f"e2e-{args.cloud_role}.jsonl.gz"
-    predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
+    predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else
+                                      shipped_bundle_path(), prefer_user=False)
     if args.report:
         print(format_report(report(path, predictor)))
         return 0
