@@ -68,3 +68,19 @@ def test_kill_minus_9_mid_write_loses_at_most_the_row_in_flight(tmp_path: Path) 
         ShardWriter(path)    # repairs a torn tail, if the kill left one
         assert valid_length(path) == path.stat().st_size
     assert len(read_rows(path)) >= 9
+
+
+def test_stats_sum_the_rows_own_costs(tmp_path) -> None:  # noqa: ANN001
+    from preflight_eval.utility_data.shards import ShardWriter
+    from preflight_eval.utility_data.stats import main, summary
+
+    w = ShardWriter(tmp_path / "cloud_x.jsonl.gz")
+    for i, kind in enumerate(("original", "dx", "dx", "placeholder")):
+        w.append({"doc_id": f"memo:{i // 2}", "doc_kind": "business", "split": "train",
+                  "setting": {"kind": kind}, "cpu_seconds": 1800, "seconds": 3600})
+    ShardWriter(tmp_path / "features-cloud_x-slm.jsonl.gz").append({"doc_id": "memo:0"})
+    s = summary(tmp_path, "cloud_x")
+    assert (s["rows"], s["documents"], s["cpu_hours"], s["wall_hours"]) == (4, 2, 2.0, 4.0)
+    assert s["rows_by_setting"] == {"original": 1, "dx": 2, "placeholder": 1}
+    assert s["features"] == {"features-cloud_x-slm.jsonl.gz": {"rows": 1, "documents": 1}}
+    assert main(["--data", str(tmp_path), "--cloud-role", "cloud_x"]) == 0
