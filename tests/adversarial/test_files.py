@@ -222,6 +222,12 @@ def test_fifo_as_document_or_vault_ends_within_two_seconds(tmp_path):
         assert proc.returncode == 2, (args, proc.stderr)
         lines = [line for line in proc.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "named pipe" in lines[0], (args, proc.stderr)
+        if took > startup + 2.0:
+            # a loaded machine (other jobs on the 2 cores) can slow one start by seconds:
+            # measured again, side by side; a read that blocks on the pipe still takes the
+            # 60 s timeout and fails
+            _, startup = _timed(["--help"], env)
+            proc, took = _timed(args, env)
         assert took <= startup + 2.0, (args, took, startup)
 
 
