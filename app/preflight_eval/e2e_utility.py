@@ -6,9 +6,10 @@ setting a user can pick — the default policy "Protect identifiers", "Everythin
 detected", pseudonyms, d_X on the whole text at a low, middle and high ε of the
 document's calibrated range, and the hybrid at the middle ε — is
 
-1. sanitized and assessed exactly as ``preflight assess`` does (the CLI's own functions:
-   the user's detector and policy code, ``UtilityAssessor.refine`` with the local SLM,
-   the instant number read from the document's utility curve), with the SHIPPED bundle;
+1. sanitized by the policy's own mechanism (d_X prepared once per document and policy,
+   read at each ε, as the window does) and assessed as ``preflight assess`` does
+   (``UtilityAssessor.refine`` with the local SLM; the instant number read from the
+   document's utility curve by the CLI's own ``instant_on_curve``);
 2. sent through the product's send path to the stand-in cloud LLM (the same
    ``ProductSender`` as the data set: the product's request, streamed) — and the realized
    utility E measured on its restored answer.
@@ -93,13 +94,13 @@ class EndToEnd:
         self.done = {(r["doc_id"], r["setting"]) for r in read_rows(path)}
 
     def run(self, docs: Sequence[Document], deadline: float) -> int:
-        from preflight.cli.commands.assess import instant_on_curve, sanitize_document
-        from preflight.core.types import SanitizedText
+        from preflight.cli.commands.assess import instant_on_curve
         from preflight_eval.utility_data.settings import Setting
 
         n = 0
         for doc in docs:
             spans = self.services.detector().detect(doc.text)
+            prepared_by: dict[str, tuple[Any, Any]] = {}   # policy → (mechanism, prepared)
             for name, preset, where in SETTINGS:
                 if (doc.doc_id, name) in self.done:
                     continue
@@ -113,18 +114,8 @@ class EndToEnd:
                                                               .get("created", "")),
                     "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
                 try:
-                    vault, prepared = None, None
-                    if not preset:
-                        sanitized = SanitizedText(doc.text, "none")
-                    else:
-                        policy = self.services.policy(preset)
-                        if policy.uses_dx:     # as `preflight assess --epsilon E` does
-                            row["epsilon"] = _epsilon_at(self.dx_range, where or 0.5)
-                            sanitized, _s, prepared = sanitize_document(
-                                self.services, doc.text, policy, row["epsilon"], SEED_DX)
-                        else:                  # keeps the vault the send restores with
-                            sanitized, vault = self.services.sanitize(
-                                policy, doc.text, spans, _params(SEED_DX, None))
+                    sanitized, vault, prepared = self._sanitize(doc, spans, preset, where,
+                                                                row, prepared_by)
                     result = self.assessor.refine(doc.text, sanitized, spans)
                     placed = instant_on_curve(self.assessor, doc.text, prepared, sanitized,
                                               spans, result, correct=False) \
@@ -151,6 +142,32 @@ class EndToEnd:
                          _fmt(row.get("predicted_full")), _fmt(row.get("realized")),
                          row["seconds"])
         return n
+
+
+    def _sanitize(self, doc: Document, spans: Sequence[Any], preset: str, where: float | None,
+                  row: dict[str, Any], prepared_by: dict[str, tuple[Any, Any]]
+                  ) -> tuple[Any, Any, Any]:
+        """(sanitized, vault or None, d_X preparation or None) as the faces make them: a
+        policy's own mechanism (one per document: it owns the vault that restores the
+        answer, placeholders of the hybrid included), d_X prepared once per document and
+        policy and read at each ε, as the window's slider does."""
+        from preflight.core.types import SanitizedText
+
+        if not preset:
+            return SanitizedText(doc.text, "none"), None, None
+        policy = self.services.policy(preset)
+        if not policy.uses_dx:
+            sanitized, vault = self.services.sanitize(policy, doc.text, spans,
+                                                      _params(SEED_DX, None))
+            return sanitized, vault, None
+        if preset not in prepared_by:
+            mech = self.services.mechanism(policy)
+            prepared_by[preset] = mech, mech.prepare(doc.text, list(spans),
+                                                     _params(SEED_DX, None))
+        mech, prepared = prepared_by[preset]
+        row["epsilon"] = _epsilon_at(self.dx_range, where if where is not None else 0.5)
+        return (prepared.at(row["epsilon"]), mech.vault if getattr(mech, "reversible", False)
+                else None, prepared)
 
 
 def _params(seed: int, epsilon: float | None) -> Any:

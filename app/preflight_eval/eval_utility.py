@@ -211,11 +211,7 @@ def format_report(report: dict[str, Any]) -> str:
                      f"ε-only baseline")
         cv = entry.get("cross_validated")
         if cv:
-            lines.append(f"{variant}: out of fold over the train + calibration documents "
-                         f"({cv['folds']} folds by document, {cv['rows']} rows / "
-                         f"{cv['documents']} documents): Failed " + ", ".join(
-                             f"{name.split(' (')[0]} {m['failed_pct']:.1f}% (RMSE "
-                             f"{m['rmse']:.3f})" for name, m in cv["models"].items()))
+            lines.append(f"{variant}: {cross_validated_text(cv)}")
         iv = entry.get("interval")
         if iv:
             lines.append(f"{variant}: {iv['level']:.0%} interval ±{iv['half_width']:.3f} covers "
@@ -225,6 +221,14 @@ def format_report(report: dict[str, Any]) -> str:
     lines.append(f"acceptance ({acc['rule']}): {'MET' if acc['met'] else 'NOT MET'} "
                  f"({acc['reduction_points']} points)")
     return "\n".join(lines)
+
+
+def cross_validated_text(cv: dict[str, Any]) -> str:
+    """One line for :func:`cross_validated`'s result (the report and the model card)."""
+    return (f"out of fold over the train + calibration documents ({cv['folds']} folds of "
+            f"whole documents, {cv['rows']} rows / {cv['documents']} documents): Failed "
+            + ", ".join(f"{name.split(' (')[0]} {m['failed_pct']:.1f} % (RMSE {m['rmse']:.3f})"
+                        for name, m in cv["models"].items()))
 
 
 def format_comparison(cloud: str, comp: dict[str, Any]) -> str:

@@ -19,10 +19,11 @@ defaults (0.03, 0.05) are small beside the spread of E over the training rows (p
 with the table, about 0.25), and are stated there; ``--sigma-user``/``--sigma-send``
 change them.
 
-References beside the pooled rows: a bundle (``--shipped``, default the shipped one;
-a prior fitted on another stand-in shows what pooling corrects — e.g. the interim
-Gemma 3 270M bundle, ``git show 8d7d01b:resources/utility/regressor.joblib``) and the same ``full`` model fitted on the measured TRAIN rows
-without noise (``eval_utility``'s row: what perfect pooling of these documents gives).
+References beside the pooled rows: a bundle (``--shipped``, default the shipped one; a
+prior fitted on another stand-in shows what pooling corrects — e.g. the interim Gemma 3
+270M bundle, ``git show 8d7d01b:resources/utility/regressor.joblib``) and the same
+``full`` model fitted on the measured TRAIN rows without noise (``eval_utility``'s row:
+what perfect pooling of these documents gives).
 
     python -m preflight_eval.pooled_simulation                 # 100, 1,000, 5,000 pairs
     python -m preflight_eval.pooled_simulation --sizes 100,1000 --seeds 3 --json out.json
@@ -199,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
               "python -m preflight_eval.utility_data.features", file=sys.stderr)
         return 2
     try:
-        report = run(load(path, args.rows), [int(s) for s in args.sizes.split(",")], args.seeds,
+        report = run(load(path, args.rows), [int(s) for s in args.sizes.split(",")],
+                     args.seeds,
                      sigma_user=args.sigma_user, sigma_send=args.sigma_send,
                      per_user=args.per_user,
                      shipped=Path(args.shipped) if args.shipped else None)

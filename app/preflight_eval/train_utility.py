@@ -35,7 +35,7 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
-from preflight_eval.eval_utility import evaluate, format_report
+from preflight_eval.eval_utility import cross_validated_text, evaluate, format_report
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import DataSet, load, load_csv
 
@@ -105,20 +105,15 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         "",
         "Wasted $ = % predicted > realized + 0.1; Wasted ε = % predicted < realized − 0.1;",
         "Failed = their sum. Same numbers: `python -m preflight_eval.eval_utility"
-        + (f" --rows {data.read}`." if data.read else "`."),
+        + ("`." if data.cloud == "cloud_standin" else f" --rows {data.read}`."),
         "",
         *_table(report),
         "",
     ]
     for variant, entry in report["variants"].items():
         cv = entry.get("cross_validated")
-        if cv:
-            out.append(f"- {variant}, out of fold over the train + calibration documents "
-                       f"({cv['folds']} folds of whole documents, {cv['rows']} rows / "
-                       f"{cv['documents']} documents; the test split's ranking checked on "
-                       "more rows): Failed " + ", ".join(
-                           f"{name.split(' (')[0]} {m['failed_pct']:.1f} % (RMSE {m['rmse']:.3f})"
-                           for name, m in cv["models"].items()) + ".")
+        if cv:     # the test split's ranking, checked on more rows
+            out.append(f"- {variant}, {cross_validated_text(cv)}.")
     for variant, entry in report["variants"].items():
         iv = entry.get("interval")
         if iv:

@@ -18,6 +18,7 @@ the product no longer ships: :func:`.features.old_dx_row`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,11 @@ class DataSet:
     path: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
-    read: int = 0                 # rows read from the file (kept + dropped)
+
+    @property
+    def read(self) -> int:
+        """Rows read from the file: kept and dropped."""
+        return len(self.rows) + sum(self.dropped.values())
 
     def split(self, name: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["split"] == name]
@@ -76,10 +81,7 @@ def load(path: Path, limit: int | None = None) -> DataSet:
     stem = path.name[len("features-"):-len(".jsonl.gz")]
     cloud, _, slm = stem.partition("-")
     data = DataSet(cloud, slm, path)
-    for i, r in enumerate(read_rows(path)):
-        if limit is not None and i >= limit:
-            break
-        data.read += 1
+    for r in itertools.islice(read_rows(path), limit):
         if "error" in r or r.get("target") is None:
             data.dropped["error"] = data.dropped.get("error", 0) + 1
         elif not r.get("reproduced", True) and r.get("features_from") != "stored payload":
