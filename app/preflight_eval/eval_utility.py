@@ -2,15 +2,18 @@
 
 For every committed features file ``data/utility/features-<stand-in>-<slm>.jsonl.gz``
 (one per cloud stand-in × local SLM, :mod:`preflight_eval.utility_data.rows`), each model
-is fitted on the TRAIN documents and scored on the TEST documents of ``split.json`` — the
-split is by document, so no text is on both sides. Reported per model, without and with
+is fitted on the TRAIN and CALIBRATION documents of ``split.json`` and scored on its
+TEST documents — the split is by document, so no text is on both sides (the calibration
+documents were held out of the fit for split conformal; the cross-conformal band needs
+no such set, so since session 7 they are fitted on). Reported per model, without and with
 the SLM's grammar correction: R², RMSE, Wasted $ (% predicted > realized + 0.1: sent, but
 the answer is poor), Wasted ε (% predicted < realized − 0.1: privacy given up for
 nothing) and Failed (their sum). Two references beside the models: the ε-only baseline
 (the paper's feature A with the method indicator) and "setting mean" (each setting kind's
-mean realized utility over the training documents, the bar any model must clear).
-The interval line gives the split-conformal band's coverage on the test documents
-(residual quantile from the CALIBRATION documents at the nominal level).
+mean realized utility over the fitted documents, the bar any model must clear).
+The interval line gives the band's coverage on the test documents: the product's
+cross-conformal band (radius from the out-of-fold residuals over the TRAIN and
+CALIBRATION documents), and split conformal (CALIBRATION documents alone) beside it.
 
     python -m preflight_eval.eval_utility                 # every features file, printed
     python -m preflight_eval.eval_utility --json report.json
@@ -38,7 +41,7 @@ from preflight.core.utility.features import (
     METHODS,
     PAPER_FEATURES,
 )
-from preflight.core.utility.fitting import conformal_quantile, fit_model, predict_rows
+from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import DataSet, feature_files, load
@@ -134,17 +137,29 @@ def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int =
     return out
 
 
-def conformal_coverage(model: Any, names: Sequence[str], calib: Sequence[dict[str, Any]],
-                       test: Sequence[dict[str, Any]], level: float) -> dict[str, Any] | None:
-    """Split-conformal: the ⌈(n+1)·level⌉-th smallest |residual| on the calibration
-    documents is the band's half-width; coverage is measured on the test documents."""
-    if len(calib) < 10 or not test:
+def conformal_coverage(names: Sequence[str], train: Sequence[dict[str, Any]],
+                       calib: Sequence[dict[str, Any]], test: Sequence[dict[str, Any]],
+                       level: float, seed: int = 0) -> dict[str, Any] | None:
+    """The product's band (:func:`preflight.core.utility.fitting.calibrated`): the model
+    fitted on TRAIN + CALIBRATION, its radius the conformal quantile of the out-of-fold
+    residuals over those documents; its coverage is measured on the TEST documents. Beside
+    it, for reference, split conformal: a model of TRAIN with the radius from the
+    CALIBRATION rows alone (the band of the bundles before session 7)."""
+    if not test:
         return None
-    resid = np.abs(predict(model, calib, names) - [r["target"] for r in calib])
-    half = float(conformal_quantile(resid, level))
-    err = np.abs(predict(model, test, names) - [r["target"] for r in test])
-    return {"level": level, "half_width": round(half, 4),
-            "coverage": round(float(np.mean(err <= half)), 4), "n_calibration": len(calib)}
+    y = np.asarray([r["target"] for r in test])
+
+    def band(cross: bool) -> dict[str, Any] | None:
+        model, _rows, b = calibrated(train, calib, names, seed, level, cross=cross)
+        if b is None:
+            return None
+        err = np.abs(predict(model, test, names) - y)
+        return {"method": b["method"], "half_width": round(float(b["radius"]), 4),
+                "coverage": round(float(np.mean(err <= b["radius"])), 4),
+                "n_calibration": b["calibration_rows"]}
+
+    shipped = band(True)
+    return None if shipped is None else {"level": level, **shipped, "split": band(False)}
 
 
 def evaluate(data: DataSet, seed: int = 0) -> dict[str, Any]:
@@ -158,22 +173,24 @@ def evaluate(data: DataSet, seed: int = 0) -> dict[str, Any]:
         train = [r for r in rows if r["split"] == "train"]
         calib = [r for r in rows if r["split"] == "calibration"]
         test = [r for r in rows if r["split"] == "test"]
-        if len(train) < MIN_ROWS or not test:
+        known = train + calib                  # what the models are fitted on
+        if len(known) < MIN_ROWS or not test:
             continue
         y = np.asarray([r["target"] for r in test])
         entry: dict[str, Any] = {
-            "train_rows": len(train), "test_rows": len(test),
-            "train_documents": len({r["group"] for r in train}),
+            "train_rows": len(known), "test_rows": len(test),
+            "train_documents": len({r["group"] for r in known}),
             "test_documents": len({r["group"] for r in test}),
             "target_mean": round(float(y.mean()), 4), "models": {},
         }
         for name, feats in CONFIGS.items():
-            model = fit_model(train, feats, seed)
+            model = fit_model(known, feats, seed)
             entry["models"][name] = cost_metrics(y, predict(model, test, feats)).to_json()
             if name == FULL:
-                entry["interval"] = conformal_coverage(model, feats, calib, test, INTERVAL_LEVEL)
-        entry["models"][SETTING_MEAN] = cost_metrics(y, setting_mean(train, test)).to_json()
-        entry["cross_validated"] = cross_validated(train + calib, seed=seed)
+                entry["interval"] = conformal_coverage(feats, train, calib, test,
+                                                       INTERVAL_LEVEL, seed)
+        entry["models"][SETTING_MEAN] = cost_metrics(y, setting_mean(known, test)).to_json()
+        entry["cross_validated"] = cross_validated(known, seed=seed)
         base = entry["models"][BASELINE]["failed_pct"]
         full = entry["models"][FULL]["failed_pct"]
         entry["failed_reduction_points"] = round(base - full, 2)
@@ -205,22 +222,35 @@ def format_report(report: dict[str, Any]) -> str:
             lines.append(f"{variant:<10} {name:<30} {m['n']:>5} {m['r2']:>6.3f} {m['rmse']:>6.3f} "
                          f"{m['wasted_money_pct']:>8.1f}% {m['wasted_epsilon_pct']:>8.1f}% "
                          f"{m['failed_pct']:>6.1f}%")
-        lines.append(f"{variant}: train {entry['train_rows']} rows / {entry['train_documents']} "
-                     f"documents, test {entry['test_rows']} rows / {entry['test_documents']} "
-                     f"documents; Failed {entry['failed_reduction_points']:+.1f} points vs the "
-                     f"ε-only baseline")
+        lines.append(f"{variant}: fitted on {entry['train_rows']} train + calibration rows / "
+                     f"{entry['train_documents']} documents, test {entry['test_rows']} rows / "
+                     f"{entry['test_documents']} documents; Failed "
+                     f"{entry['failed_reduction_points']:+.1f} points vs the ε-only baseline")
         cv = entry.get("cross_validated")
         if cv:
             lines.append(f"{variant}: {cross_validated_text(cv)}")
         iv = entry.get("interval")
         if iv:
-            lines.append(f"{variant}: {iv['level']:.0%} interval ±{iv['half_width']:.3f} covers "
-                         f"{iv['coverage']:.1%} of test rows ({iv['n_calibration']} calibration rows)")
+            lines.append(f"{variant}: {interval_text(iv)}")
         lines.append("")
     acc = report["acceptance"]
     lines.append(f"acceptance ({acc['rule']}): {'MET' if acc['met'] else 'NOT MET'} "
                  f"({acc['reduction_points']} points)")
     return "\n".join(lines)
+
+
+def interval_text(iv: dict[str, Any]) -> str:
+    """One line for :func:`conformal_coverage`'s result (the report and the model card)."""
+    how = {"cross": "cross-conformal over the {n} train + calibration rows",
+           "split": "split conformal on {n} calibration rows"}
+    line = (f"{iv['level']:.0%} band ±{iv['half_width']:.3f} ("
+            + how[iv["method"]].format(n=iv["n_calibration"])
+            + f") covers {iv['coverage']:.1%} of the test rows")
+    split = iv.get("split")
+    if iv["method"] == "cross" and split:
+        line += (f"; split conformal on the {split['n_calibration']} calibration rows alone "
+                 f"(±{split['half_width']:.3f}) would cover {split['coverage']:.1%}")
+    return line
 
 
 def cross_validated_text(cv: dict[str, Any]) -> str:

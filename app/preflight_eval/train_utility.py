@@ -1,10 +1,10 @@
 """Train the shipped utility regressor from the committed data set and write its card.
 
 Reads ``data/utility/features-<stand-in>-<slm>.jsonl.gz`` (:mod:`.utility_data.rows`),
-scores every model fitted on the TRAIN documents of ``split.json`` on its TEST documents
-(the model card's table), then ships estimators refitted on TRAIN + TEST; the calibration
-documents, which neither fit reads, give the interval's width. One command reproduces the
-card and the bundle:
+scores every model fitted on the TRAIN + CALIBRATION documents of ``split.json`` on its
+TEST documents (the model card's table, and the band's measured coverage), then ships
+estimators refitted on every document with their cross-conformal band
+(:mod:`preflight.core.utility.fitting`). One command reproduces the card and the bundle:
 
     python -m preflight_eval.train_utility            # stand-in cloud_qwen15, SLM "slm"
 
@@ -35,7 +35,8 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
-from preflight_eval.eval_utility import cross_validated_text, evaluate, format_report
+from preflight_eval.eval_utility import cross_validated_text, evaluate, format_report, \
+    interval_text
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import DataSet, load, load_csv
 
@@ -98,10 +99,12 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
          "- No unsanitized sends in these rows: the unsanitized model's target is derived "
          "(docs/UTILITY.md)"),
         "",
-        "## Held-out metrics (TEST documents of split.json, models fitted on TRAIN)",
+        "## Held-out metrics (TEST documents of split.json, models fitted on TRAIN + "
+        "CALIBRATION)",
         "",
-        "The shipped estimators are then refitted on TRAIN + TEST; the band's radius comes",
-        "from the calibration documents, which neither fit reads.",
+        "The shipped estimators are then refitted on every document, test included, and",
+        "their band's radius is the conformal quantile of the out-of-fold residuals over",
+        "those documents (5 folds of whole documents).",
         "",
         "Wasted $ = % predicted > realized + 0.1; Wasted ε = % predicted < realized − 0.1;",
         "Failed = their sum. Same numbers: `python -m preflight_eval.eval_utility"
@@ -117,9 +120,7 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
     for variant, entry in report["variants"].items():
         iv = entry.get("interval")
         if iv:
-            out.append(f"- {variant}: the {iv['level']:.0%} split-conformal band (±"
-                       f"{iv['half_width']:.3f}, from {iv['n_calibration']} calibration rows) "
-                       f"covers {iv['coverage']:.1%} of the test rows.")
+            out.append(f"- {variant}: the {interval_text(iv)}.")
     out += [
         f"- Acceptance ({acc['rule']}): **{'met' if acc['met'] else 'not met'}** "
         f"({acc['reduction_points']} points).",
@@ -168,22 +169,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report = evaluate(data)
     print(format_report(report))
-    hashed = _hash_group if not args.from_csv else str     # the CSV's ids are hashed already
-    train = [dict(r, group=hashed(r["group"])) for r in data.split("train")]
+    train = data.split("train")
     metrics: dict[str, Any] = {variant: dict(entry["models"])
                                for variant, entry in report["variants"].items()}
     metrics["acceptance"] = report["acceptance"]
-    # Fitted on the train documents; the calibration documents give the interval's width
-    # and the test documents its measured coverage (stored in the bundle's metrics).
-    calibration = [dict(r, group=hashed(r["group"])) for r in data.split("calibration")]
-    test = [dict(r, group=hashed(r["group"])) for r in data.split("test")]
+    # Every document is fitted on; the test documents' measured coverage (of a model and
+    # band that never read them) is stored in the bundle's metrics. The document ids stay
+    # as they are here, so the folds, and the numbers, are the report's.
+    calibration, test = data.split("calibration"), data.split("test")
     bundle = fit_bundle(train, metrics=metrics, calibration=calibration, test=test,
-                        source=f"{len(train)} train + {len(test)} test rows from {path.name}")
+                        source=f"{len(train)} train + {len(calibration)} calibration + "
+                               f"{len(test)} test rows from {path.name}")
     out = Path(args.out)
     save_bundle(bundle, out / BUNDLE_NAME)
-    # every document (the report holds the test documents out; the prior of learning on
-    # the flow may use them all), so `--from-csv` on this file reproduces this bundle
-    write_training_rows(train + calibration + test, out / TRAINING_ROWS_NAME)
+    # every document, ids hashed: the prior of learning on the flow refits on them
+    hashed = _hash_group if not args.from_csv else str     # the CSV's ids are hashed already
+    write_training_rows([dict(r, group=hashed(r["group"]))
+                         for r in train + calibration + test], out / TRAINING_ROWS_NAME)
     command = COMMAND + (f" --from-csv {args.from_csv}" if args.from_csv
                          else f" --rows {data.read}")
     if args.cloud_role != "cloud_qwen15":
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         command += f" --slm-role {args.slm_role}"
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")
     (out / "eval_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"wrote {out / BUNDLE_NAME} (fitted on {len(train)} train + {len(test)} test rows; "
+    print(f"wrote {out / BUNDLE_NAME} (fitted on {bundle['n_rows']} rows; "
           f"models: {', '.join(bundle['models'])})")
     return 0
 

@@ -56,7 +56,8 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
     plain = report["variants"]["plain"]
     test_docs = {r["group"] for r in data.rows if r["split"] == "test"}
     assert plain["test_documents"] == len(test_docs) > 0
-    assert plain["train_documents"] == len({r["group"] for r in data.split("train")})
+    fitted = {r["group"] for r in data.split("train") + data.split("calibration")}
+    assert plain["train_documents"] == len(fitted) and not fitted & test_docs
     models = plain["models"]
     # B carries what ε cannot: the full model beats the baseline and the setting mean.
     assert models[eval_utility.FULL]["rmse"] < models[eval_utility.BASELINE]["rmse"]
@@ -67,8 +68,11 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
             and r["variant"] == "plain"}
     assert cv["documents"] == len(held) and not held & test_docs
     assert cv["models"][eval_utility.FULL]["rmse"] < cv["models"][eval_utility.BASELINE]["rmse"]
-    interval = plain["interval"]
+    interval = plain["interval"]           # cross-conformal over train + calibration
+    assert interval["method"] == "cross" and interval["n_calibration"] == len(
+        [r for r in data.rows if r["group"] in fitted and r["variant"] == "plain"])
     assert abs(interval["coverage"] - interval["level"]) < 0.2
+    assert interval["split"]["method"] == "split"
     text = eval_utility.format_report(report)
     assert "cloud_x" in text and "covers" in text
 
@@ -185,3 +189,20 @@ def test_slms_are_compared_on_the_same_sends(tmp_path: Path) -> None:
     assert full["slm_good"] < full["slm_noise"]
     assert "slm_good" in eval_utility.format_comparison("cloud_x", comp)
     assert eval_utility.compare_slms(datasets[:1]) is None
+
+
+def test_band_study_redraws_document_splits_and_scores_both_bands(tmp_path: Path) -> None:
+    from preflight_eval import band_study
+
+    path = tmp_path / "features-a-b.jsonl.gz"
+    _write(path, docs=60)
+    rows = [r for r in load(path).rows if r["variant"] == "plain"]
+    parts = band_study.partitions(rows, 3)
+    assert parts[0][0] == "committed" and len(parts) == 4
+    for _name, cal, test in parts[1:]:
+        assert not cal & test and len(cal) == len(test) == 9     # 15 % of 60 documents
+    result = band_study.study(rows, splits=3)
+    for summary in result["methods"].values():
+        assert summary["splits"] == 3 and summary["committed"] is not None
+        assert 0.5 <= summary["mean_coverage"] <= 1.0 and summary["mean_width"] > 0
+    assert "committed split" in band_study.format_study(result)

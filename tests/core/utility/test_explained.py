@@ -16,6 +16,7 @@ from preflight.core.utility.fitting import (
     KEEP_FRACTION,
     conformal_quantile,
     group_split,
+    out_of_fold_residuals,
     unsanitized_targets,
 )
 from preflight.core.utility.predictor import (
@@ -76,6 +77,35 @@ def test_band_holds_the_nominal_share_of_new_documents(bundle):
         assert est.low <= est.value <= est.high and est.level == 0.8
         inside.append(est.low <= r["target"] <= est.high)
     assert 0.7 <= float(np.mean(inside)) <= 0.95
+
+
+def test_band_radius_is_the_quantile_of_out_of_fold_residuals_over_every_document():
+    rows = noisy_rows(40, seed=31)
+    fit, cal, test = group_split(rows)
+    bundle = fit_bundle(fit, calibration=cal, test=test)
+    band = bundle["models"]["fast"]["interval"]
+    names = bundle["models"]["fast"]["features"]
+    oof = out_of_fold_residuals(fit + test + cal, names)
+    assert band["method"] == "cross" and band["calibration_rows"] == len(rows)
+    assert band["radius"] == pytest.approx(conformal_quantile(oof, 0.8))
+    # the coverage stored for the test documents comes from a model and radius of the
+    # other documents only
+    held = bundle["metrics"]["conformal"]["fast"]
+    assert held["method"] == "cross" and held["test_rows"] == len(test)
+    assert held["radius"] == pytest.approx(conformal_quantile(
+        out_of_fold_residuals(fit + cal, names), 0.8), abs=1e-4)
+    assert held["radius"] != pytest.approx(band["radius"], abs=1e-6)
+
+
+def test_too_few_documents_for_the_folds_fall_back_to_split_conformal():
+    rows = noisy_rows(8, seed=32)              # 8 documents < 2 per fold × 5 folds
+    fit, cal, test = group_split(rows)
+    bundle = fit_bundle(fit, calibration=cal, test=test)
+    band = bundle["models"]["fast"]["interval"]
+    assert band["method"] == "split" and band["calibration_rows"] == len(cal)
+    pred = UtilityPredictor(bundle)            # fitted without the calibration rows
+    resid = [r["target"] - pred.predict_fast(r) for r in cal]
+    assert band["radius"] == pytest.approx(conformal_quantile(resid, 0.8))
 
 
 def test_unsanitized_target_uses_the_cloud_answer_on_the_original_when_given():

@@ -1,4 +1,4 @@
-"""Fitting the utility bundle: monotone regressors, split-conformal bands, the
+"""Fitting the utility bundle: monotone regressors, cross-conformal bands, the
 unsanitized-utility models and the data-derived default minimum.
 
 * **Monotone in ε.** Every model is a ``HistGradientBoostingRegressor`` with
@@ -9,13 +9,19 @@ unsanitized-utility models and the data-derived default minimum.
   as ε rises, so the fast model's prediction cannot fall with ε; the curve that is shown
   is made non-decreasing as well (:mod:`preflight.core.utility.curve`), because refined
   features are noisy and an excerpt can flip a tie.
-* **Split conformal.** Rows are split *by document* (``group``) into fit, calibration and
-  test parts (or the caller passes them). A model fitted on the fit part gives the
-  calibration residuals; their ⌈(n+1)·level⌉-th smallest absolute value ``q`` makes
-  ``prediction ± q`` an interval that holds the realized utility with probability ≥ level
-  for a new document like the training ones. Its coverage on the test documents is
-  measured and stored. The shipped model is then refitted on fit + test rows (the
-  calibration documents stay unseen, so ``q`` recomputed on them stays valid).
+* **Cross-conformal band.** Rows are split *by document* (``group``) into fit,
+  calibration and test parts (or the caller passes them). The band's radius ``q`` is the
+  ⌈(n+1)·level⌉-th smallest absolute *out-of-fold* residual over the fit and calibration
+  documents: the model is refitted ``CV_FOLDS`` times, each time without one fold of
+  whole documents, and every row's residual comes from the fit that never saw its
+  document. ``prediction ± q`` then holds the realized utility with probability about
+  ``level`` for a new document like these, and ``q`` rests on every non-test document
+  rather than on the few calibration ones, so its coverage varies less from one set of
+  new documents to the next (``python -m preflight_eval.band_study``).
+  The model scored on the test documents is fitted on fit + calibration, and its measured
+  coverage there is stored. The shipped model and ``q`` then use every document, test
+  included. With too few documents for the folds the calibration documents alone give
+  ``q`` (plain split conformal).
 * **Unsanitized utility.** A second family of models predicts, from document features
   only, the utility of sending the original text (see :func:`unsanitized_targets`).
 """
@@ -59,6 +65,7 @@ SPLIT = (0.70, 0.15, 0.15)       # fit / calibration / test share of the documen
 NEAR_IDENTITY = 0.1              # old rows: ≤ 10 % of tokens changed counts as "unaltered"
 KEEP_FRACTION = 0.8              # default minimum = this share of the typical unsanitized E
 MIN_ROWS = 20
+CV_FOLDS = 5                     # folds of documents for the out-of-fold residuals
 
 
 def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | None = None,
@@ -139,6 +146,34 @@ def group_split(rows: Sequence[Mapping[str, Any]], shares: tuple[float, float, f
     return parts["train"], parts["calibration"], parts["test"]
 
 
+def _folds(rows: Sequence[Mapping[str, Any]], k: int, seed: int) -> list[int] | None:
+    """Each row's fold: documents ordered by a hash of their id, dealt round-robin; None
+    when there are fewer than two documents per fold."""
+    docs = sorted({str(r.get("group", "")) for r in rows},
+                  key=lambda g: hashlib.sha256(f"{seed}|{g}".encode()).hexdigest())
+    if len(docs) < 2 * k:
+        return None
+    fold = {g: i % k for i, g in enumerate(docs)}
+    return [fold[str(r.get("group", ""))] for r in rows]
+
+
+def out_of_fold_residuals(rows: Sequence[Mapping[str, Any]], names: Sequence[str],
+                          seed: int = 0, folds: int = CV_FOLDS, min_leaf: int | None = None
+                          ) -> np.ndarray | None:
+    """Each row's residual (realized − predicted) from a model fitted without its fold of
+    documents; None when the rows hold fewer than two documents per fold."""
+    fold = _folds(rows, folds, seed)
+    if fold is None:
+        return None
+    out = np.zeros(len(rows))
+    for k in range(folds):
+        inside = [r for r, f in zip(rows, fold) if f != k]
+        idx = [i for i, f in enumerate(fold) if f == k]
+        out[idx] = _residuals(fit_model(inside, names, seed, min_leaf=min_leaf),
+                              [rows[i] for i in idx], names)
+    return out
+
+
 def conformal_quantile(residuals: Sequence[float], level: float) -> float:
     """The split-conformal radius: the ⌈(n+1)·level⌉-th smallest absolute residual (the
     whole similarity scale when there are too few residuals for that level)."""
@@ -214,8 +249,9 @@ def _finite(value: Any) -> bool:
 def fit_calibrated(fit: Sequence[Mapping[str, Any]], cal: Sequence[Mapping[str, Any]],
                    test: Sequence[Mapping[str, Any]], names: Sequence[str], *, seed: int,
                    level: float, per_document: bool = False) -> dict[str, Any]:
-    """A model entry: the estimator (fit + test rows), its medians (for explanations),
-    and when calibration rows exist the conformal radius and the measured coverage.
+    """A model entry: the estimator, its medians (for explanations), its band and, when
+    test rows exist, the band's coverage measured on them by a model and radius that never
+    read a test document.
     ``per_document``: one row per document (a few dozen rows), so every leaf must hold a
     quarter of them — smaller leaves memorized single documents."""
     def leaf(rows: Sequence[Mapping[str, Any]]) -> int | None:
@@ -224,22 +260,42 @@ def fit_calibrated(fit: Sequence[Mapping[str, Any]], cal: Sequence[Mapping[str, 
     names = list(names)
     entry: dict[str, Any] = {"features": names,
                              "monotonic": {n: MONOTONE[n] for n in names if n in MONOTONE}}
-    if cal and test:
-        trial = fit_model(fit, names, seed, min_leaf=leaf(fit))
-        q_trial = conformal_quantile(_residuals(trial, cal, names), level)
-        inside = np.abs(_residuals(trial, test, names)) <= q_trial
-        entry["coverage"] = {"level": level, "radius": round(q_trial, 4),
-                             "test_rows": len(test), "covered": round(float(inside.mean()), 4)}
-    final_rows = list(fit) + list(test)
-    estimator = fit_model(final_rows, names, seed, min_leaf=leaf(final_rows))
+    if test:
+        trial, _rows, band = calibrated(fit, cal, names, seed, level, leaf)
+        if band is not None:
+            inside = np.abs(_residuals(trial, test, names)) <= band["radius"]
+            entry["coverage"] = {"level": level, "radius": round(band["radius"], 4),
+                                 "method": band["method"], "test_rows": len(test),
+                                 "covered": round(float(inside.mean()), 4)}
+    estimator, rows, band = calibrated(list(fit) + list(test), cal, names, seed, level, leaf)
     entry["estimator"] = estimator
-    X = matrix(final_rows, names)
+    X = matrix(rows, names)
     entry["medians"] = {n: (float(np.nanmedian(X[:, i])) if np.isfinite(X[:, i]).any()
                             else math.nan) for i, n in enumerate(names)}
-    if cal:
-        entry["interval"] = {"level": level, "radius": conformal_quantile(
-            _residuals(estimator, cal, names), level), "calibration_rows": len(cal)}
+    if band is not None:
+        entry["interval"] = {"level": level, **band}
     return entry
+
+
+def calibrated(fit: Sequence[Mapping[str, Any]], cal: Sequence[Mapping[str, Any]],
+               names: Sequence[str], seed: int, level: float,
+               leaf: Any = lambda rows: None, cross: bool = True,
+               ) -> tuple[Any, list[Mapping[str, Any]], dict[str, Any] | None]:
+    """(model, the rows it was fitted on, its band). Cross-conformal over fit + cal when
+    they hold enough documents for the folds (and ``cross``); else a model of ``fit`` with
+    the split-conformal radius of the ``cal`` rows (no band without them)."""
+    rows = list(fit) + list(cal)
+    oof = out_of_fold_residuals(rows, names, seed, min_leaf=leaf(rows)) if cross else None
+    if oof is not None:
+        return fit_model(rows, names, seed, min_leaf=leaf(rows)), rows, {
+            "method": "cross", "radius": conformal_quantile(oof, level),
+            "calibration_rows": len(rows), "folds": CV_FOLDS}
+    model = fit_model(fit, names, seed, min_leaf=leaf(fit))
+    if not cal:
+        return model, list(fit), None
+    return model, list(fit), {"method": "split", "calibration_rows": len(cal),
+                              "radius": conformal_quantile(_residuals(model, cal, names),
+                                                           level)}
 
 
 def _residuals(model: Any, rows: Sequence[Mapping[str, Any]], names: Sequence[str]
