@@ -35,8 +35,13 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
-from preflight_eval.eval_utility import cross_validated_text, evaluate, format_report, \
-    interval_text
+from preflight_eval.eval_utility import (
+    ci_text,
+    cross_validated_text,
+    evaluate,
+    format_report,
+    interval_text,
+)
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import DataSet, load, load_csv
 
@@ -123,7 +128,9 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
             out.append(f"- {variant}: the {interval_text(iv)}.")
     out += [
         f"- Acceptance ({acc['rule']}): **{'met' if acc['met'] else 'not met'}** "
-        f"({acc['reduction_points']} points).",
+        f"({acc['reduction_points']} points; "
+        + (ci_text(acc["reduction_ci"], acc["test_documents"]) if acc["reduction_ci"] else "")
+        + ").",
         "",
         "## Models in the bundle",
         "",

@@ -63,6 +63,8 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
     assert models[eval_utility.FULL]["rmse"] < models[eval_utility.BASELINE]["rmse"]
     assert models[eval_utility.FULL]["rmse"] < models[eval_utility.SETTING_MEAN]["rmse"]
     assert plain["failed_reduction_points"] > 0
+    lo, hi = plain["reduction_ci"]
+    assert lo <= plain["failed_reduction_points"] <= hi
     cv = plain["cross_validated"]        # out of fold, never reading a test document
     held = {r["group"] for r in data.rows if r["split"] in ("train", "calibration")
             and r["variant"] == "plain"}
@@ -206,3 +208,15 @@ def test_band_study_redraws_document_splits_and_scores_both_bands(tmp_path: Path
         assert summary["splits"] == 3 and summary["committed"] is not None
         assert 0.5 <= summary["mean_coverage"] <= 1.0 and summary["mean_width"] > 0
     assert "committed split" in band_study.format_study(result)
+
+
+def test_failed_difference_interval_resamples_whole_documents() -> None:
+    import numpy as np
+
+    rows = [{"target": 0.5, "group": f"d{i // 3}"} for i in range(30)]     # 10 documents
+    full = np.full(30, 0.5)
+    base = np.full(30, 0.8)                  # the baseline fails every row, the model none
+    assert eval_utility.reduction_interval(rows, base, full) == [100.0, 100.0]
+    base[:3] = 0.5                           # one document where both are right
+    lo, hi = eval_utility.reduction_interval(rows, base, full)
+    assert lo < 90.0 < hi == 100.0           # resampling that document moves the difference
