@@ -45,7 +45,7 @@ Progress = Callable[[float, str], None]
 class Prediction:
     """An assessment of the cloud answer's utility and the error bar around it.
 
-    The band is the assessment's split-conformal interval when the regressor has one
+    The band is the assessment's conformal interval when the regressor has one
     (``level`` its nominal coverage); else, for an older bundle, ``value ± rmse`` with
     ``rmse`` the held-out RMSE of the regressor that made the prediction, clipped to −1…1.
     """
