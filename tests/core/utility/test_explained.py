@@ -97,6 +97,15 @@ def test_band_radius_is_the_quantile_of_out_of_fold_residuals_over_every_documen
     assert held["radius"] != pytest.approx(band["radius"], abs=1e-6)
 
 
+def test_a_refit_that_measures_nothing_fits_every_row():
+    rows = noisy_rows(30, seed=33)
+    bundle = fit_bundle(rows, measure=False)          # learning on the flow's refit
+    band = bundle["models"]["fast"]["interval"]
+    assert band["method"] == "cross" and band["calibration_rows"] == len(rows)
+    assert bundle["metrics"]["conformal"] == {}
+    assert bundle["models"]["unsanitized"]["interval"]["calibration_rows"] == 30
+
+
 def test_too_few_documents_for_the_folds_fall_back_to_split_conformal():
     rows = noisy_rows(8, seed=32)              # 8 documents < 2 per fold × 5 folds
     fit, cal, test = group_split(rows)

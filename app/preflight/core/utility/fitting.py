@@ -306,11 +306,15 @@ def _residuals(model: Any, rows: Sequence[Mapping[str, Any]], names: Sequence[st
 
 def fit_models(
     rows: Sequence[Mapping[str, Any]], *, calibration: Sequence[Mapping[str, Any]] | None,
-    test: Sequence[Mapping[str, Any]] | None, seed: int, level: float,
+    test: Sequence[Mapping[str, Any]] | None, seed: int, level: float, measure: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every model the rows allow, and the coverage table for the bundle's metrics."""
+    """Every model the rows allow, and the coverage table for the bundle's metrics.
+    Without a given split, ``measure`` holds test documents out to measure the band's
+    coverage on; ``measure=False`` fits every row and measures nothing (a refit on the
+    user's own sends: half the model fits, and no card reads the coverage)."""
+    whole = (list(rows), [], [])
     if calibration is None and test is None:
-        fit, calibration, test = group_split(rows)
+        fit, calibration, test = group_split(rows) if measure else whole
     else:
         fit, calibration, test = list(rows), list(calibration or ()), list(test or ())
     models: dict[str, Any] = {}
@@ -331,7 +335,7 @@ def fit_models(
         raise ValueError(f"need at least {MIN_ROWS} plain rows to fit the utility regressor")
     docs = document_rows(list(fit) + list(calibration) + list(test))
     if len(docs) >= 3:
-        doc_fit, doc_cal, doc_test = group_split(docs)
+        doc_fit, doc_cal, doc_test = group_split(docs) if measure else (docs, [], [])
         for name, feats in UNSANITIZED_MODELS.items():
             models[name] = fit_calibrated(doc_fit, doc_cal, doc_test, feats, seed=seed,
                                           level=level, per_document=True)

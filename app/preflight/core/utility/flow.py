@@ -346,7 +346,7 @@ class FlowLearner:
         metrics["user_pairs"] = len(pairs)
         metrics["user_weight"] = self.user_weight
         metrics["provider"] = {"name": key.provider, "model": key.model}
-        bundle = fit_bundle(rows, metrics=metrics,
+        bundle = fit_bundle(rows, metrics=metrics, measure=False,
                             source=f"shipped rows + learning on the flow ({key.provider})")
         path = self.bundle_path(key)
         save_bundle(bundle, path)

@@ -122,18 +122,20 @@ def fit_bundle(
     calibration: Sequence[Mapping[str, Any]] | None = None,
     test: Sequence[Mapping[str, Any]] | None = None,
     level: float = LEVEL,
+    measure: bool = True,
 ) -> dict[str, Any]:
     """Fit every model the rows allow. Rows carry ``variant`` "plain" or "corrected" and
     ``group`` (the document id).
 
-    ``calibration`` and ``test`` rows (other documents) give the conformal interval and
-    its measured coverage; without them ``rows`` are split by document
-    (:func:`preflight.core.utility.fitting.group_split`). ``level``: nominal coverage.
+    ``test`` rows (other documents) measure the conformal band's coverage; without a
+    given split ``rows`` are split by document
+    (:func:`preflight.core.utility.fitting.group_split`), or, with ``measure=False``,
+    all fitted on. ``level``: nominal coverage.
     """
     import sklearn
 
     models, extra = fit_models(rows, calibration=calibration, test=test, seed=seed,
-                               level=level)
+                               level=level, measure=measure)
     all_rows = [*rows, *(calibration or ()), *(test or ())]
     merged = dict(metrics or {})
     merged.update(extra)
