@@ -24,15 +24,13 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from preflight.core.utility.features import ALL_FEATURES
 from preflight.core.utility.fitting import calibrated, predict_rows
-from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.rows import load
+from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
 
 LEVEL = 0.8
 METHODS = {"split conformal (calibration documents)": False,
@@ -106,15 +104,10 @@ def format_study(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(DATA_DIR))
-    ap.add_argument("--cloud-role", default="cloud_qwen15")
-    ap.add_argument("--slm-role", default="slm")
-    ap.add_argument("--rows", type=int, default=None, metavar="N",
-                    help="only the first N rows of the features file")
+    add_data_arguments(ap)
     ap.add_argument("--splits", type=int, default=16)
     args = ap.parse_args(argv)
-    data = load(Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz",
-                args.rows)
+    data = load(features_path(args), args.rows)
     rows = [r for r in data.rows if r["variant"] == "plain"]
     print(format_study(study(rows, args.splits)))
     return 0

@@ -46,8 +46,7 @@ from preflight.core.utility.flow import ProviderKey
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, \
     shipped_bundle_path
 from preflight_eval.train_company import train_provider
-from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.rows import DataSet, load
+from preflight_eval.utility_data.rows import DataSet, add_data_arguments, features_path, load
 
 SIZES = (100, 1000, 5000)
 SEEDS = 5
@@ -181,9 +180,7 @@ def format_table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(DATA_DIR))
-    ap.add_argument("--cloud-role", default="cloud_qwen15")
-    ap.add_argument("--slm-role", default="slm")
+    add_data_arguments(ap)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--seeds", type=int, default=SEEDS)
     ap.add_argument("--sigma-user", type=float, default=SIGMA_USER)
@@ -191,10 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-user", type=int, default=PER_USER)
     ap.add_argument("--shipped", default=None, help="bundle to compare with (default: shipped)")
     ap.add_argument("--json", default=None, help="also write the report as JSON here")
-    ap.add_argument("--rows", type=int, default=None, metavar="N",
-                    help="only the first N rows of the features file (a stated snapshot)")
     args = ap.parse_args(argv)
-    path = Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
+    path = features_path(args)
     if not path.is_file():
         print(f"no features file {path}; compute it with "
               "python -m preflight_eval.utility_data.features", file=sys.stderr)

@@ -123,3 +123,17 @@ def load_csv(path: Path) -> DataSet:
                    else row["epsilon"], target_original=math.nan)
         data.rows.append(row)
     return data
+
+
+def add_data_arguments(ap: Any) -> None:
+    """``--data``, ``--cloud-role``, ``--slm-role`` and ``--rows`` of the scripts that read
+    one features file (:func:`features_path` turns them into its path)."""
+    ap.add_argument("--data", default=str(DATA_DIR))
+    ap.add_argument("--cloud-role", default="cloud_qwen15")
+    ap.add_argument("--slm-role", default="slm")
+    ap.add_argument("--rows", type=int, default=None, metavar="N",
+                    help="only the first N rows of the features file (a stated snapshot)")
+
+
+def features_path(args: Any) -> Path:
+    return Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
