@@ -41,6 +41,7 @@ import numpy as np
 
 from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, shipped_bundle_path
+from preflight_eval.eval_utility import ci_text, reduction_interval
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, split_of
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -183,8 +184,8 @@ def _fmt(v: Any) -> str:
 # ---------------------------------------------------------------- the report
 def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
     """Scores of the stored sends: the shipped bundle's full and instant predictions
-    (recomputed from the stored features), the number the CLI showed, and the
-    leave-one-document-out setting mean."""
+    (recomputed from the stored features), the number the CLI showed, the bundle's
+    ε-only baseline model, and the leave-one-document-out setting mean."""
     rows = [r for r in read_rows(path) if r.get("realized") is not None
             and r["setting"] != "original"]
     if not rows:
@@ -192,6 +193,9 @@ def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
     y = np.asarray([float(r["realized"]) for r in rows])
     full = np.asarray([predictor.predict(r["features"]) for r in rows])
     fast = np.asarray([predictor.predict_fast(r["features"]) for r in rows])
+    # the acceptance rule's reference: the bundle's own ε-only model (A + method)
+    base = np.asarray([predictor.predict_with("baseline", r["features"]) for r in rows]) \
+        if predictor.has("baseline") else None
     # rows assessed with this very bundle: what `assess` printed must be what is scored
     same = [i for i, r in enumerate(rows) if r["bundle"] == str(predictor.bundle.get("created"))]
     mismatched = sum(abs(float(rows[i]["predicted_full"]) - full[i]) > 1e-6 for i in same)
@@ -220,8 +224,13 @@ def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
         "assessed_with_this_bundle": len(same), "printed_differs": mismatched,
         "models": {"full (with the local SLM)": scores(full, ok),
                    "instant (no model call)": scores(fast, ok),
+                   **({} if base is None else {
+                       "ε-only baseline (A + method, same bundle)": scores(base, ok)}),
                    "other documents' mean per setting (reference)": scores(others, ok)},
         "by_setting": by_setting,
+        "reduction_ci": None if base is None else reduction_interval(
+            [{"target": y[i], "group": rows[i]["doc_id"]} for i in np.flatnonzero(ok)],
+            base[ok], full[ok]),
     }
 
 
@@ -235,6 +244,12 @@ def format_report(rep: dict[str, Any]) -> str:
     for name, m in rep["models"].items():
         lines.append(f"{name:<48} {m['n']:>4} {m['rmse']:>6.3f} {m['failed_pct']:>6.1f}% "
                      f"{m['spearman']:>9.3f}")
+    if rep.get("reduction_ci"):
+        m = rep["models"]
+        gap = (m["ε-only baseline (A + method, same bundle)"]["failed_pct"]
+               - m["full (with the local SLM)"]["failed_pct"])
+        lines.append(f"full vs ε-only baseline: Failed {gap:+.1f} points "
+                     f"({ci_text(rep['reduction_ci'], rep['documents'])})")
     lines.append("")
     lines.append(f"{'setting':<28} {'n':>3} {'predicted':>10} {'realized':>9}")
     for name, s in rep["by_setting"].items():

@@ -55,6 +55,12 @@ def test_report_scores_stored_features_and_the_other_documents_mean(tmp_path: Pa
     # doc0's low-ε row is predicted by the mean of doc1 and doc2 (0.25 against 0.1), ...
     assert ref["n"] == 6 and ref["rmse"] == pytest.approx(((0.15**2 + 0.0 + 0.15**2) / 6) ** 0.5, abs=1e-4)
     assert rep["by_setting"]["d_X whole text, high ε"]["realized"] == pytest.approx(0.8)
+    base = rep["models"]["ε-only baseline (A + method, same bundle)"]
+    assert base["n"] == 6                  # the acceptance rule's reference, same sends
+    assert base != rep["models"]["full (with the local SLM)"]
+    lo, hi = rep["reduction_ci"]
+    gap = base["failed_pct"] - rep["models"]["full (with the local SLM)"]["failed_pct"]
+    assert lo <= gap <= hi
     assert "held-out documents" in e2e_utility.format_report(rep)
 
 
