@@ -182,10 +182,18 @@ def _fmt(v: Any) -> str:
 
 
 # ---------------------------------------------------------------- the report
-def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
+FULL = "full (with the local SLM)"
+BASELINE = "ε-only baseline (A + method, same bundle)"
+
+
+def report(path: Path, predictor: UtilityPredictor,
+           data_set_docs: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Scores of the stored sends: the shipped bundle's full and instant predictions
     (recomputed from the stored features), the number the CLI showed, the bundle's
-    ε-only baseline model, and the leave-one-document-out setting mean."""
+    ε-only baseline model, and the leave-one-document-out setting mean.
+
+    ``data_set_docs``: the document ids of the training data set's rows; the report
+    counts the sent documents among them (0, or the sends are not held out)."""
     rows = [r for r in read_rows(path) if r.get("realized") is not None
             and r["setting"] != "original"]
     if not rows:
@@ -220,12 +228,13 @@ def report(path: Path, predictor: UtilityPredictor) -> dict[str, Any]:
                                 "realized": round(float(y[idx].mean()), 3)}
     return {
         "rows": len(rows), "documents": len({r["doc_id"] for r in rows}),
+        "in_data_set": len({r["doc_id"] for r in rows} & data_set_docs),
         "bundle": str(predictor.bundle.get("created", "")),
         "assessed_with_this_bundle": len(same), "printed_differs": mismatched,
-        "models": {"full (with the local SLM)": scores(full, ok),
+        "models": {FULL: scores(full, ok),
                    "instant (no model call)": scores(fast, ok),
                    **({} if base is None else {
-                       "ε-only baseline (A + method, same bundle)": scores(base, ok)}),
+                       BASELINE: scores(base, ok)}),
                    "other documents' mean per setting (reference)": scores(others, ok)},
         "by_setting": by_setting,
         "reduction_ci": None if base is None else reduction_interval(
@@ -238,7 +247,8 @@ def format_report(rep: dict[str, Any]) -> str:
     if not rep.get("rows"):
         return "no end-to-end sends yet: run without --report first"
     lines = [f"{rep['rows']} sends over {rep['documents']} held-out documents "
-             f"(bundle {rep['bundle']}; {rep['assessed_with_this_bundle']} assessed with it, "
+             f"({rep.get('in_data_set', 0)} of them in the data set's rows; "
+             f"bundle {rep['bundle']}; {rep['assessed_with_this_bundle']} assessed with it, "
              f"{rep['printed_differs']} of them printed another number)",
              f"{'prediction':<48} {'n':>4} {'RMSE':>6} {'Failed':>7} {'Spearman':>9}"]
     for name, m in rep["models"].items():
@@ -246,8 +256,7 @@ def format_report(rep: dict[str, Any]) -> str:
                      f"{m['spearman']:>9.3f}")
     if rep.get("reduction_ci"):
         m = rep["models"]
-        gap = (m["ε-only baseline (A + method, same bundle)"]["failed_pct"]
-               - m["full (with the local SLM)"]["failed_pct"])
+        gap = m[BASELINE]["failed_pct"] - m[FULL]["failed_pct"]
         lines.append(f"full vs ε-only baseline: Failed {gap:+.1f} points "
                      f"({ci_text(rep['reduction_ci'], rep['documents'])})")
     lines.append("")
@@ -275,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else
                                       shipped_bundle_path(), prefer_user=False)
     if args.report:
-        print(format_report(report(path, predictor)))
+        data_set = Path(args.out) / f"{args.cloud_role}.jsonl.gz"
+        print(format_report(report(path, predictor,
+                                   frozenset(r["doc_id"] for r in read_rows(data_set)))))
         return 0
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 

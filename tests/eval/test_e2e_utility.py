@@ -10,8 +10,8 @@ import pytest
 from preflight.core.utility.features import FAST_FEATURES
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
 from preflight_eval import e2e_utility
-from preflight_eval.utility_data.corpus import SEED, Document, split_of
-from preflight_eval.utility_data.shards import ShardWriter
+from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, split_of
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 
 def test_only_test_split_documents_are_sent_kinds_interleaved() -> None:
@@ -55,13 +55,26 @@ def test_report_scores_stored_features_and_the_other_documents_mean(tmp_path: Pa
     # doc0's low-ε row is predicted by the mean of doc1 and doc2 (0.25 against 0.1), ...
     assert ref["n"] == 6 and ref["rmse"] == pytest.approx(((0.15**2 + 0.0 + 0.15**2) / 6) ** 0.5, abs=1e-4)
     assert rep["by_setting"]["d_X whole text, high ε"]["realized"] == pytest.approx(0.8)
-    base = rep["models"]["ε-only baseline (A + method, same bundle)"]
+    base = rep["models"][e2e_utility.BASELINE]
     assert base["n"] == 6                  # the acceptance rule's reference, same sends
-    assert base != rep["models"]["full (with the local SLM)"]
+    assert base != rep["models"][e2e_utility.FULL]
     lo, hi = rep["reduction_ci"]
-    gap = base["failed_pct"] - rep["models"]["full (with the local SLM)"]["failed_pct"]
+    gap = base["failed_pct"] - rep["models"][e2e_utility.FULL]["failed_pct"]
     assert lo <= gap <= hi
-    assert "held-out documents" in e2e_utility.format_report(rep)
+    assert rep["in_data_set"] == 0
+    assert "held-out documents (0 of them in the data set's rows" in \
+        e2e_utility.format_report(rep)
+    # a sent document that the data set also holds is counted, so it cannot pass unseen
+    leaked = e2e_utility.report(path, predictor, frozenset({"doc1", "other"}))
+    assert leaked["in_data_set"] == 1
+    assert "(1 of them in the data set's rows" in e2e_utility.format_report(leaked)
+
+
+def test_committed_end_to_end_documents_are_not_in_the_data_set() -> None:
+    """The end-to-end sends are held out: none of their documents has a data-set row."""
+    sent = {r["doc_id"] for r in read_rows(DATA_DIR / "e2e-cloud_qwen15.jsonl.gz")}
+    assert len(sent) >= 10
+    assert not sent & {r["doc_id"] for r in read_rows(DATA_DIR / "cloud_qwen15.jsonl.gz")}
 
 
 def test_report_without_sends_says_what_to_run(tmp_path: Path) -> None:
