@@ -70,7 +70,18 @@ if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     # The CPU build of torch first: anything else would pull gigabytes of CUDA wheels.
     "$VPY" -m pip install -q --upgrade "pip>=24" wheel
     "$VPY" -m pip install -q "torch==2.13.0"
-    # llama-cpp-python compiles llama.cpp for this CPU (set CMAKE_ARGS to change that).
+    # llama-cpp-python compiles llama.cpp for this CPU (set CMAKE_ARGS to change that), but
+    # never with AMX: some virtual machines list AMX in cpuid without enabling its tile
+    # state, and ggml's AMX kernels then die with a general-protection fault on the first
+    # decode. AMX only pays off on large int8/bf16 batches, which these models never reach.
+    # --no-cache-dir: a wheel pip cached from an earlier build (flags are not part of its
+    # cache key) would otherwise come back unchanged.
+    if [ "$(uname -m)" = x86_64 ]; then
+        no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+        export CFLAGS="${CFLAGS:-} $no_amx" CXXFLAGS="${CXXFLAGS:-} $no_amx"
+    fi
+    llama_pin=$(grep -o -m1 '"llama-cpp-python==[0-9.]*"' pyproject.toml | tr -d '"')
+    "$VPY" -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
     "$VPY" -m pip install -q -c constraints.txt -e ".[dev,package]"
     echo "$want" > "$stamp_file"
 else
@@ -81,6 +92,21 @@ fi
 extras=()
 [ "$MODE" = test ] && extras=(--with-extras)
 "$VENV/bin/preflight" models install "${extras[@]}"
+
+# --- 3b. llama.cpp must decode on this CPU: a crash here would otherwise surface later as a
+#         dead window or a failed test with no message.
+if ! "$VPY" - "$ROOT/models/slm" <<'PYEOF'
+import sys
+from pathlib import Path
+from llama_cpp import Llama
+model = next(iter(sorted(Path(sys.argv[1]).glob("*.gguf"))))
+Llama(str(model), n_ctx=64, n_threads=1, verbose=False).create_completion("Hello", max_tokens=1)
+PYEOF
+then
+    rm -f "$stamp_file"
+    die "llama.cpp cannot run a model on this CPU (see above). Rebuild it with portable flags:
+  CMAKE_ARGS='-DGGML_NATIVE=OFF' ./setup.sh $MODE"
+fi
 
 # --- 4. Run ---------------------------------------------------------------------------------
 case "$MODE" in
