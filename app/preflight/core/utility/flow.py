@@ -50,15 +50,15 @@ _META_KEYS_MAX_LEN = 64
 #: squared loss a repeated row is a weight, only the minimum leaf size counts the
 #: copies). The user's answers may come
 #: from another model than the stand-in of the shipped rows, so a few dozen of their rows
-#: must weigh against the shipped ones (856 rows since session 8). Measured with ``nice -n
-#: 10 python -m preflight_eval.flow_experiment --cache … --sends 0,20,50,100 --weights
+#: must weigh against the shipped ones (1,082 rows since session 9). Measured with ``nice
+#: -n 10 python -m preflight_eval.flow_experiment --cache … --sends 0,20,50,100 --weights
 #: 1,3,5 --eval-docs 6 --n-threads 1`` (the user's provider Gemma 3 270M, the prior fitted
-#: on Qwen2.5-Coder-1.5B answers; 18 held-out sends): prior alone Failed 77.8 %, RMSE
-#: 0.303 (it over-predicts the smaller model); after 20 / 50 / 100 sends Failed 72.2 /
-#: 72.2 / 66.7 % at weight 1, 66.7 / 61.1 / 50.0 % at 3, 66.7 / 50.0 / 66.7 % at 5, RMSE
-#: 0.278 / 0.250 / 0.235, 0.251 / 0.221 / 0.216, 0.242 / 0.210 / 0.199. Weight 5 has the
-#: lowest RMSE at every point and the lowest or tied Failed up to 50 sends (one send is
-#: 5.6 points of Failed on 18); the 462-row prior of session 6 gave the same ranking.
+#: on Qwen2.5-Coder-1.5B answers; 18 held-out sends): prior alone Failed 83.3 %, RMSE
+#: 0.292 (it over-predicts the smaller model); after 20 / 50 / 100 sends Failed 83.3 /
+#: 77.8 / 72.2 % at weight 1, 77.8 / 72.2 / 66.7 % at 3 and at 5, RMSE 0.275 / 0.266 /
+#: 0.251, 0.264 / 0.257 / 0.239, 0.260 / 0.253 / 0.230. Weight 5 has the lowest RMSE at
+#: every point and the lowest or tied Failed (one send is 5.6 points of Failed on 18); the
+#: 856- and 462-row priors of sessions 8 and 6 gave the same ranking.
 USER_WEIGHT = 5
 
 _SCHEMA = """
