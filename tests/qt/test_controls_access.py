@@ -5,6 +5,7 @@ Help → Keyboard shortcuts page read from the real actions."""
 from __future__ import annotations
 
 import pytest
+import shiboken6
 from fakes import SAMPLE
 from preflight.qt.qt_panels import NO_ANSWER
 from preflight.qt.qt_shortcuts import QtShortcutsDialog, open_shortcuts_page
@@ -240,3 +241,26 @@ def test_shortcut_keys_do_what_the_page_says(qtbot, window, fake_backend):
     assert window.doc.recommending
     qtbot.keyClick(window, Qt.Key.Key_Escape)            # Stop also stops the search
     assert not window.doc.recommending
+
+
+def test_find_best_scroll_is_dropped_when_the_window_is_gone(qtbot, fake_backend):
+    """"Find best ε" scrolls its progress into view 100 ms after the search starts; a
+    window deleted within those 100 ms must drop that call instead of raising from a
+    deleted widget in a later event loop (seen in CI, charged to the next test)."""
+    from preflight.qt.qt_app import build_window
+    from preflight.qt.qt_workers import wait_all
+
+    win = build_window(fake_backend, theme="light")    # not qtbot's: this test deletes it
+    win.show()
+    win.start()
+    _wait_ready(qtbot, win)
+    win.doc.cancel_all()
+    win.privacy.cancel_all()
+    win.answers.stop()
+    wait_all(3000)
+    column = win.right_scroll
+    win.doc.sig_recommending.emit(True)
+    win.close()
+    win.deleteLater()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(column), timeout=2000)
+    qtbot.wait(300)                  # the timer's 100 ms have passed: nothing was raised

@@ -282,8 +282,11 @@ class QtMainWindow(QMainWindow):
         d.sig_curve.connect(self._on_curve)
         d.sig_recommendation.connect(self._on_recommendation)
         d.sig_recommending.connect(self.assessment.set_searching)
+        # the scroll area is the timer's context: a window closed within the 100 ms drops
+        # the call instead of reaching a deleted widget
         d.sig_recommending.connect(lambda on: on and QTimer.singleShot(
-            100, lambda: self.right_scroll.ensureWidgetVisible(self.assessment.search_step)))
+            100, self.right_scroll,
+            lambda: self.right_scroll.ensureWidgetVisible(self.assessment.search_step)))
         d.sig_recommend_progress.connect(self.assessment.set_search_progress)
         self.assessment.sig_cancel_search.connect(d.cancel_recommendation)
         d.sig_estimate.connect(lambda pair: self.assessment.set_estimate(*pair))
