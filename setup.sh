@@ -95,12 +95,11 @@ extras=()
 
 # --- 3b. llama.cpp must decode on this CPU: a crash here would otherwise surface later as a
 #         dead window or a failed test with no message.
-if ! "$VPY" - "$ROOT/models/slm" <<'PYEOF'
-import sys
-from pathlib import Path
+if ! "$VPY" - <<'PYEOF'
 from llama_cpp import Llama
-model = next(iter(sorted(Path(sys.argv[1]).glob("*.gguf"))))
-Llama(str(model), n_ctx=64, n_threads=1, verbose=False).create_completion("Hello", max_tokens=1)
+from preflight.runtime.slm import default_slm_path
+Llama(str(default_slm_path()), n_ctx=64, n_threads=1, verbose=False).create_completion(
+    "Hello", max_tokens=1)
 PYEOF
 then
     rm -f "$stamp_file"

@@ -11,12 +11,15 @@ SLM (SmolLM2-135M Q4_1), all-mpnet-base-v2 and the shipped regressor:
   (target ≤ 5 s);
 * "Find best ε": a full recommendation from a cold per-document cache (SLM on the
   original + search + refinements; target ≤ 10 s), at the shipped default minimum utility;
+* where a refined step's time goes: the SLM's answer, its perplexity pass, the
+  embeddings (the same calls, timed through the assessor's own collaborators);
 * peak resident memory of the process with every model loaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import resource
@@ -48,6 +51,27 @@ def bench_document(target_tokens: int, count_tokens) -> str:
         if count_tokens(text) >= target_tokens * 0.9:
             return text
     raise SystemExit("no ACLSum document is long enough")
+
+
+class _Timed:
+    """Delegates to ``inner`` and adds up the seconds spent in the ``timed`` methods."""
+
+    def __init__(self, inner, timed: tuple[str, ...]) -> None:
+        self._inner, self._timed = inner, timed
+        self.seconds: collections.Counter[str] = collections.Counter()
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._inner, name)
+        if name not in self._timed:
+            return attr
+
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self.seconds[name] += time.perf_counter() - t
+        return timed
 
 
 def _ms(values: list[float]) -> float:
@@ -83,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     slm.load()
     embedder = services.embedder()
     embedder.load()
-    assessor = UtilityAssessor(slm, embedder, services.predictor())
+    timed_slm = _Timed(slm, ("run", "perplexity"))
+    timed_embedder = _Timed(embedder, ("embed", "similarity"))
+    assessor = UtilityAssessor(timed_slm, timed_embedder, services.predictor())
     detector = services.detector()
     mech = services.dx()
     load_s = time.perf_counter() - t0
@@ -111,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     assessor.original_answer(doc)
     original_s = time.perf_counter() - t
+    timed_slm.seconds.clear()
+    timed_embedder.seconds.clear()
     refined = []
     for i in range(args.runs):
         eps = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * (i + 0.5) / args.runs)
@@ -118,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         assessor.refine(doc, prepared.at(eps), spans)
         refined.append(time.perf_counter() - t)
 
+    parts = {"slm_answer": timed_slm.seconds["run"],
+             "slm_perplexity": timed_slm.seconds["perplexity"],
+             "embeddings": sum(timed_embedder.seconds.values())}
+    split = {k: round(100 * v / sum(refined), 1) for k, v in parts.items()}
     recs, calls, decisions = [], [], []
     for i in range(max(1, args.runs // 2)):
         cold = UtilityAssessor(slm, embedder, assessor.predictor)
@@ -140,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                                "runs": len(grid), "target": 50},
         "slm_on_original_s": round(original_s, 2),
         "refined_prediction_s": {"median": round(statistics.median(refined), 2),
-                                 "runs": len(refined), "target": 5},
+                                 "runs": len(refined), "target": 5,
+                                 "share_pct": split},
         "recommendation_s": {"median": round(statistics.median(recs), 2),
                              "slm_calls": calls, "decisions": decisions, "target": 10,
                              "min_utility": args.min_utility},

@@ -27,13 +27,8 @@ def fake_backend() -> FakeBackend:
 
 @pytest.fixture
 def window(qtbot, fake_backend):
-    from fakes import open_window
-
-    from preflight.qt.qt_workers import wait_all
+    from fakes import open_window, stop_window_work
 
     win = open_window(qtbot, fake_backend)
     yield win
-    win.doc.cancel_all()
-    win.privacy.cancel_all()
-    win.answers.stop()
-    wait_all(3000)
+    stop_window_work(win)

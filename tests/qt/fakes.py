@@ -587,12 +587,24 @@ def _chunks(text: str, n: int = 3) -> list[str]:
             for i in range(0, len(words), n)]
 
 
-def open_window(qtbot, backend):
-    """The main window over ``backend``, shown and started (light theme)."""
+def open_window(qtbot, backend, *, owned_by_qtbot: bool = True):
+    """The main window over ``backend``, shown and started (light theme); a test that
+    deletes the window itself passes ``owned_by_qtbot=False``."""
     from preflight.qt.qt_app import build_window
 
     win = build_window(backend, theme="light")
-    qtbot.addWidget(win)
+    if owned_by_qtbot:
+        qtbot.addWidget(win)
     win.show()
     win.start()
     return win
+
+
+def stop_window_work(win) -> None:
+    """Cancel everything the window started and wait for its workers (test teardown)."""
+    from preflight.qt.qt_workers import wait_all
+
+    win.doc.cancel_all()
+    win.privacy.cancel_all()
+    win.answers.stop()
+    wait_all(3000)

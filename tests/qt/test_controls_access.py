@@ -247,17 +247,11 @@ def test_find_best_scroll_is_dropped_when_the_window_is_gone(qtbot, fake_backend
     """"Find best ε" scrolls its progress into view 100 ms after the search starts; a
     window deleted within those 100 ms must drop that call instead of raising from a
     deleted widget in a later event loop (seen in CI, charged to the next test)."""
-    from preflight.qt.qt_app import build_window
-    from preflight.qt.qt_workers import wait_all
+    from fakes import open_window, stop_window_work
 
-    win = build_window(fake_backend, theme="light")    # not qtbot's: this test deletes it
-    win.show()
-    win.start()
+    win = open_window(qtbot, fake_backend, owned_by_qtbot=False)    # this test deletes it
     _wait_ready(qtbot, win)
-    win.doc.cancel_all()
-    win.privacy.cancel_all()
-    win.answers.stop()
-    wait_all(3000)
+    stop_window_work(win)
     column = win.right_scroll
     win.doc.sig_recommending.emit(True)
     win.close()

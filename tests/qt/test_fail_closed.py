@@ -9,7 +9,7 @@ state (pane, clipboard, wire, buttons, indicators), then that a fresh result ope
 from __future__ import annotations
 
 import pytest
-from fakes import SAMPLE, FakeBackend, open_window
+from fakes import SAMPLE, FakeBackend, open_window, stop_window_work
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
@@ -27,15 +27,10 @@ def backend(fake_backend) -> FakeBackend:
 
 @pytest.fixture
 def win(qtbot, backend):
-    from preflight.qt.qt_workers import wait_all
-
     w = open_window(qtbot, backend)
     w.auto_confirm = lambda dlg: True        # were a plan ever built, it would be sent
     yield w
-    w.doc.cancel_all()
-    w.privacy.cancel_all()
-    w.answers.stop()
-    wait_all(3000)
+    stop_window_work(w)
 
 
 def _fresh(qtbot, win, must_not_contain=SECRET):
