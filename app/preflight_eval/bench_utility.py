@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.assess import UtilityAssessor
 from preflight.core.utility.recommend import prepared_range, recommend
 
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="default: the minimum derived from the training data (Settings' default)")
     ap.add_argument("--slm-role", default=None,
                     help="manifest role of the assessor's SLM (default: the app's default)")
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch's threads for the embedder (default: the product's, "
+                         "SHARED_PROCESS_TORCH_THREADS); e.g. 2 to measure what sharing "
+                         "libgomp with llama.cpp costs")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
 
@@ -105,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         slm = services.slm()
     slm.load()
-    embedder = services.embedder()
+    if args.torch_threads is None:
+        embedder = services.embedder()
+    else:
+        from preflight.runtime.embedder import SentenceEmbedder
+
+        embedder = SentenceEmbedder(services.models.path("similarity"),
+                                    torch_threads=args.torch_threads)
     embedder.load()
     timed_slm = _Timed(slm, ("run", "perplexity"))
     timed_embedder = _Timed(embedder, ("embed", "similarity"))
@@ -160,9 +171,13 @@ def main(argv: list[str] | None = None) -> int:
         calls.append(rec.slm_calls)
         decisions.append(rec.decision)
 
+    import torch
+
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
         "slm_role": args.slm_role or "slm (default)",
+        "answer_tokens": ASSESSOR_ANSWER_TOKENS,
+        "torch_threads": torch.get_num_threads(),
         "document_tokens": n_tokens,
         "pii_spans": len(spans),
         "load_all_models_s": round(load_s, 2),

@@ -95,14 +95,13 @@ class EndToEnd:
         self.done = {(r["doc_id"], r["setting"]) for r in read_rows(path)}
 
     def run(self, docs: Sequence[Document], deadline: float) -> int:
-        from preflight.cli.commands.assess import instant_on_curve
         from preflight_eval.utility_data.settings import Setting
 
         n = 0
         for doc in docs:
             spans = self.services.detector().detect(doc.text)
             prepared_by: dict[str, tuple[Any, Any]] = {}   # policy → (mechanism, prepared)
-            for name, preset, where in SETTINGS:
+            for name, _preset, _where in SETTINGS:
                 if (doc.doc_id, name) in self.done:
                     continue
                 if time.monotonic() > deadline:
@@ -115,17 +114,7 @@ class EndToEnd:
                                                               .get("created", "")),
                     "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
                 try:
-                    sanitized, vault, prepared = self._sanitize(doc, spans, preset, where,
-                                                                row, prepared_by)
-                    result = self.assessor.refine(doc.text, sanitized, spans)
-                    placed = instant_on_curve(self.assessor, doc.text, prepared, sanitized,
-                                              spans, result, correct=False) \
-                        if prepared is not None else None
-                    row.update(features=dict(result.features.as_dict()),
-                               predicted_fast=result.predicted_fast,
-                               predicted_full=result.predicted,
-                               predicted_on_curve=None if placed is None else placed.utility,
-                               payload=sanitized.text)
+                    sanitized, vault = self._assess(doc, spans, name, row, prepared_by)
                     setting = Setting(name, sanitized.method, row.get("epsilon"), SEED_DX)
                     plan = self.sender.plan(doc.text, sanitized, spans, vault, setting)
                     answer = self.sender.send(plan).answer
@@ -144,6 +133,68 @@ class EndToEnd:
                          row["seconds"])
         return n
 
+
+    def _assess(self, doc: Document, spans: Sequence[Any], name: str, row: dict[str, Any],
+                prepared_by: dict[str, tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Sanitize for setting ``name`` and assess as ``preflight assess`` does; the
+        features, the three predictions and the payload go into ``row``. Returns the
+        sanitized text and its vault (None when nothing is restored)."""
+        from preflight.cli.commands.assess import instant_on_curve
+
+        _name, preset, where = next(s for s in SETTINGS if s[0] == name)
+        sanitized, vault, prepared = self._sanitize(doc, spans, preset, where, row,
+                                                    prepared_by)
+        result = self.assessor.refine(doc.text, sanitized, spans)
+        placed = instant_on_curve(self.assessor, doc.text, prepared, sanitized, spans,
+                                  result, correct=False) if prepared is not None else None
+        row.update(features=dict(result.features.as_dict()),
+                   predicted_fast=result.predicted_fast, predicted_full=result.predicted,
+                   predicted_on_curve=None if placed is None else placed.utility,
+                   payload=sanitized.text)
+        return sanitized, vault
+
+    def refeature(self, docs: Sequence[Document]) -> dict[str, int]:
+        """Recompute every stored send's features and predictions with today's assessor,
+        keeping the send itself (its answer and realized E): after a change to how the
+        features are computed (e.g. the SLM's answer cap), the report scores what the
+        product computes today without sending again. A row whose sanitization no longer
+        reproduces its stored payload keeps its old features, and is counted."""
+        path = self.writer.path
+        by_id = {d.doc_id: d for d in docs}
+        stored = read_rows(path)
+        counts = {"recomputed": 0, "payload differs": 0, "not re-sanitized": 0}
+        out: list[dict[str, Any]] = []
+        spans_by: dict[str, Any] = {}
+        prepared: dict[str, dict[str, tuple[Any, Any]]] = {}
+        for old in stored:
+            doc = by_id.get(old["doc_id"])
+            if doc is None or old["setting"] == "original" or "payload" not in old:
+                counts["not re-sanitized"] += old["setting"] != "original"
+                out.append(old)
+                continue
+            if doc.doc_id not in spans_by:
+                spans_by[doc.doc_id] = self.services.detector().detect(doc.text)
+            row = dict(old)
+            self._assess(doc, spans_by[doc.doc_id], old["setting"], row,
+                         prepared.setdefault(doc.doc_id, {}))
+            if row["payload"] != old["payload"]:
+                counts["payload differs"] += 1
+                out.append(old)
+                continue
+            row["bundle"] = str(self.assessor.predictor.bundle.get("created", ""))
+            row["refeatured"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            out.append(row)
+            counts["recomputed"] += 1
+            log.info("%s · %s: predicted %s (was %s), realized %s", doc.doc_id,
+                     old["setting"], _fmt(row.get("predicted_full")),
+                     _fmt(old.get("predicted_full")), _fmt(row.get("realized")))
+        tmp = path.with_name(path.name + ".new")
+        tmp.unlink(missing_ok=True)
+        writer = ShardWriter(tmp)
+        for row in out:
+            writer.append(row)
+        tmp.replace(path)
+        return counts
 
     def _sanitize(self, doc: Document, spans: Sequence[Any], preset: str, where: float | None,
                   row: dict[str, Any], prepared_by: dict[str, tuple[Any, Any]]
@@ -275,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cloud-url", default=None, help="an already running OpenAI-style server")
     ap.add_argument("--n-threads", type=int, default=1)
     ap.add_argument("--report", action="store_true", help="print the report only")
+    ap.add_argument("--refeature", action="store_true",
+                    help="recompute the stored sends' features and predictions with today's "
+                         "assessor (no sends), e.g. after the SLM's answer cap changed")
     ap.add_argument("--bundle", default=None, metavar="JOBLIB",
                     help="score with this bundle instead of the shipped one (e.g. an older "
                          "one from git, to compare on the same sends)")
@@ -303,6 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     if detector.warnings:
         log.error("the detector is degraded: %s", " ".join(detector.warnings))
         return 1
+    if args.refeature:
+        all_test = held_out_documents(corpus_documents(DATA_DIR, SEED), 10 ** 6)
+        counts = EndToEnd(services, None, path, predictor).refeature(all_test)
+        log.info("refeatured %s: %s", path, counts)
+        print(format_report(report(path, predictor)))
+        return 0 if counts["recomputed"] else 1
     docs = held_out_documents(corpus_documents(DATA_DIR, SEED), args.docs)
     deadline = time.monotonic() + args.time_limit * 60
     with tempfile.TemporaryDirectory(prefix="pf-e2e-") as tmp:

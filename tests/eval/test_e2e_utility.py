@@ -81,3 +81,48 @@ def test_report_without_sends_says_what_to_run(tmp_path: Path) -> None:
     predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
     assert e2e_utility.report(tmp_path / "none.jsonl.gz", predictor) == {"rows": 0}
     assert "run without --report" in e2e_utility.format_report({"rows": 0})
+
+
+def test_refeature_recomputes_features_and_keeps_the_sends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a change to how features are computed, the stored sends get today's features
+    and predictions; their answers and realized E stay; a payload today's code no longer
+    makes keeps its old features and is counted."""
+    path = tmp_path / "e2e-x.jsonl.gz"
+    writer = ShardWriter(path)
+    for setting, payload in (("original", "doc text"), ("pseudonym", "same payload"),
+                             ("d_X whole text, low ε", "old payload")):
+        writer.append({"doc_id": "doc0", "setting": setting, "features": _features(0.5),
+                       "predicted_full": 0.5, "payload": payload, "answer": "a",
+                       "realized": 0.7})
+
+    class Detector:
+        def detect(self, text: str) -> list:
+            return []
+
+    class Services:
+        def detector(self) -> Detector:
+            return Detector()
+
+    e2e = e2e_utility.EndToEnd.__new__(e2e_utility.EndToEnd)
+    e2e.services, e2e.writer = Services(), ShardWriter(path)
+
+    class Assessor:
+        predictor = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False)
+
+    e2e.assessor = Assessor()
+
+    def assess(doc, spans, name, row, prepared_by):  # noqa: ANN001, ANN202
+        row.update(features=_features(0.1), predicted_full=0.9,
+                   payload="same payload" if name == "pseudonym" else "new payload")
+        return None, None
+
+    monkeypatch.setattr(e2e, "_assess", assess)
+    counts = e2e.refeature([Document("doc0", "email", "email", "doc text")])
+    assert counts == {"recomputed": 1, "payload differs": 1, "not re-sanitized": 0}
+    rows = {r["setting"]: r for r in read_rows(path)}
+    assert rows["pseudonym"]["predicted_full"] == 0.9 and "refeatured" in rows["pseudonym"]
+    assert rows["pseudonym"]["realized"] == 0.7 and rows["pseudonym"]["answer"] == "a"
+    assert rows["d_X whole text, low ε"]["predicted_full"] == 0.5     # kept, counted
+    assert rows["original"]["payload"] == "doc text"
+    assert not (tmp_path / "e2e-x.jsonl.gz.new").exists()

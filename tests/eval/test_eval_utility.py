@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.features import ALL_FEATURES
 from preflight_eval import eval_utility
 from preflight_eval.utility_data.corpus import SEED, split_of
-from preflight_eval.utility_data.rows import feature_files, load, original_rows
-from preflight_eval.utility_data.shards import ShardWriter
+from preflight_eval.utility_data.rows import (
+    LEGACY_ANSWER_TOKENS, feature_files, load, original_rows,
+)
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 
 def _features(rng: random.Random, eps: float, quality: float) -> dict[str, float | None]:
@@ -43,6 +46,7 @@ def _write(path: Path, docs: int = 90, seed: int = 3) -> None:
                 "features": _features(rng, eps, quality),
                 "target": 0.2 + 0.6 * quality + rng.gauss(0, 0.02),
                 "target_original": 0.85, "reproduced": i != 2 or d % 10 != 0,
+                "slm_answer_tokens": ASSESSOR_ANSWER_TOKENS,
             })
 
 
@@ -77,6 +81,25 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
     assert interval["split"]["method"] == "split"
     text = eval_utility.format_report(report)
     assert "cloud_x" in text and "covers" in text
+
+
+def test_rows_from_answers_of_another_length_are_dropped(tmp_path: Path) -> None:
+    """C and D of a row depend on how long the SLM's answers were: rows made with another
+    cap than the product's assessor uses (legacy rows: 142 tokens) are not trained on."""
+    path = tmp_path / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path, docs=4)
+    rows = read_rows(path)
+    rows[0]["slm_answer_tokens"] = ASSESSOR_ANSWER_TOKENS + 16
+    del rows[1]["slm_answer_tokens"]
+    mixed = tmp_path / "features-cloud_x-slm_z.jsonl.gz"
+    writer = ShardWriter(mixed)
+    for r in rows:
+        writer.append(r)
+    data = load(mixed)
+    expected_legacy = 0 if ASSESSOR_ANSWER_TOKENS == LEGACY_ANSWER_TOKENS else 1
+    assert data.dropped.get("answers of another length", 0) == 1 + expected_legacy
+    assert len(data.rows) == load(path).read - data.dropped.get(
+        "features of another text", 0) - 1 - expected_legacy
 
 
 def test_original_rows_one_per_document(tmp_path: Path) -> None:

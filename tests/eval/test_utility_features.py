@@ -19,7 +19,7 @@ from test_utility_generate import CorrectedRedact, _generator  # noqa: E402
 from preflight.core.tasks import CORRECT  # noqa: E402
 from preflight.core.utility.assess import UtilityAssessor  # noqa: E402
 from preflight_eval.utility_data.corpus import Document  # noqa: E402
-from preflight_eval.utility_data.features import FeaturePass  # noqa: E402
+from preflight_eval.utility_data.features import FeaturePass, VerifiedRepairs  # noqa: E402
 from preflight_eval.utility_data.settings import OperatorKind  # noqa: E402
 from preflight_eval.utility_data.shards import read_rows  # noqa: E402
 
@@ -81,3 +81,91 @@ def test_a_different_slm_repair_is_flagged(tmp_path: Path) -> None:
                 FakeDetector(), kinds=_kinds(), seed=1).run()
     fixed = [r for r in read_rows(out) if r["setting"]["corrected"]]
     assert fixed and fixed[0]["repair_matches_payload"] is False
+
+
+class CappedSLM(FakeSLM):
+    """Records the answer cap of every summary; its summary is that many words."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.caps: list[int] = []
+
+    def run(self, task, text, on_token=None, cancel=None):  # noqa: ANN001, ANN201
+        if task.kind == "correct":
+            return super().run(task, text, on_token, cancel)
+        self.caps.append(task.max_tokens)
+        self.calls.append((task.kind, text))
+        return " ".join(text.split()[: task.max_tokens])
+
+
+def test_rows_record_the_answer_cap_and_the_assessor_applies_it(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    slm = CappedSLM()
+    out = tmp_path / "features-t3.jsonl.gz"
+    FeaturePass(rows_path, out, UtilityAssessor(slm=slm, embedder=FakeEmbedder(),
+                                                answer_tokens=3),
+                FakeDetector(), kinds=_kinds(), seed=1, answer_tokens=3).run()
+    rows = read_rows(out)
+    assert rows and all(r["slm_answer_tokens"] == 3 for r in rows)
+    assert slm.caps and set(slm.caps) == {3}
+    assert all(len(r["slm_answer"].split()) <= 3 for r in rows)
+
+
+def test_verified_repairs_are_looked_up_and_give_the_same_features(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    earlier = tmp_path / "features-earlier.jsonl.gz"
+    FeaturePass(rows_path, earlier, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    slm = FakeSLM()
+    reusing = VerifiedRepairs.from_pass(slm, read_rows(rows_path), read_rows(earlier))
+    again = tmp_path / "features-again.jsonl.gz"
+    FeaturePass(rows_path, again, UtilityAssessor(slm=reusing, embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    assert reusing.reused == 1                              # the one corrected row
+    assert not [c for c in slm.calls if c[0] == "correct"]  # never repaired again
+    by_key = {r["key"]: r["features"] for r in read_rows(earlier)}
+    assert {r["key"]: r["features"] for r in read_rows(again)} == by_key
+
+
+def test_a_repair_the_earlier_pass_did_not_verify_is_generated(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    earlier = tmp_path / "features-other.jsonl.gz"
+    FeaturePass(rows_path, earlier, UtilityAssessor(slm=LiteralSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()      # its repair ≠ payload
+    slm = FakeSLM()
+    reusing = VerifiedRepairs.from_pass(slm, read_rows(rows_path), read_rows(earlier))
+    FeaturePass(rows_path, tmp_path / "f.jsonl.gz",
+                UtilityAssessor(slm=reusing, embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    assert reusing.reused == 0
+    assert [c for c in slm.calls if c[0] == "correct"]
+
+
+def test_shards_split_the_documents_and_concatenate_into_the_whole_pass(tmp_path: Path) -> None:
+    slm = FakeSLM()
+    other = Document("memo:0002", "business", "memo",
+                     "Carol Diaz zzq asked carol@example.org for the zzk invoice of the "
+                     "Berlin office before Friday.")
+    with CaptureServer() as srv:
+        srv.default = Reply(deltas=["Carol wrote about ", "the invoice."])
+        gen = _generator(tmp_path, srv.url, _kinds())
+        gen.corrector = lambda text: slm.run(CORRECT, text)
+        gen.run([DOC, other])
+    whole = tmp_path / "whole.jsonl.gz"
+    FeaturePass(gen.path, whole, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    parts = []
+    for i in range(2):
+        part = tmp_path / f"shard{i}.jsonl.gz"
+        FeaturePass(gen.path, part, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder()),
+                    FakeDetector(), kinds=_kinds(), seed=1, shard=(i, 2)).run()
+        parts.append(part)
+    docs = [{r["doc_id"] for r in read_rows(p)} for p in parts]
+    assert docs[0] and docs[1] and not docs[0] & docs[1]        # one document each
+    joined = tmp_path / "joined.jsonl.gz"
+    joined.write_bytes(b"".join(p.read_bytes() for p in parts))   # `cat shard* > joined`
+
+    def keyed(path: Path) -> dict:
+        return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
+
+    assert keyed(joined) == keyed(whole)

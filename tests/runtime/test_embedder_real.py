@@ -39,3 +39,25 @@ def test_long_document_uses_every_window(emb):
     # truncation would make the document look like its first half only (≈ v_first)
     assert np.dot(v_doc, v_second) > np.dot(v_first, v_second) + 0.2
     assert np.dot(v_doc, v_first) > np.dot(v_first, v_second) + 0.2
+
+
+def test_torch_threads_are_set_when_the_model_loads():
+    """The composition root gives torch one thread beside llama.cpp (see
+    SHARED_PROCESS_TORCH_THREADS); the setting must reach torch before its first team.
+    Run in a child process: torch's thread count is process-wide."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from preflight.runtime.embedder import SentenceEmbedder\n"
+        "before = torch.get_num_threads()\n"
+        "e = SentenceEmbedder(sys.argv[1], torch_threads=1)\n"
+        "e.similarity('one short text', 'another short text')\n"
+        "print(before, torch.get_num_threads())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(require_model("similarity"))],
+                         capture_output=True, text=True, timeout=300, check=True)
+    before, after = (int(x) for x in out.stdout.split()[-2:])
+    assert after == 1
+    assert before >= 1

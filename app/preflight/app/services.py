@@ -153,9 +153,11 @@ class Services:
 
     def embedder(self) -> Any:
         def build() -> Any:
-            from preflight.runtime.embedder import SentenceEmbedder
+            from preflight.runtime.embedder import SHARED_PROCESS_TORCH_THREADS, SentenceEmbedder
 
-            return SentenceEmbedder(model_dir=self.models.path("similarity"))
+            # the local SLM (llama.cpp) runs in this process: see the constant
+            return SentenceEmbedder(model_dir=self.models.path("similarity"),
+                                    torch_threads=SHARED_PROCESS_TORCH_THREADS)
         return self._once("embedder", build)
 
     def token_space(self) -> Any:

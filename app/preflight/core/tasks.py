@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-# The utility assessor's own SLM summaries were capped here in the study its model was
-# fitted on: its features must be generated the same way. Answers shown to the user are
-# not: they take the user's answer length (``Settings.answer_max_tokens``, see
-# :meth:`Task.for_answer`).
+# The cloud's answers in the utility data set (its target E) were capped here, as in the
+# study the assessor's design follows. Answers shown to the user are not: they take the
+# user's answer length (``Settings.answer_max_tokens``, see :meth:`Task.for_answer`).
 SUMMARY_MAX_TOKENS = 142
+# The local SLM's own answers, whose similarity to the document gives features C and D,
+# are capped here: the answer is most of a refined prediction's time, and its first
+# sentences carry what C and D measure. The regressor must learn from features computed
+# with the same cap (the feature rows record it; ``train_utility`` checks).
+ASSESSOR_ANSWER_TOKENS = 142
 ANSWER_MAX_TOKENS = 800          # default answer length: long enough for a whole answer
 ANSWER_TOKENS_RANGE = (32, 16384)  # what the setting accepts
 

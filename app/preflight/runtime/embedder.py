@@ -33,6 +33,14 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 log = logging.getLogger(__name__)
 
 MAX_PIECES = 384
+# torch's threads when llama.cpp runs in the same process. Both use the process's one
+# OpenMP runtime (libgomp), and once torch has started its own team, libgomp counts more
+# threads than cores and stops spinning at its barriers — llama.cpp, which meets such a
+# barrier after every operation of every token, then runs 1.5–1.9x slower for the rest of
+# the process. Measured on 2 cores, 500-token document (python -m
+# preflight_eval.bench_utility): a 142-token SLM answer took 6.7 s after the first
+# embedding and 3.8 s with torch on one thread, whose embeddings cost 1.5 s instead of 1.0.
+SHARED_PROCESS_TORCH_THREADS = 1
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n\s*\n")
 
 
@@ -56,6 +64,8 @@ class SentenceEmbedder:
         cache_size: embeddings kept in memory, keyed by a hash of the text (the original
             document is compared with many variants; never re-embed it).
         batch_size: windows per forward pass (bounds activation memory).
+        torch_threads: torch's intra-op threads, set when the model loads (``None``:
+            torch's default, one per core). See :data:`SHARED_PROCESS_TORCH_THREADS`.
     """
 
     def __init__(
@@ -66,6 +76,7 @@ class SentenceEmbedder:
         cache_size: int = 512,
         device: str = "cpu",
         batch_size: int = 2,
+        torch_threads: int | None = None,
     ) -> None:
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._max_pieces = max_pieces
@@ -77,6 +88,7 @@ class SentenceEmbedder:
         # Windows encoded at once. Measured on a 450-word excerpt: the first encode added
         # ~510 MB to the loaded model with 16, ~400 MB with 2, at the same speed on CPU.
         self._batch_size = batch_size
+        self._torch_threads = torch_threads
 
     @property
     def dimension(self) -> int:
@@ -92,6 +104,11 @@ class SentenceEmbedder:
                 )
             try:
                 from sentence_transformers import SentenceTransformer
+
+                if self._torch_threads is not None:
+                    import torch
+
+                    torch.set_num_threads(max(1, int(self._torch_threads)))
 
                 self._model = SentenceTransformer(
                     str(path), device=self._device, local_files_only=True

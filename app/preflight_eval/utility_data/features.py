@@ -10,6 +10,14 @@ compared on the same cloud answers:
 
     nice -n 19 python -m preflight_eval.utility_data.features --slm-role slm --time-limit 60
 
+The SLM's answers are capped at ``--answer-tokens`` (default: the product's
+:data:`~preflight.core.tasks.ASSESSOR_ANSWER_TOKENS`); every row records its cap, and
+``train_utility`` trains only on rows made with the product's. To recompute a file with
+another cap, write it elsewhere (``--out``), in parallel shards if you like
+(``--shard 0/2`` and ``--shard 1/2`` into two files, then ``cat`` them: gzip members
+concatenate), and reuse the grammar repairs an earlier pass of the same SLM already
+verified (``--reuse-repairs``): the repair does not depend on the answer cap.
+
 Corrected rows: in the app the SLM that computes the features also repairs the text. The
 payload was repaired by the generator's corrector; ``measure(correct=True)`` repairs it
 again with this pass's SLM, and ``repair_matches_payload`` says whether both agree (with
@@ -27,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.types import Change, SanitizedText
 from preflight.core.utility.features import as_mapping
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
@@ -81,10 +90,44 @@ def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
     return {k: (None if v != v else round(float(v), 6)) for k, v in as_mapping(feats).items()}
 
 
+class VerifiedRepairs:
+    """The local SLM, except that a grammar repair an earlier pass of the same (greedy,
+    deterministic) SLM already produced and checked — its output was the stored payload —
+    is looked up instead of generated again. Every other call goes to the SLM."""
+
+    def __init__(self, slm: Any, repairs: dict[str, str]) -> None:
+        self._slm = slm
+        self._repairs = repairs
+        self.reused = 0
+
+    @classmethod
+    def from_pass(cls, slm: Any, rows: list[dict[str, Any]],
+                  earlier: list[dict[str, Any]]) -> "VerifiedRepairs":
+        verified = {(r["doc_id"], r["key"]) for r in earlier
+                    if r["setting"].get("corrected") and r.get("repair_matches_payload")}
+        return cls(slm, {r.get("sanitized", r["payload"]): r["payload"] for r in rows
+                         if (r["doc_id"], r["key"]) in verified and "sanitized" in r})
+
+    def run(self, task: Any, text: str, *args: Any, **kwargs: Any) -> str:
+        if task.kind == "correct" and text in self._repairs:
+            self.reused += 1
+            return self._repairs[text]
+        return self._slm.run(task, text, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._slm, name)
+
+
+def in_shard(index: int, shard: tuple[int, int]) -> bool:
+    return index % shard[1] == shard[0]
+
+
 class FeaturePass:
     def __init__(self, rows_path: Path, out_path: Path, assessor: Any, detector: Any,
                  kinds: dict[str, Any] | None = None, seed: int = SEED,
-                 time_limit_min: float = 60.0, max_docs: int = 0) -> None:
+                 time_limit_min: float = 60.0, max_docs: int = 0,
+                 answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
+                 shard: tuple[int, int] = (0, 1)) -> None:
         self.rows_path = Path(rows_path)
         self.writer = ShardWriter(out_path)
         self.out_path = Path(out_path)
@@ -96,12 +139,16 @@ class FeaturePass:
         self.deadline = time.monotonic() + time_limit_min * 60
         self.n_new = 0
         self.max_docs = max_docs
+        self.answer_tokens = answer_tokens
+        self.shard = shard
 
     def run(self) -> None:
         rows = read_rows(self.rows_path)
         originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"
                      and not interrupted(r)}
-        for doc_id, orig in list(originals.items())[: self.max_docs or None]:
+        for i, (doc_id, orig) in enumerate(list(originals.items())[: self.max_docs or None]):
+            if not in_shard(i, self.shard):
+                continue
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
                     and "error" not in r and (doc_id, r["key"]) not in self.done
                     and not old_dx_row(r) and not interrupted(r)]
@@ -136,6 +183,7 @@ class FeaturePass:
             "target_original": self.assessor.realized_utility(ctx.text, orig["answer"]),
             "sim_slm_original": sim_c,
             "slm_answer": slm_answer,
+            "slm_answer_tokens": self.answer_tokens,
             "reproduced": reproduced,
             "features_from": "recreated" if reproduced else "stored payload",
             "row_created": row.get("created"),
@@ -162,7 +210,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-docs", type=int, default=0,
                     help="only the first N documents of the generation order (0: all), e.g. "
                          "to compare a slower SLM on part of the data")
+    ap.add_argument("--answer-tokens", type=int, default=ASSESSOR_ANSWER_TOKENS,
+                    help="cap on the SLM's answers (default: the product's)")
+    ap.add_argument("--out", default=None, help="feature file to write (default: "
+                    "data/utility/features-CLOUD-SLM.jsonl.gz)")
+    ap.add_argument("--shard", default="0/1", help="I/N: only every N-th document from "
+                    "the I-th (run N processes into N files, then cat them)")
+    ap.add_argument("--reuse-repairs", default=None, help="an earlier feature file of the "
+                    "same SLM whose verified grammar repairs are looked up, not rerun")
     args = ap.parse_args(argv)
+    shard = tuple(int(x) for x in args.shard.split("/"))
+    if len(shard) != 2 or not 0 <= shard[0] < shard[1]:
+        ap.error("--shard takes I/N with 0 <= I < N")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     from preflight.app.services import build_services
@@ -173,12 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     services = build_services(Settings())       # the defaults, not this user's settings
     use_mechanisms(services.mechanism)
-    slm = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
+    rows_path = data / f"{args.cloud_role}.jsonl.gz"
+    slm: Any = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
+    if args.reuse_repairs:
+        slm = VerifiedRepairs.from_pass(slm, read_rows(rows_path),
+                                        read_rows(Path(args.reuse_repairs)))
     feature_pass = FeaturePass(
-        data / f"{args.cloud_role}.jsonl.gz",
-        data / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz",
-        UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor()),
-        services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs)
+        rows_path,
+        Path(args.out) if args.out else data / f"features-{args.cloud_role}-{args.slm_role}"
+                                                ".jsonl.gz",
+        UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor(),
+                        answer_tokens=args.answer_tokens),
+        services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs,
+        answer_tokens=args.answer_tokens, shard=shard)
     try:
         feature_pass.run()
     except KeyboardInterrupt:

@@ -11,7 +11,9 @@ unsanitized send of the same document), ``variant`` ("plain" / "corrected"), ``g
 Rows are dropped, and counted, when they cannot describe what the stand-in read:
 an ``error`` (the sanitization failed and nothing was sent), or features computed on a
 re-created text that differs from the stored payload (rows of the feature pass before
-session 4; since then such rows are computed on the stored payload, ``features_from``).
+session 4; since then such rows are computed on the stored payload, ``features_from``),
+or features from SLM answers capped at another length than the product's
+(``slm_answer_tokens``; rows without it were capped at 142 tokens).
 d_X rows written before the word-boundary classes get no features at all (a mechanism
 the product no longer ships: :func:`.features.old_dx_row`).
 """
@@ -24,8 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.shards import read_rows
+
+# The cap on the SLM's answers of the feature rows written before it was recorded.
+LEGACY_ANSWER_TOKENS = 142
 
 
 @dataclass
@@ -88,6 +94,10 @@ def load(path: Path, limit: int | None = None) -> DataSet:
             # computed (before session 4's fix) on a text the stand-in never read
             data.dropped["features of another text"] = \
                 data.dropped.get("features of another text", 0) + 1
+        elif r.get("slm_answer_tokens", LEGACY_ANSWER_TOKENS) != ASSESSOR_ANSWER_TOKENS:
+            # C and D from answers of another length than the product's assessor gives
+            data.dropped["answers of another length"] = \
+                data.dropped.get("answers of another length", 0) + 1
         else:
             data.rows.append(flat_row(r))
     return data

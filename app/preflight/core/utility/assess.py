@@ -25,7 +25,7 @@ import numpy as np
 
 from preflight.core.errors import Cancelled
 from preflight.core.ports import Embedder, LanguageModel
-from preflight.core.tasks import CORRECT, SUMMARIZE, Task
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS, CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.excerpt import excerpts, original_excerpt
 from preflight.core.utility.features import Features, fast_features, word_count
@@ -121,6 +121,9 @@ class UtilityAssessor:
             the app's resources, no model runtime).
         original_slm: the model that reads the *original* (C and its perplexity); None:
             ``slm``. A company assessor not trusted with originals gets only the rest.
+        answer_tokens: the cap on the SLM's own answers (features C and D) — whatever the
+            user's task allows the cloud. The regressor learned from answers capped the
+            same way (:data:`~preflight.core.tasks.ASSESSOR_ANSWER_TOKENS`).
     Both models are required: the composition root (``preflight.app``) builds the real
     ones, tests pass fakes.
     """
@@ -133,6 +136,7 @@ class UtilityAssessor:
         task: Task = SUMMARIZE,
         cache_documents: int = 8,
         original_slm: LanguageModel | None = None,
+        answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
     ) -> None:
         for name, value, port in (("slm", slm, "LanguageModel"), ("embedder", embedder,
                                                                   "Embedder")):
@@ -145,6 +149,7 @@ class UtilityAssessor:
         self._embedder: Embedder = embedder
         self._predictor = predictor
         self.task = task
+        self._answer_task = dataclasses.replace(task, max_tokens=int(answer_tokens))
         self._docs: OrderedDict[str, _DocCache] = OrderedDict()
         self._cache_documents = cache_documents
         self._lock = threading.Lock()
@@ -200,8 +205,9 @@ class UtilityAssessor:
     def _original_slm(self, original: str, cancel: threading.Event | None) -> _DocCache:
         """The SLM's part of :meth:`original_answer` (answer and perplexity), cached."""
         key = hashlib.blake2b(
-            (self.task.kind + "\0" + self.task.question + "\0"
-             + (self.task.note + "\0" if self.task.note else "") + original).encode(
+            (self._answer_task.kind + "\0" + self._answer_task.question + "\0"
+             + (self._answer_task.note + "\0" if self._answer_task.note else "")
+             + f"{self._answer_task.max_tokens}\0" + original).encode(
                 "utf-8", "surrogatepass"),
             digest_size=16,
         ).hexdigest()
@@ -209,7 +215,7 @@ class UtilityAssessor:
             hit = self._docs.get(key)
         if hit is None:
             sample = original_excerpt(original)
-            answer = self._generate(self.task, sample, cancel, self._original_model)
+            answer = self._generate(self._answer_task, sample, cancel, self._original_model)
             hit = _DocCache(answer, self._original_model.perplexity(sample))
             with self._lock:
                 self._docs[key] = hit
@@ -261,7 +267,7 @@ class UtilityAssessor:
         if sample.sampled:
             notes["sampled"] = "B, C, D and perplexity were computed on an excerpt"
         report(0.6, "local model works on the sanitized text")
-        answer = self._generate(self.task, sample.sanitized, cancel) \
+        answer = self._generate(self._answer_task, sample.sanitized, cancel) \
             if sample.sanitized.strip() else ""
         ppl_s = self._perplexity(sample.sanitized) if sample.sanitized.strip() else float("nan")
         if slm_done is not None:
