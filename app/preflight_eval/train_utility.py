@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from preflight.core import paths
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.features import (
     ALL_FEATURES,
     BASELINE_FEATURES,
@@ -90,7 +91,10 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
            "  `/v1/completions` with a TL;DR prompt, 41 documents; the data set of",
            "  `data/utility/` (Qwen2.5-Coder-1.5B through the product's send path) replaces it",
            "  once its features are computed")),
-        f"- Local SLM (features C, D, perplexity, correction): manifest role `{data.slm}`",
+        f"- Local SLM (features C, D, perplexity, correction): manifest role `{data.slm}`"
+        + ("" if data.cloud == "cloud_standin" else
+           f"; its answers for C and D capped at {ASSESSOR_ANSWER_TOKENS} tokens "
+           "(`ASSESSOR_ANSWER_TOKENS`, the product's)"),
         "",
         "## Data",
         "",
@@ -187,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     bundle = fit_bundle(train, metrics=metrics, calibration=calibration, test=test,
                         source=f"{len(train)} train + {len(calibration)} calibration + "
                                f"{len(test)} test rows from {path.name}")
+    if not args.from_csv:
+        # C and D were computed from SLM answers of this length (rows.load kept no other)
+        bundle["slm_answer_tokens"] = ASSESSOR_ANSWER_TOKENS
     out = Path(args.out)
     save_bundle(bundle, out / BUNDLE_NAME)
     # every document, ids hashed: the prior of learning on the flow refits on them

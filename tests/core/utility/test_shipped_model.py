@@ -15,6 +15,16 @@ def test_the_regressor_is_shipped():
     assert shipped_bundle_path().is_file(), "resources/utility/regressor.joblib is missing"
 
 
+def test_shipped_bundle_learned_from_answers_as_long_as_the_assessor_gives():
+    """Features C and D depend on the SLM's answer cap: a bundle fitted on rows of another
+    cap than ``ASSESSOR_ANSWER_TOKENS`` would read features unlike its training rows.
+    (Bundles before the cap was recorded were fitted on 142-token answers.)"""
+    from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
+
+    bundle = UtilityPredictor.load(prefer_user=False).bundle
+    assert bundle.get("slm_answer_tokens", 142) == ASSESSOR_ANSWER_TOKENS
+
+
 def _dx(frac_changed: float, eps: float) -> dict:
     import math
 
