@@ -19,7 +19,7 @@ SUMMARY_MAX_TOKENS = 142
 # are capped here: the answer is most of a refined prediction's time, and its first
 # sentences carry what C and D measure. The regressor must learn from features computed
 # with the same cap (the feature rows record it; ``train_utility`` checks).
-ASSESSOR_ANSWER_TOKENS = 142
+ASSESSOR_ANSWER_TOKENS = 48
 ANSWER_MAX_TOKENS = 800          # default answer length: long enough for a whole answer
 ANSWER_TOKENS_RANGE = (32, 16384)  # what the setting accepts
 
