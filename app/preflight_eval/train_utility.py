@@ -149,6 +149,10 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         "- The stand-in is a 1.5B model on two CPU cores, not a frontier model; learning on",
         "  the flow refits on the user's own sends, per provider and model.",
         "- Trained for summaries; other tasks use the same model as an approximation.",
+        "- C, D and the perplexities depend on the llama.cpp build's CPU kernels: a 135M",
+        "  model's greedy answer changes course on the smallest numeric difference (the",
+        "  end-to-end sends re-assessed after a rebuild moved D by up to 0.81). The rows",
+        "  were computed on one build; another CPU reads slightly different features.",
         "",
     ]
     return "\n".join(out)
