@@ -36,6 +36,57 @@ def test_pessimistic_refinement_moves_up_within_the_budget(fake_slm, fake_embedd
     assert rec.slm_calls <= 1 + 4
 
 
+def test_a_constant_gap_is_corrected_in_one_step(fake_slm, fake_embedder):
+    # refined = fast − 0.15: the first candidate (ε ≈ 60) fails by 0.15, so the second
+    # aims where the instant curve clears 0.6 by that gap and the margin (0.07): ε ≈ 82,
+    # just past the refined crossing (ε ≈ 75)
+    rec, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.15)
+    refined = [p for p in rec.probes if p["stage"] == "refined"]
+    assert rec.decision == "send" and rec.predicted_utility >= 0.6
+    assert rec.slm_calls == 1 + 2 and len(refined) == 2
+    assert 75.0 <= rec.epsilon <= 86.0
+    assert refined[0]["epsilon"] < rec.epsilon < 100.0        # not the largest ε
+
+
+def test_bisection_widening_spends_the_whole_budget_on_the_same_document(
+        fake_slm, fake_embedder):
+    shift, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.15)
+    bisect, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.15, widen="bisect")
+    assert bisect.decision == "send" and bisect.predicted_utility >= 0.6
+    assert bisect.slm_calls == 1 + 3 > shift.slm_calls
+    assert 100.0 in [p["epsilon"] for p in bisect.probes if p["stage"] == "refined"]
+
+
+def test_a_gap_past_the_curves_top_checks_the_largest_epsilon_next(fake_slm, fake_embedder):
+    # refined = fast − 0.45: aiming at 0.6 + 0.45 + margin is past the curve's top (1.0),
+    # so the second check is the largest ε itself, and no third check is spent
+    rec, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.45)
+    refined = [p["epsilon"] for p in rec.probes if p["stage"] == "refined"]
+    assert refined[-1] == 100.0 and len(refined) == 2
+    assert rec.decision == "keep_local" and rec.predicted_utility < 0.6
+
+
+class _WideningGap(LinearPredictor):
+    """The refined prediction falls further below the fast one as ε grows."""
+
+    def predict(self, features, corrected=False):
+        fast = self.predict_fast(features)
+        return fast - (0.15 if fast < 0.7 else 0.25)
+
+
+def test_a_gap_that_grows_falls_back_to_the_largest_epsilon(fake_slm, fake_embedder):
+    assessor = UtilityAssessor(fake_slm, fake_embedder, _WideningGap())
+    rec = recommend(DOC, FakePrepared(DOC), assessor, 0.6)
+    refined = [p["epsilon"] for p in rec.probes if p["stage"] == "refined"]
+    assert len(refined) == 3 and refined[0] < refined[1] < refined[2] == 100.0
+    assert rec.decision == "send" and rec.epsilon == 100.0
+
+
+def test_an_unknown_widening_is_refused(fake_slm, fake_embedder):
+    with pytest.raises(ValueError, match="widen"):
+        run(fake_slm, fake_embedder, 0.6, widen="guess")
+
+
 def test_unreachable_threshold_keeps_the_document_local(fake_slm, fake_embedder):
     rec, _ = run(fake_slm, fake_embedder, 0.95, offset=-0.3)
     assert rec.decision == "keep_local"
