@@ -123,7 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     embedder.load()
     timed_slm = _Timed(slm, ("run", "perplexity"))
     timed_embedder = _Timed(embedder, ("embed", "similarity"))
-    assessor = UtilityAssessor(timed_slm, timed_embedder, services.predictor())
+    if args.slm_role:     # that SLM's features need the regressor fitted on them
+        from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+
+        predictor = UtilityPredictor.load(shipped_bundle_path(args.slm_role))
+    else:
+        predictor = services.predictor()
+    assessor = UtilityAssessor(timed_slm, timed_embedder, predictor)
     detector = services.detector()
     mech = services.dx()
     load_s = time.perf_counter() - t0

@@ -8,7 +8,8 @@ estimators refitted on every document with their cross-conformal band
 
     python -m preflight_eval.train_utility            # stand-in cloud_qwen15, SLM "slm"
 
-Writes, under ``resources/utility/``:
+Writes, under ``resources/utility/`` (another assessor SLM's, ``--slm-role slm_qwen05``,
+under ``resources/utility/slm_qwen05/``: each SLM's features need their own regressor):
 
 * ``regressor.joblib`` — the bundle (scikit-learn version pinned inside),
 * ``training_features.csv`` — the training rows as numbers only (document ids hashed),
@@ -35,7 +36,7 @@ from preflight.core.utility.features import (
     FAST_MODEL_FEATURES,
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
-from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
+from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle, shipped_folder
 from preflight_eval.eval_utility import (
     ci_text,
     cross_validated_text,
@@ -163,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--cloud-role", default="cloud_qwen15")
     ap.add_argument("--slm-role", default="slm")
-    ap.add_argument("--out", default=str(paths.resource_path("utility")))
+    ap.add_argument("--out", default=None,
+                    help="default: the SLM's shipped folder (resources/utility/, or "
+                         "resources/utility/<slm role>/ for another assessor SLM)")
     ap.add_argument("--from-csv", default=None, metavar="CSV",
                     help="train from a training_features.csv instead (the interim bundle: "
                          "resources/utility/training_features.csv, Gemma 3 270M rows)")
@@ -196,9 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                         source=f"{len(train)} train + {len(calibration)} calibration + "
                                f"{len(test)} test rows from {path.name}")
     if not args.from_csv:
-        # C and D were computed from SLM answers of this length (rows.load kept no other)
+        # C and D were computed from SLM answers of this length (rows.load kept no other),
+        # by this SLM (the product picks the bundle of the SLM its assessor uses)
         bundle["slm_answer_tokens"] = ASSESSOR_ANSWER_TOKENS
-    out = Path(args.out)
+        bundle["slm_role"] = args.slm_role
+    out = Path(args.out) if args.out else paths.resource_path(*shipped_folder(args.slm_role))
     save_bundle(bundle, out / BUNDLE_NAME)
     # every document, ids hashed: the prior of learning on the flow refits on them
     hashed = _hash_group if not args.from_csv else str     # the CSV's ids are hashed already

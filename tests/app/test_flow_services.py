@@ -82,3 +82,29 @@ def test_assess_prints_the_calibration_line(tmp_path, capsys):
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["calibration"] == "calibrated on 20 of your sends to acme"
+
+
+def test_another_assessor_slm_brings_its_own_bundle_and_learning(monkeypatch):
+    """Features C, D and the perplexities differ between SLMs: choosing Qwen 0.5B in
+    Settings → Models switches to the regressor fitted on its features, and its sends are
+    learned apart from the default SLM's."""
+    from preflight.app.services import SlmChoice
+
+    services = Services(_settings())
+    default_flow = services.flow_learner()
+    assert services.predictor().slm_role == "slm"
+    monkeypatch.setattr(Services, "slm_choice",
+                        lambda self: SlmChoice("slm_qwen05", "Qwen2.5-Coder-0.5B"))
+    qwen_flow = services.flow_learner()
+    assert qwen_flow is not default_flow and qwen_flow.slm_role == "slm_qwen05"
+    assert qwen_flow.db_path != default_flow.db_path
+    predictor = services.predictor()
+    assert predictor.path == shipped_bundle_path("slm_qwen05")
+    assert predictor.slm_role == "slm_qwen05"
+    assert services.assessor(SUMMARIZE).predictor is predictor
+    _teach(services, ACME, 20)                        # the Qwen learner refits once
+    assert services.calibration_status("acme").calibrated_on == 20
+    assert services.predictor("acme").slm_role == "slm_qwen05"
+    monkeypatch.undo()
+    assert services.flow_learner() is default_flow
+    assert services.calibration_status("acme").calibrated_on == 0

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from preflight.core.assessor_endpoint import AssessorEndpoint, AssessorPlace
-from preflight.core.errors import ModelUnavailableError
 
 ORIGINAL_STAYS = ("The original document stayed on this computer (the company assessor is "
                   "not marked internal): C and its perplexity were computed here.")
@@ -53,10 +52,7 @@ def build_assessor_models(services: Any) -> AssessorModels:
     from preflight.runtime.remote_fallback import FallbackSLM
     from preflight.runtime.remote_slm import RemoteSLM, bos_text
 
-    try:
-        role = services.slm_choice().role
-    except ModelUnavailableError:       # no local model: the server may still answer
-        role = services.settings.assessor_slm
+    role = services.assessor_slm_role()
 
     def prefix() -> str:
         return bos_text(services.models.path(role))

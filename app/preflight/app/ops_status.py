@@ -61,7 +61,7 @@ def utility_model_status(services: Any, provider: str | None = None) -> UtilityM
     spec = services.org_policy().utility_model
     company = services.company_predictor(services.provider_key(provider))
     path = str(getattr(used, "path", "") or "")
-    own = bool(path) and path != str(shipped_bundle_path())
+    own = bool(path) and path != str(shipped_bundle_path(services.assessor_slm_role()))
     if company is not None and used is company:
         return UtilityModelStatus("company", spec.path_or_url)
     problem = services.company_model_problem

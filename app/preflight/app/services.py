@@ -285,10 +285,21 @@ class Services:
 
     # -- utility -----------------------------------------------------------------------
     def flow_learner(self) -> Any:
-        """The learning-on-the-flow store (pairs and refits per provider)."""
+        """The learning-on-the-flow store (pairs and refits per provider) of the assessor's
+        SLM: each SLM's features differ, so each has its own prior, pairs and refits."""
         from preflight.core.utility.flow import FlowLearner
 
-        return self._once("flow", FlowLearner)
+        role = self.assessor_slm_role()
+        return self._once(f"flow:{role}", lambda: FlowLearner(slm_role=role))
+
+    def assessor_slm_role(self) -> str:
+        """The role of the SLM the assessor uses (the chosen one, or the default it falls
+        back to); the chosen one when no local SLM is usable at all (a company-hosted
+        assessor may still answer)."""
+        try:
+            return self.slm_choice().role
+        except ModelUnavailableError:
+            return self.settings.assessor_slm
 
     def provider_key(self, provider: str | None = None) -> Any:
         """(name, model) of ``provider`` (default: the default provider), or None."""
@@ -310,7 +321,8 @@ class Services:
         if found is None or found is flow.prior:     # no refit of the user's own
             found = self.company_predictor(key) or found
         # None: the shipped bundle is unusable; loading it again raises the reason.
-        return found if found is not None else UtilityPredictor.load(shipped_bundle_path())
+        return found if found is not None else UtilityPredictor.load(
+            shipped_bundle_path(self.assessor_slm_role()))
 
     def company_predictor(self, key: Any = None) -> Any:
         """The company-trained model the policy distributes for ``key``'s provider (None:

@@ -141,8 +141,10 @@ class QtModelsTab(QWidget):
         self.assessor_slm = QComboBox()
         self.assessor_slm.setObjectName("assessorSlm")
         self.assessor_slm.setToolTip("The local model that computes the utility features "
-                                     "(C, D, perplexity) and repairs grammar. The d_X "
-                                     "token space does not change with it.")
+                                     "(C, D, perplexity) and repairs grammar. Each has a "
+                                     "utility model fitted on its own features, and learns "
+                                     "from your sends apart; the d_X token space does not "
+                                     "change with it.")
         for role in ASSESSOR_SLMS:
             self.assessor_slm.addItem(role, role)
         self.assessor_slm.setCurrentIndex(

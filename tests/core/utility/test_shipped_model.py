@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 
+import pytest
 
 from preflight.core import paths
+from preflight.core.config import ASSESSOR_SLMS
 from preflight.core.utility.features import ALL_FEATURES, FAST_FEATURES
 from preflight.core.utility.flow import read_training_rows, shipped_rows_path
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
@@ -23,6 +25,21 @@ def test_shipped_bundle_learned_from_answers_as_long_as_the_assessor_gives():
 
     bundle = UtilityPredictor.load(prefer_user=False).bundle
     assert bundle.get("slm_answer_tokens", 142) == ASSESSOR_ANSWER_TOKENS
+
+
+@pytest.mark.parametrize("role", ASSESSOR_SLMS)
+def test_each_assessor_slm_has_a_bundle_learned_from_its_own_features(role):
+    """C, D and the perplexities come from the assessor's SLM: choosing another one in
+    Settings → Models must bring the regressor fitted on that SLM's features."""
+    from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
+
+    path = shipped_bundle_path(role)
+    assert path.is_file(), f"{path} is missing (python -m preflight_eval.train_utility " \
+                           f"--slm-role {role})"
+    predictor = UtilityPredictor.load(path)
+    assert predictor.slm_role == role
+    assert predictor.bundle.get("slm_answer_tokens", 142) == ASSESSOR_ANSWER_TOKENS
+    assert predictor.has("full") and predictor.has("fast")
 
 
 def _dx(frac_changed: float, eps: float) -> dict:

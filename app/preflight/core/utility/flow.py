@@ -32,6 +32,7 @@ from preflight.core.errors import ModelUnavailableError
 from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
 from preflight.core.utility.predictor import (
     BUNDLE_NAME,
+    DEFAULT_SLM_ROLE,
     CostMetrics,
     UtilityPredictor,
     cost_metrics,
@@ -39,6 +40,7 @@ from preflight.core.utility.predictor import (
     load_bundle,
     save_bundle,
     shipped_bundle_path,
+    shipped_folder,
 )
 
 log = logging.getLogger(__name__)
@@ -106,8 +108,9 @@ class CalibrationStatus:
     calibrated_on: int    # pairs in the refit in use (0: the shipped prior is used)
 
 
-def shipped_rows_path() -> Path:
-    return paths.resource_path("utility", TRAINING_ROWS_NAME)
+def shipped_rows_path(slm_role: str = DEFAULT_SLM_ROLE) -> Path:
+    """The training rows of ``slm_role``'s shipped bundle (the prior of its refits)."""
+    return paths.resource_path(*shipped_folder(slm_role), TRAINING_ROWS_NAME)
 
 
 def read_training_rows(path: Path) -> list[dict[str, Any]]:
@@ -163,6 +166,10 @@ class FlowLearner:
         shipped_rows: the prior's training rows (default: the shipped CSV).
         bundle_root: folder of the per-provider refits (default: ``data_dir/utility``).
         user_weight: how many shipped rows one of the user's pairs counts as.
+        slm_role: the assessor SLM whose features are recorded and learned from. Its
+            features differ from another SLM's, so each SLM has its own prior, pairs and
+            refits: the defaults above are the default SLM's, another's are kept apart
+            (``utility_flow-<role>.sqlite``, ``data_dir/utility/<role>/``).
     """
 
     def __init__(
@@ -174,16 +181,21 @@ class FlowLearner:
         shipped_rows: Path | None = None,
         bundle_root: Path | None = None,
         user_weight: int = USER_WEIGHT,
+        slm_role: str = DEFAULT_SLM_ROLE,
     ) -> None:
         if user_weight < 1:
             raise ValueError("user_weight must be 1 or more")
-        self.db_path = db_path or paths.data_dir() / "utility_flow.sqlite"
+        own = slm_role != DEFAULT_SLM_ROLE
+        self.slm_role = slm_role
+        self.db_path = db_path or paths.data_dir() / (
+            f"utility_flow-{slm_role}.sqlite" if own else "utility_flow.sqlite")
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self._prior = predictor
         self.refit_every = refit_every
         self.user_weight = user_weight
-        self._shipped_rows = shipped_rows or shipped_rows_path()
-        self.bundle_root = bundle_root or paths.data_dir() / "utility"
+        self._shipped_rows = shipped_rows or shipped_rows_path(slm_role)
+        self.bundle_root = bundle_root or paths.data_dir().joinpath(
+            "utility", *((slm_role,) if own else ()))
         self._lock = threading.RLock()
         self._predictors: dict[ProviderKey, UtilityPredictor | None] = {}
         with self._connect() as db:
@@ -199,7 +211,7 @@ class FlowLearner:
         """The shipped predictor (None when it cannot be loaded: recording still works)."""
         if self._prior is None:
             try:
-                self._prior = UtilityPredictor.load(shipped_bundle_path())
+                self._prior = UtilityPredictor.load(shipped_bundle_path(self.slm_role))
             except ModelUnavailableError as exc:
                 log.warning("no utility model to record predictions with: %s", exc.message)
         return self._prior
@@ -255,7 +267,8 @@ class FlowLearner:
             predicted = predictor.predict(dict(features), corrected=corrected)
         clean_meta = {
             k: v for k, v in meta.items()
-            if isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= _META_KEYS_MAX_LEN)
+            if isinstance(v, (int, float, bool))
+            or (isinstance(v, str) and len(v) <= _META_KEYS_MAX_LEN)
         }
         feats = {k: (None if (isinstance(v, float) and math.isnan(v)) else float(v))
                  for k, v in features.items() if k in ALL_FEATURES and v is not None}
@@ -348,6 +361,11 @@ class FlowLearner:
         metrics["provider"] = {"name": key.provider, "model": key.model}
         bundle = fit_bundle(rows, metrics=metrics, measure=False,
                             source=f"shipped rows + learning on the flow ({key.provider})")
+        prior = self.prior
+        # the same SLM and answer cap as the rows it refits on (the prior's)
+        bundle["slm_role"] = self.slm_role
+        if prior is not None and "slm_answer_tokens" in prior.bundle:
+            bundle["slm_answer_tokens"] = prior.bundle["slm_answer_tokens"]
         path = self.bundle_path(key)
         save_bundle(bundle, path)
         _write_card(bundle, path.parent / "MODEL_CARD.md", key)

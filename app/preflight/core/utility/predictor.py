@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from preflight.core import paths
+from preflight.core.config import ASSESSOR_SLMS
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.utility.defaults import DEFAULTS_NAME
 from preflight.core.errors import ModelUnavailableError
@@ -52,14 +53,23 @@ __all__ = ["BUNDLE_FORMAT", "MODEL_FEATURES", "make_regressor", "fit_model", "fi
            "load_bundle", "save_bundle", "UtilityPredictor", "Estimate", "Driver"]
 
 BUNDLE_NAME = "regressor.joblib"
+DEFAULT_SLM_ROLE = ASSESSOR_SLMS[0]     # a bundle without ``slm_role`` learned from it
 READABLE_FORMATS = (1, BUNDLE_FORMAT)   # format 1: no intervals, medians or unsanitized model
 WASTE_MARGIN = 0.1   # the paper's tolerance on the similarity scale
 DRIVERS = 3          # features named per prediction
 DRIVER_MIN_EFFECT = 0.005
 
 
-def shipped_bundle_path() -> Path:
-    return paths.resource_path("utility", BUNDLE_NAME)
+def shipped_bundle_path(slm_role: str = DEFAULT_SLM_ROLE) -> Path:
+    """The shipped bundle for the assessor's SLM ``slm_role``: features C, D and the
+    perplexities come from that SLM, so each SLM has a regressor of its own — the
+    default SLM's in ``resources/utility/``, another's in a sub-folder named by its role."""
+    return paths.resource_path(*shipped_folder(slm_role), BUNDLE_NAME)
+
+
+def shipped_folder(slm_role: str = DEFAULT_SLM_ROLE) -> tuple[str, ...]:
+    """``resources/`` parts of the shipped utility files for ``slm_role``."""
+    return ("utility",) if slm_role == DEFAULT_SLM_ROLE else ("utility", slm_role)
 
 
 def user_bundle_path() -> Path:
@@ -262,6 +272,11 @@ class UtilityPredictor:
     @property
     def metrics(self) -> Mapping[str, Any]:
         return self._bundle.get("metrics", {})
+
+    @property
+    def slm_role(self) -> str:
+        """The assessor SLM whose features the bundle learned from (manifest role)."""
+        return str(self._bundle.get("slm_role", DEFAULT_SLM_ROLE))
 
     @property
     def defaults(self) -> Mapping[str, Any]:
