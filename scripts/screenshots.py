@@ -212,6 +212,13 @@ def main() -> int:
                 shoot(win, "02-dx-privacy-light")
                 win.right_scroll.verticalScrollBar().setValue(0)
                 shoot_small(win, (1024, 700), "08-fit-1024x700")
+                if not args.only or args.only == "02-dx-best-light":
+                    # "Find best ε": the local model checks the instant candidate (and,
+                    # if it falls short, one ε corrected by the gap) — the chart marks it
+                    d.find_best_epsilon()
+                    wait_until(app, lambda: not d.recommending
+                               and d.recommendation is not None, 300, "Find best ε")
+                    shoot(win, "02-dx-best-light")
         if theme == "light":    # the banner above Send: d_X alone lets values through
             choose(win, "dx-all")
             if wait_until(app, lambda: d.policy.name == "dx-all" and d.fresh_result

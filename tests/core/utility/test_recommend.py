@@ -57,13 +57,33 @@ def test_bisection_widening_spends_the_whole_budget_on_the_same_document(
     assert 100.0 in [p["epsilon"] for p in bisect.probes if p["stage"] == "refined"]
 
 
-def test_a_gap_past_the_curves_top_checks_the_largest_epsilon_next(fake_slm, fake_embedder):
-    # refined = fast − 0.45: aiming at 0.6 + 0.45 + margin is past the curve's top (1.0),
-    # so the second check is the largest ε itself, and no third check is spent
+def test_a_gap_past_the_curves_top_goes_where_the_curve_stops_rising(fake_slm, fake_embedder):
+    # refined = fast − 0.45: aiming at 0.6 + 0.45 + margin is past the curve's top (1.0,
+    # reached at ε ≈ 99 in the fake), so the second check goes there, not further
     rec, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.45)
     refined = [p["epsilon"] for p in rec.probes if p["stage"] == "refined"]
-    assert refined[-1] == 100.0 and len(refined) == 2
+    assert 98.0 <= refined[1] <= 100.0 and refined[-1] == 100.0
     assert rec.decision == "keep_local" and rec.predicted_utility < 0.6
+
+
+class _Plateau(LinearPredictor):
+    """The instant curve stops rising at 0.7 (ε ≥ 70); refined is 0.08 lower."""
+
+    def predict_fast(self, features, corrected=False):
+        return min(super().predict_fast(features), 0.7)
+
+    def predict(self, features, corrected=False):
+        return self.predict_fast(features) - 0.08
+
+
+def test_a_plateau_is_not_crossed_for_nothing(fake_slm, fake_embedder):
+    # 0.6 + 0.08 + margin is above the plateau: the second check is where it starts
+    # (ε ≈ 70, refined 0.62), not the largest ε, which the instant model says adds nothing
+    assessor = UtilityAssessor(fake_slm, fake_embedder, _Plateau())
+    rec = recommend(DOC, FakePrepared(DOC), assessor, 0.6)
+    refined = [p["epsilon"] for p in rec.probes if p["stage"] == "refined"]
+    assert rec.decision == "send" and len(refined) == 2
+    assert 66.0 <= rec.epsilon <= 75.0 and rec.predicted_utility >= 0.6
 
 
 class _WideningGap(LinearPredictor):

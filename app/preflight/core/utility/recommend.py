@@ -11,8 +11,8 @@ Utility rises (roughly monotonically) with ε, so:
    original is computed once and cached);
 3. if the refined prediction falls short, it says by how much the instant curve is
    optimistic on *this* document: move to where the instant curve clears the minimum by
-   that gap (plus :data:`SHIFT_MARGIN`) and refine there; if that also falls short, check
-   the policy's largest ε. A constant gap is corrected in one step, so a typical search
+   that gap (plus :data:`SHIFT_MARGIN`), or to where it stops rising if it never does,
+   and refine there; if that also falls short, check the policy's largest ε. A constant gap is corrected in one step, so a typical search
    costs one or two refinements, not the three of a bisection on refined predictions
    (``widen="bisect"``, kept for :mod:`preflight_eval.search_study`, which measures the
    two on documents the regressor never saw);
@@ -239,7 +239,10 @@ def recommend(
         tried = candidate
         if candidate < hi and budget > 0:
             gap = instant_at_candidate - float(res.predicted)
-            shifted, _ = crossing(min_utility + gap + shift_margin)
+            # no further than where the instant curve stops rising: beyond it the instant
+            # model expects no more utility, only less privacy
+            top = curve[-1][1]
+            shifted, _ = crossing(min(min_utility + gap + shift_margin, top))
             tried = shifted if shifted > candidate else hi
             res2 = refined(tried)
             budget -= 1
