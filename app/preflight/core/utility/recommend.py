@@ -12,10 +12,11 @@ Utility rises (roughly monotonically) with ε, so:
 3. if the refined prediction falls short, it says by how much the instant curve is
    optimistic on *this* document: move to where the instant curve clears the minimum by
    that gap (plus :data:`SHIFT_MARGIN`), or to where it stops rising if it never does,
-   and refine there; if that also falls short, check the policy's largest ε. A constant gap is corrected in one step, so a typical search
-   costs one or two refinements, not the three of a bisection on refined predictions
-   (``widen="bisect"``, kept for :mod:`preflight_eval.search_study`, which measures the
-   two on documents the regressor never saw);
+   and refine there; if that also falls short, check the policy's largest ε. A constant
+   gap is corrected in one step, so a typical search costs one or two refinements, not
+   the three of a bisection on refined predictions (``widen="bisect"``, kept for
+   :mod:`preflight_eval.search_study`, which measures the two on documents the
+   regressor never saw);
 4. if nothing qualifies, the decision is ``keep_local``: the user gets the SLM's answer
    on the original, and nothing leaves the machine.
 """
