@@ -20,6 +20,9 @@ smallest ε that passes" (the first passing grid point).
 
     python -m preflight_eval.search_study --docs 12 --truth-points 6 --json out.json
 
+Session 11's run is committed (``data/utility/search_study.json``); as the generator gives
+rows to more documents, ``--doc-ids data/utility/search_study.json`` studies the same 12.
+
 ``--margin-from-data`` instead measures what the second candidate's margin
 (:data:`~preflight.core.utility.recommend.SHIFT_MARGIN`) must cover: from out-of-fold
 instant and refined predictions on the training and calibration documents' uncorrected
@@ -78,17 +81,25 @@ class SharedRefinements:
         return self._done[key]
 
 
-def unseen_documents(n: int) -> list[Any]:
-    """The first ``n`` corpus documents, in the generator's order, without a data row."""
+def unseen_documents(n: int, ids: list[str] | None = None) -> list[Any]:
+    """The first ``n`` corpus documents, in the generator's order, without a data row —
+    or the documents named by ``ids`` (a study's own list, which stays fixed while the
+    generator gives rows to the documents that follow the committed ones)."""
     from preflight_eval.utility_data.corpus import DATA_DIR, SEED as CORPUS_SEED
     from preflight_eval.utility_data.generate import corpus_documents
     from preflight_eval.utility_data.shards import read_rows
 
+    docs = corpus_documents(DATA_DIR, CORPUS_SEED)
+    if ids:
+        by_id = {d.doc_id: d for d in docs}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise SystemExit(f"not in the corpus: {', '.join(missing)}")
+        return [by_id[i] for i in ids]
     seen = set()
     for path in DATA_DIR.glob("cloud_*.jsonl.gz"):
         seen |= {r["doc_id"] for r in read_rows(path)}
-    docs = [d for d in corpus_documents(DATA_DIR, CORPUS_SEED) if d.doc_id not in seen]
-    return docs[:n]
+    return [d for d in docs if d.doc_id not in seen][:n]
 
 
 def search_row(rec: Any, shared: SharedRefinements, prepared: Any) -> dict[str, Any]:
@@ -181,9 +192,20 @@ def gap_drift(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                    for m in (0.0, 0.02, 0.05, 0.07, 0.1)}}
 
 
+def _ids(spec: str | None) -> list[str] | None:
+    if not spec:
+        return None
+    if spec.endswith(".json"):
+        return [r["doc_id"] for r in json.loads(Path(spec).read_text("utf-8"))["documents"]]
+    return [i.strip() for i in spec.split(",") if i.strip()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=12)
+    ap.add_argument("--doc-ids", default=None,
+                    help="a JSON file of an earlier run (its documents) or comma-separated "
+                         "ids: study these documents instead of the first unseen ones")
     ap.add_argument("--truth-points", type=int, default=0)
     ap.add_argument("--min-utility", type=float, default=None,
                     help="default: the shipped default minimum utility")
@@ -208,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     services = build_services(settings)
     assessor = UtilityAssessor(services.slm(), services.embedder(), services.predictor())
     rows = []
-    for doc in unseen_documents(args.docs):
+    for doc in unseen_documents(args.docs, _ids(args.doc_ids)):
         t = time.perf_counter()
         row = study_document(doc, services, assessor, min_u, args.truth_points, margin)
         row["seconds"] = round(time.perf_counter() - t, 1)

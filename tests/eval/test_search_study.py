@@ -61,3 +61,16 @@ def test_the_study_measures_both_widenings_against_the_refined_truth():
     assert out["bisect"]["refinements_histogram"][3] == 2
     assert out["same_decision"] == 2 and out["first_candidate_passed"] == 0
     assert out["truth"]["documents_with_a_passing_grid_point"] == 2
+
+
+def test_a_study_names_its_documents_again_from_its_json_or_a_list(tmp_path):
+    import json
+
+    from preflight_eval.search_study import _ids
+
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"documents": [{"doc_id": "memo:0001"},
+                                             {"doc_id": "spam:easy-ham-1/00353"}]}))
+    assert _ids(str(run)) == ["memo:0001", "spam:easy-ham-1/00353"]
+    assert _ids(" memo:0001, aclsum:H05-1023 ") == ["memo:0001", "aclsum:H05-1023"]
+    assert _ids(None) is None
