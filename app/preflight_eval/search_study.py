@@ -112,9 +112,15 @@ def search_row(rec: Any, shared: SharedRefinements, prepared: Any) -> dict[str, 
 
 
 def study_document(doc: Any, services: Any, assessor: UtilityAssessor, min_u: float,
-                   truth_points: int, margin: float = SHIFT_MARGIN) -> dict[str, Any]:
+                   truth_points: int, margin: float = SHIFT_MARGIN,
+                   policy: str | None = None) -> dict[str, Any]:
     spans = services.detector().detect(doc.text)
-    prepared = services.dx().prepare(doc.text, spans, SanitizeParams(seed=SEED, scope="all"))
+    if policy:      # a d_X policy as the window prepares it (e.g. the hybrid)
+        prepared = services.mechanism(policy).prepare(doc.text, list(spans),
+                                                      SanitizeParams(seed=SEED))
+    else:
+        prepared = services.dx().prepare(doc.text, spans, SanitizeParams(seed=SEED,
+                                                                         scope="all"))
     shared = SharedRefinements(assessor)
     row: dict[str, Any] = {"doc_id": doc.doc_id, "kind": doc.kind,
                            "words": len(doc.text.split())}
@@ -207,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="a JSON file of an earlier run (its documents) or comma-separated "
                          "ids: study these documents instead of the first unseen ones")
     ap.add_argument("--truth-points", type=int, default=0)
+    ap.add_argument("--policy", default=None,
+                    help="a d_X policy to prepare the documents with, as the window does "
+                         "(e.g. identifiers-dx); default: d_X on the whole text")
     ap.add_argument("--min-utility", type=float, default=None,
                     help="default: the shipped default minimum utility")
     ap.add_argument("--shift-margin", type=float, default=None,
@@ -232,12 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for doc in unseen_documents(args.docs, _ids(args.doc_ids)):
         t = time.perf_counter()
-        row = study_document(doc, services, assessor, min_u, args.truth_points, margin)
+        row = study_document(doc, services, assessor, min_u, args.truth_points, margin,
+                             args.policy)
         row["seconds"] = round(time.perf_counter() - t, 1)
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("doc_id", "kind", "shift", "bisect")}),
               file=sys.stderr, flush=True)
-    result = {"min_utility": min_u, "shift_margin": margin,
+    result = {"min_utility": min_u, "shift_margin": margin, "policy": args.policy or "dx",
               "summary": summary(rows), "documents": rows}
     print(json.dumps(result["summary"], indent=2))
     if args.json:

@@ -21,7 +21,14 @@ class _Services:
     def detector(self):
         return _NoDetector()
 
+    def __init__(self):
+        self.policies: list[str] = []
+
     def dx(self):
+        return FakeDx()
+
+    def mechanism(self, name):
+        self.policies.append(name)
         return FakeDx()
 
 
@@ -74,3 +81,12 @@ def test_a_study_names_its_documents_again_from_its_json_or_a_list(tmp_path):
     assert _ids(str(run)) == ["memo:0001", "spam:easy-ham-1/00353"]
     assert _ids(" memo:0001, aclsum:H05-1023 ") == ["memo:0001", "aclsum:H05-1023"]
     assert _ids(None) is None
+
+
+def test_a_policy_is_prepared_as_the_window_prepares_it():
+    services = _Services()
+    row = study_document(_Doc(), services, _assessor(0.0), 0.6, truth_points=0,
+                         policy="identifiers-dx")
+    assert services.policies == ["identifiers-dx"]
+    assert row["shift"]["refinements"] == row["bisect"]["refinements"] == 1
+    assert "truth" not in row
