@@ -6,7 +6,8 @@ curve's candidate with the local SLM (one refinement ≈ 4.7 s on 2 cores). When
 prediction falls short, two ways to go on:
 
 * ``shift`` (shipped): move to where the instant curve clears the minimum by the gap just
-  observed, refine there, and only then check the largest ε;
+  observed, refine there (and once at the midpoint if that passes far above the first
+  candidate), and only then check the largest ε;
 * ``bisect`` (before session 11): check the largest ε, then bisect on refined predictions
   within the budget (three refinements whenever the first candidate fails).
 
@@ -20,8 +21,9 @@ smallest ε that passes" (the first passing grid point).
 
     python -m preflight_eval.search_study --docs 12 --truth-points 6 --json out.json
 
-Session 11's run is committed (``data/utility/search_study.json``); as the generator gives
-rows to more documents, ``--doc-ids data/utility/search_study.json`` studies the same 12.
+Session 11's runs are committed (``data/utility/search_study.json``, and
+``search_study-hybrid.json`` with ``--policy identifiers-dx``); as the generator gives rows
+to more documents, ``--doc-ids data/utility/search_study.json`` studies the same 12.
 
 ``--margin-from-data`` instead measures what the second candidate's margin
 (:data:`~preflight.core.utility.recommend.SHIFT_MARGIN`) must cover: from out-of-fold

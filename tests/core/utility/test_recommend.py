@@ -86,6 +86,29 @@ def test_a_plateau_is_not_crossed_for_nothing(fake_slm, fake_embedder):
     assert 66.0 <= rec.epsilon <= 75.0 and rec.predicted_utility >= 0.6
 
 
+class _FlatInstant(LinearPredictor):
+    """The instant curve is flat (0.55 → 0.65 over the range); the refined one steep."""
+
+    def predict_fast(self, features, corrected=False):
+        return 0.55 + 0.1 * super().predict_fast(features)
+
+    def predict(self, features, corrected=False):
+        return min(1.0, 1.5 * super().predict_fast(features))
+
+
+def test_a_wide_step_is_halved_once(fake_slm, fake_embedder):
+    # the first candidate (ε ≈ 30, refined 0.45) fails; the gap sends the second check to
+    # the curve's top (ε ≈ 99), which passes but is over twice the first: their midpoint
+    # (ε ≈ 55, refined ≈ 0.8) passes too and is chosen — three checks, as a bisection
+    assessor = UtilityAssessor(fake_slm, fake_embedder, _FlatInstant())
+    rec = recommend(DOC, FakePrepared(DOC), assessor, 0.58)
+    refined = [p["epsilon"] for p in rec.probes if p["stage"] == "refined"]
+    assert len(refined) == 3 and refined[1] > 2 * refined[0]
+    assert refined[2] == pytest.approx((refined[0] * refined[1]) ** 0.5, rel=1e-3)
+    assert rec.decision == "send" and rec.epsilon == pytest.approx(refined[2], abs=1e-3)
+    assert rec.epsilon < 60.0
+
+
 class _WideningGap(LinearPredictor):
     """The refined prediction falls further below the fast one as ε grows."""
 

@@ -12,10 +12,11 @@ Utility rises (roughly monotonically) with ε, so:
 3. if the refined prediction falls short, it says by how much the instant curve is
    optimistic on *this* document: move to where the instant curve clears the minimum by
    that gap (plus :data:`SHIFT_MARGIN`), or to where it stops rising if it never does,
-   and refine there; if that also falls short, check the policy's largest ε. A constant
-   gap is corrected in one step, so a typical search costs one or two refinements, not
-   the three of a bisection on refined predictions (``widen="bisect"``, kept for
-   :mod:`preflight_eval.search_study`, which measures the two on documents the
+   and refine there; if that passes more than :data:`TIGHTEN_RATIO` above the first
+   candidate, check their midpoint once; if it falls short, check the policy's largest
+   ε. A constant gap is corrected in one step, so a search often costs one or two
+   refinements, not the three of a bisection on refined predictions (``widen="bisect"``,
+   kept for :mod:`preflight_eval.search_study`, which measures the two on documents the
    regressor never saw);
 4. if nothing qualifies, the decision is ``keep_local``: the user gets the SLM's answer
    on the original, and nothing leaves the machine.
@@ -40,6 +41,11 @@ CURVE_POINTS = 12          # the instant curve's grid (the window's chart uses i
 # --margin-from-data), so the second candidate passes about three times in four.
 SHIFT_MARGIN = 0.07
 WIDENINGS = ("shift", "bisect")
+# A passing second check more than this factor above the failed first one is followed by
+# one check at their geometric midpoint: a bisection from the first candidate to the
+# largest ε (the widening before) narrows to about sqrt(253 / 55) ≈ 2.1 on the default
+# range, so the shift's choice is never coarser than that.
+TIGHTEN_RATIO = 2.0
 
 Progress = Callable[[float, str], None]
 
@@ -249,6 +255,14 @@ def recommend(
             budget -= 1
             if res2.predicted >= min_utility:
                 best = (tried, res2)
+                # a wide step (a flat instant curve turns the gap into a large ε) is
+                # halved once, so the choice is at least as tight as a bisection's
+                if tried > TIGHTEN_RATIO * candidate and budget > 0:
+                    mid = math.sqrt(candidate * tried)
+                    res_mid = refined(mid)
+                    budget -= 1
+                    if res_mid.predicted >= min_utility:
+                        best = (mid, res_mid)
         if best is None and tried < hi and budget > 0:
             res_hi = refined(hi)
             if res_hi.predicted >= min_utility:
