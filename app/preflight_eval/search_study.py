@@ -2,7 +2,7 @@
 regressor never saw.
 
 "Find best ε" (:func:`preflight.core.utility.recommend.recommend`) refines the instant
-curve's candidate with the local SLM (one refinement ≈ 4.7 s on 2 cores). When the refined
+curve's candidate with the local SLM (one refinement ≈ 4 s on 2 cores). When the refined
 prediction falls short, two ways to go on:
 
 * ``shift`` (shipped): move to where the instant curve clears the minimum by the gap just
@@ -12,8 +12,9 @@ prediction falls short, two ways to go on:
   within the budget (three refinements whenever the first candidate fails).
 
 For each of ``--docs`` corpus documents that have no row in the training data (in the
-generator's order, so the set is fixed), this runs both on the same whole-text d_X
-preparation at the shipped minimum utility, with refinements shared between them (an ε
+generator's order, or the ones ``--doc-ids`` names), this runs both on the same d_X
+preparation (the whole text, or ``--policy``'s, e.g. the hybrid) at the shipped minimum
+utility, with refinements shared between them (an ε
 refined for one is not recomputed for the other), and reports per way: refinements per
 search, the SLM seconds they took, the decision and the chosen ε. With
 ``--truth-points K`` it also refines K log-spaced ε per document, the reference for "the
@@ -166,11 +167,12 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "documents": len(ratios)}
     truths = [r for r in rows if r.get("first_passing_grid_epsilon")]
     if truths:
-        out["truth"] = {w: {"chosen_over_first_passing_grid_epsilon_median": round(
-            statistics.median(r[w]["epsilon"] / r["first_passing_grid_epsilon"]
-                              for r in truths if r[w]["epsilon"]), 3) if any(
-            r[w]["epsilon"] for r in truths) else None} for w in WIDENINGS}
-        out["truth"]["documents_with_a_passing_grid_point"] = len(truths)
+        out["truth"] = {"documents_with_a_passing_grid_point": len(truths)}
+        for w in WIDENINGS:
+            ratios = [r[w]["epsilon"] / r["first_passing_grid_epsilon"]
+                      for r in truths if r[w]["epsilon"]]
+            out["truth"][w] = {"chosen_over_first_passing_grid_epsilon_median":
+                               round(statistics.median(ratios), 3) if ratios else None}
     return out
 
 
