@@ -74,12 +74,18 @@ if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     # never with AMX: some virtual machines list AMX in cpuid without enabling its tile
     # state, and ggml's AMX kernels then die with a general-protection fault on the first
     # decode. AMX only pays off on large int8/bf16 batches, which these models never reach.
-    # --no-cache-dir: a wheel pip cached from an earlier build (flags are not part of its
-    # cache key) would otherwise come back unchanged.
+    # And without OpenMP (ggml's own thread pool): with OpenMP, llama.cpp and torch (the
+    # embedder, same process) share libgomp, and torch's second team slows every later
+    # SLM call 1.5-1.9x unless torch keeps one thread (runtime/embedder.py). Without it,
+    # torch keeps a thread per core: embeddings 1.7x faster, llama.cpp as fast as before
+    # (docs/BENCHMARKS.md, utility speed, session 12).
+    export CMAKE_ARGS="-DGGML_OPENMP=OFF ${CMAKE_ARGS:-}"
     if [ "$(uname -m)" = x86_64 ]; then
         no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
         export CFLAGS="${CFLAGS:-} $no_amx" CXXFLAGS="${CXXFLAGS:-} $no_amx"
     fi
+    # --no-cache-dir: a wheel pip cached from an earlier build (flags are not part of its
+    # cache key) would otherwise come back unchanged.
     llama_pin=$(grep -o -m1 '"llama-cpp-python==[0-9.]*"' pyproject.toml | tr -d '"')
     "$VPY" -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
     "$VPY" -m pip install -q -c constraints.txt -e ".[dev,package]"

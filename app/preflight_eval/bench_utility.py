@@ -15,7 +15,9 @@ SLM (SmolLM2-135M Q4_1), all-mpnet-base-v2 and the shipped regressor:
   already read the original), beside the earlier widening (``widen="bisect"``) as a
   baseline in the same process;
 * where a refined step's time goes: the SLM's answer, its perplexity pass, the
-  embeddings (the same calls, timed through the assessor's own collaborators);
+  embeddings (the same calls, timed through the assessor's own collaborators); and the
+  same step's embeddings with torch on one thread or every core, windows one at a time
+  or two per batch (two more copies of the embedder, loaded after the peak memory);
 * peak resident memory of the process with every model loaded.
 """
 
@@ -30,10 +32,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.assess import UtilityAssessor
+from preflight.core.utility.excerpt import excerpts
 from preflight.core.utility.recommend import prepared_range, recommend
 
 
@@ -78,6 +82,37 @@ class _Timed:
         return timed
 
 
+def _embedding_grid(model_dir: Path, texts: list[list[str]]) -> dict[str, Any]:
+    """A refined step's embeddings (the sanitized excerpt and the SLM's answer, as the
+    refined runs above made them) timed with torch on one thread and on every core, and
+    with windows one at a time or two per batch, in this process (medians over the
+    runs; nothing cached). Run after the peak memory is taken: two more model copies."""
+    import torch
+
+    from preflight.runtime.embedder import SentenceEmbedder
+
+    embedders = {b: SentenceEmbedder(model_dir, batch_size=b, cache_size=0) for b in (1, 2)}
+    default_threads = torch.get_num_threads()
+    grid: dict[str, Any] = {}
+    for threads in sorted({1, default_threads}):
+        torch.set_num_threads(threads)
+        for batch, emb in embedders.items():
+            emb.load()
+            seconds = []
+            for pair in texts:
+                t = time.perf_counter()
+                emb.embed(pair)
+                seconds.append(time.perf_counter() - t)
+            grid[f"torch_threads_{threads}_batch_{batch}"] = round(statistics.median(seconds), 3)
+    torch.set_num_threads(default_threads)
+    first = f"torch_threads_{default_threads}"
+    grid["embeddings_batch_of_2_over_1"] = round(grid[f"{first}_batch_2"]
+                                                 / grid[f"{first}_batch_1"], 2)
+    grid["one_thread_over_default"] = round(grid["torch_threads_1_batch_1"]
+                                            / grid[f"{first}_batch_1"], 2)
+    return grid
+
+
 def _ms(values: list[float]) -> float:
     return round(1000 * statistics.median(values), 2)
 
@@ -92,9 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slm-role", default=None,
                     help="manifest role of the assessor's SLM (default: the app's default)")
     ap.add_argument("--torch-threads", type=int, default=None,
-                    help="torch's threads for the embedder (default: the product's, "
-                         "SHARED_PROCESS_TORCH_THREADS); e.g. 2 to measure what sharing "
-                         "libgomp with llama.cpp costs")
+                    help="torch's threads for the embedder (default: the product's choice, "
+                         "one if llama.cpp was built with OpenMP, else one per core); e.g. 2 "
+                         "beside an OpenMP build to measure what sharing libgomp costs")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
 
@@ -159,12 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     original_s = time.perf_counter() - t
     timed_slm.seconds.clear()
     timed_embedder.seconds.clear()
-    refined = []
+    refined, embedded = [], []
     for i in range(args.runs):
         eps = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * (i + 0.5) / args.runs)
+        san = prepared.at(eps)
         t = time.perf_counter()
-        assessor.refine(doc, prepared.at(eps), spans)
+        res = assessor.refine(doc, san, spans)
         refined.append(time.perf_counter() - t)
+        embedded.append([excerpts(doc, san).sanitized, res.slm_answer or ""])
 
     parts = {"slm_answer": timed_slm.seconds["run"],
              "slm_perplexity": timed_slm.seconds["perplexity"],
@@ -182,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from preflight.runtime.llama_open import built_with_openmp
+
     # The window's usual path: a refined prediction has already read the original, so
     # the per-document cache is warm and only the refinements remain; the same with the
     # search's earlier widening (bisection on refined predictions) as the baseline. Each
@@ -198,10 +237,12 @@ def main(argv: list[str] | None = None) -> int:
         warm[widen] = (times, n_calls)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    embedding_grid = _embedding_grid(services.models.path("similarity"), embedded)
     result = {
         "slm_role": args.slm_role or "slm (default)",
         "answer_tokens": ASSESSOR_ANSWER_TOKENS,
         "torch_threads": torch.get_num_threads(),
+        "llama_cpp_openmp": built_with_openmp(),
         "document_tokens": n_tokens,
         "pii_spans": len(spans),
         "load_all_models_s": round(load_s, 2),
@@ -226,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                                              / statistics.median(warm["bisect"][0]), 2),
             "note": "the same with the widening shipped before session 11"},
         "peak_rss_mb": round(peak_mb, 1),
+        "refined_step_embeddings_s": embedding_grid,
     }
     print(json.dumps(result, indent=2))
     if args.json:

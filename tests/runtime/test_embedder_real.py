@@ -42,8 +42,8 @@ def test_long_document_uses_every_window(emb):
 
 
 def test_torch_threads_are_set_when_the_model_loads():
-    """The composition root gives torch one thread beside llama.cpp (see
-    SHARED_PROCESS_TORCH_THREADS); the setting must reach torch before its first team.
+    """The composition root gives torch one thread beside a llama.cpp built with OpenMP
+    (see shared_process_torch_threads); the setting must reach torch before its first team.
     Run in a child process: torch's thread count is process-wide."""
     import subprocess
     import sys

@@ -153,11 +153,14 @@ class Services:
 
     def embedder(self) -> Any:
         def build() -> Any:
-            from preflight.runtime.embedder import SHARED_PROCESS_TORCH_THREADS, SentenceEmbedder
+            from preflight.runtime.embedder import SentenceEmbedder, shared_process_torch_threads
+            from preflight.runtime.llama_open import built_with_openmp
 
-            # the local SLM (llama.cpp) runs in this process: see the constant
+            # the local SLM (llama.cpp) runs in this process: torch keeps its threads
+            # unless that llama.cpp shares libgomp with it
+            threads = shared_process_torch_threads(built_with_openmp())
             return SentenceEmbedder(model_dir=self.models.path("similarity"),
-                                    torch_threads=SHARED_PROCESS_TORCH_THREADS)
+                                    torch_threads=threads)
         return self._once("embedder", build)
 
     def token_space(self) -> Any:

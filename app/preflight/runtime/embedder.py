@@ -33,13 +33,15 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 log = logging.getLogger(__name__)
 
 MAX_PIECES = 384
-# torch's threads when llama.cpp runs in the same process. Both use the process's one
-# OpenMP runtime (libgomp), and once torch has started its own team, libgomp counts more
-# threads than cores and stops spinning at its barriers — llama.cpp, which meets such a
-# barrier after every operation of every token, then runs 1.5–1.9x slower for the rest of
-# the process. Measured on 2 cores, 500-token document (python -m
+# torch's threads when a llama.cpp built with OpenMP runs in the same process. Both then
+# use the process's one OpenMP runtime (libgomp), and once torch has started its own team,
+# libgomp counts more threads than cores and stops spinning at its barriers — llama.cpp,
+# which meets such a barrier after every operation of every token, then runs 1.5–1.9x
+# slower for the rest of the process. Measured on 2 cores, 500-token document (python -m
 # preflight_eval.bench_utility): a 142-token SLM answer took 6.7 s after the first
 # embedding and 3.8 s with torch on one thread, whose embeddings cost 1.5 s instead of 1.0.
+# setup.sh builds llama.cpp without OpenMP, so this applies only to a build from elsewhere
+# (see :func:`shared_process_torch_threads`).
 SHARED_PROCESS_TORCH_THREADS = 1
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n\s*\n")
 
@@ -48,6 +50,13 @@ def default_similarity_path() -> Path:
     from preflight.runtime.models import ModelManager
 
     return Path(ModelManager().path("similarity"))
+
+
+def shared_process_torch_threads(llama_uses_openmp: bool) -> int | None:
+    """torch's threads beside an in-process llama.cpp: one if that llama.cpp shares libgomp
+    with torch (:data:`SHARED_PROCESS_TORCH_THREADS`), else torch's default (a thread per
+    core; ggml's own thread pool is not slowed by torch's team)."""
+    return SHARED_PROCESS_TORCH_THREADS if llama_uses_openmp else None
 
 
 def split_sentences(text: str) -> list[str]:
@@ -63,7 +72,9 @@ class SentenceEmbedder:
         max_pieces: window size in word pieces (the model's limit is 384).
         cache_size: embeddings kept in memory, keyed by a hash of the text (the original
             document is compared with many variants; never re-embed it).
-        batch_size: windows per forward pass (bounds activation memory).
+        batch_size: windows per forward pass. One: a refined step embeds windows of
+            unequal length (a full window, the document's rest, the SLM's short answer),
+            and a batch pads them all to the longest.
         torch_threads: torch's intra-op threads, set when the model loads (``None``:
             torch's default, one per core). See :data:`SHARED_PROCESS_TORCH_THREADS`.
     """
@@ -75,7 +86,7 @@ class SentenceEmbedder:
         max_pieces: int = MAX_PIECES,
         cache_size: int = 512,
         device: str = "cpu",
-        batch_size: int = 2,
+        batch_size: int = 1,
         torch_threads: int | None = None,
     ) -> None:
         self._model_dir = Path(model_dir) if model_dir is not None else None
@@ -86,7 +97,9 @@ class SentenceEmbedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         # Windows encoded at once. Measured on a 450-word excerpt: the first encode added
-        # ~510 MB to the loaded model with 16, ~400 MB with 2, at the same speed on CPU.
+        # ~510 MB to the loaded model with 16, ~400 MB with 2. Padding made two per batch
+        # 1.6x slower than one at a time on a refined step's texts (python -m
+        # preflight_eval.bench_utility, "embeddings_batch_of_2_over_1").
         self._batch_size = batch_size
         self._torch_threads = torch_threads
 

@@ -36,3 +36,15 @@ def open_llama(model_path: Path | str, *, quiet_stderr: bool = False, **kwargs: 
             pass
     with _LOAD_LOCK, quiet:
         return llama_cpp.Llama(model_path=str(model_path), verbose=False, **kwargs)
+
+
+def built_with_openmp() -> bool:
+    """Whether the installed llama.cpp runs its threads on OpenMP (libgomp).
+
+    ``setup.sh`` builds it without (``-DGGML_OPENMP=OFF``: ggml's own thread pool); a
+    wheel built elsewhere may not be. False when llama-cpp-python is not installed."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return False
+    return b"OPENMP = 1" in llama_cpp.llama_print_system_info()
