@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from preflight.core.utility.features import ALL_FEATURES
+from preflight.core.utility.features import FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import calibrated, predict_rows
 from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
 
@@ -53,7 +53,7 @@ def partitions(rows: Sequence[dict[str, Any]], splits: int, seed: int = 0
 
 
 def study(rows: Sequence[dict[str, Any]], splits: int, seed: int = 0,
-          names: Sequence[str] = ALL_FEATURES) -> dict[str, Any]:
+          names: Sequence[str] = FULL_MODEL_FEATURES) -> dict[str, Any]:
     results: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
     committed: dict[str, tuple[float, float]] = {}
     for name, cal_docs, test_docs in partitions(rows, splits, seed):

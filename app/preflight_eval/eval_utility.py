@@ -38,6 +38,7 @@ from preflight.core.utility.features import (
     ALL_FEATURES,
     BASELINE_FEATURES,
     FAST_MODEL_FEATURES,
+    FULL_MODEL_FEATURES,
     METHODS,
     PAPER_FEATURES,
 )
@@ -50,7 +51,10 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     "ε-only baseline (A + method)": BASELINE_FEATURES,
     "ABCD (paper)": PAPER_FEATURES + tuple(f"method_{m}" for m in METHODS),
     "fast (no model call)": FAST_MODEL_FEATURES,
-    "full (ABCD + extras)": ALL_FEATURES,
+    "full (ABCD + extras)": FULL_MODEL_FEATURES,
+    # what the full model read before session 12: the same + the sanitized text's
+    # perplexity (see preflight.core.utility.features.SANITIZED_PERPLEXITY)
+    "full + sanitized-text perplexity": ALL_FEATURES,
 }
 BASELINE = "ε-only baseline (A + method)"
 FULL = "full (ABCD + extras)"
@@ -312,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=None, metavar="N",
                     help="only the first N rows of each features file (the snapshot a "
                          "model card names)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the models' seed and the out-of-fold check's assignment of "
+                         "documents to folds (0: the model card's)")
     args = ap.parse_args(argv)
     files = feature_files(Path(args.data))
     if not files:
@@ -323,12 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     for cloud, _slm, path in files:
         data = load(path, args.rows)
         by_cloud.setdefault(cloud, []).append(data)
-        report = evaluate(data)
+        report = evaluate(data, seed=args.seed)
         reports.append(report)
         print(format_report(report))
         print()
     for cloud, datasets in by_cloud.items():
-        comparison = compare_slms(datasets)
+        comparison = compare_slms(datasets, seed=args.seed)
         if comparison is not None:
             reports.append({"cloud": cloud, "slm_comparison": comparison})
             print(format_comparison(cloud, comparison))

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from preflight.core.utility.features import ALL_FEATURES
+from preflight.core.utility.features import FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import fit_model, predict_rows
 from preflight.core.utility.flow import ProviderKey
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, \
@@ -121,8 +121,8 @@ def run(data: DataSet, sizes: Sequence[int] = SIZES, seeds: int = SEEDS, *,
             runs.append(m)
         report["pooled"].append({"pairs": n, "laptops": -(-n // per_user), "runs": runs,
                                  **_medians(runs)})
-    measured = fit_model(plain_train, ALL_FEATURES, 0)
-    report["measured_train"] = score(predict_rows(measured, test, ALL_FEATURES), test)
+    measured = fit_model(plain_train, FULL_MODEL_FEATURES, 0)
+    report["measured_train"] = score(predict_rows(measured, test, FULL_MODEL_FEATURES), test)
     path = shipped or shipped_bundle_path()
     try:
         bundle = UtilityPredictor.load(path, prefer_user=False).bundle

@@ -181,12 +181,12 @@ def gap_drift(rows: list[dict[str, Any]]) -> dict[str, Any]:
     uncorrected d_X settings, from out-of-fold predictions (no test document read)."""
     import numpy as np
 
-    from preflight.core.utility.features import ALL_FEATURES, FAST_MODEL_FEATURES
+    from preflight.core.utility.features import FAST_MODEL_FEATURES, FULL_MODEL_FEATURES
     from preflight.core.utility.fitting import out_of_fold_residuals
 
     plain = [r for r in rows if r["split"] != "test" and r["variant"] != "corrected"]
     # residual = realized − predicted, so instant − refined = r_refined − r_instant
-    gaps = (out_of_fold_residuals(plain, ALL_FEATURES)
+    gaps = (out_of_fold_residuals(plain, FULL_MODEL_FEATURES)
             - out_of_fold_residuals(plain, FAST_MODEL_FEATURES))
     by_doc: dict[str, list[tuple[float, float]]] = {}
     for r, g in zip(plain, gaps):

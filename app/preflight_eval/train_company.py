@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from preflight.core.fsutil import atomic_write_text, file_sha256
-from preflight.core.utility.features import ALL_FEATURES, BASELINE_FEATURES
+from preflight.core.utility.features import (
+    ALL_FEATURES, BASELINE_FEATURES, FULL_MODEL_FEATURES,
+)
 from preflight.core.utility.fitting import BUNDLE_FORMAT, MIN_ROWS, fit_model, group_split, \
     predict_rows
 from preflight.core.utility.flow import ProviderKey
@@ -39,7 +41,7 @@ from preflight.core.utility.predictor import BUNDLE_NAME, cost_metrics, fit_bund
     save_bundle
 
 MIN_LAPTOPS = 5
-HELD_OUT_MODELS = {"full": ALL_FEATURES, "ε-only baseline": BASELINE_FEATURES}
+HELD_OUT_MODELS = {"full": FULL_MODEL_FEATURES, "ε-only baseline": BASELINE_FEATURES}
 
 
 def rows_by_provider(pairs: Iterable[Mapping[str, Any]]

@@ -30,10 +30,11 @@ from typing import Any
 from preflight.core import paths
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.features import (
-    ALL_FEATURES,
     BASELINE_FEATURES,
     FAST_FEATURES,
     FAST_MODEL_FEATURES,
+    FULL_MODEL_FEATURES,
+    SANITIZED_PERPLEXITY,
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle, shipped_folder
@@ -142,7 +143,8 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         f"- `baseline`: {', '.join(BASELINE_FEATURES)}",
         f"- `fast` (no model call): {', '.join(FAST_MODEL_FEATURES)}",
         f"- `full`: {', '.join(FAST_FEATURES)} + "
-        f"{', '.join(f for f in ALL_FEATURES if f not in FAST_FEATURES)}",
+        f"{', '.join(f for f in FULL_MODEL_FEATURES if f not in FAST_FEATURES)} (not the "
+        f"sanitized text's perplexity: {', '.join(SANITIZED_PERPLEXITY)})",
         "- `*_corrected`: the same on rows where the SLM first repaired the text",
         "",
         "## Limits",

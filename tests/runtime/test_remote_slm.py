@@ -208,6 +208,9 @@ class Embedder:
 class Predictor:
     metrics: ClassVar[dict] = {}
 
+    def reads(self, feature):
+        return True             # the remote model scores the sanitized text too
+
     def estimate(self, features, *, refined=True, corrected=False, explain=True):
         from preflight.core.utility.predictor import Estimate
 

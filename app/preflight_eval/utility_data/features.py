@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out) if args.out else data / f"features-{args.cloud_role}-{args.slm_role}"
                                                 ".jsonl.gz",
         UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor(),
-                        answer_tokens=args.answer_tokens),
+                        answer_tokens=args.answer_tokens, all_features=True),
         services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs,
         answer_tokens=args.answer_tokens, shard=shard)
     try:

@@ -71,6 +71,9 @@ class LinearPredictor:
     def __init__(self, refined_offset: float = 0.0) -> None:
         self.refined_offset = refined_offset
 
+    def reads(self, feature):
+        return True             # every feature: the assessor computes them all
+
     def predict_fast(self, features, corrected=False):
         return 1.0 - float(as_mapping(features)["frac_tokens_changed"])
 

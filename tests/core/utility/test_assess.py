@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from _utility_fakes import DOC, LinearPredictor, dx_like
+from _utility_fakes import DOC, FakeSLM, LinearPredictor, dx_like
 from preflight.core.errors import Cancelled
 from preflight.core.types import SanitizedText
 from preflight.core.utility.assess import UtilityAssessor, correction_task
@@ -162,3 +162,37 @@ def test_every_slm_call_comes_before_the_first_embedding(fake_slm, fake_embedder
     assert set(events[:cut]) == {"slm"} and len(events[:cut]) == 5   # 3 answers, 2 ppl
     assert set(events[cut + 1:]) == {"embed"}
     assert logged.features.as_dict() == plain.features.as_dict()
+
+
+class _ReadsNoSanitizedPerplexity(LinearPredictor):
+    def reads(self, feature):
+        return feature not in ("log_ppl_sanitized", "log_ppl_ratio")
+
+
+def test_the_sanitized_perplexity_pass_runs_only_when_something_reads_it(fake_embedder):
+    """The shipped full model no longer reads the sanitized text's perplexity: the refined
+    step skips that pass (a quarter of its time); the training-set builder
+    (``all_features``) and a bundle that reads it still get it."""
+    scored: list[str] = []
+
+    class CountingSLM(FakeSLM):
+        def perplexity(self, text):
+            scored.append(text)
+            return super().perplexity(text)
+
+    sanitized = dx_like(DOC, 50.0)
+    res = UtilityAssessor(CountingSLM(), fake_embedder, _ReadsNoSanitizedPerplexity()).refine(
+        DOC, sanitized)
+    assert scored == [DOC]                       # the original's only (a document feature)
+    assert res.features.as_dict()["log_ppl_sanitized"] != res.features.as_dict()[
+        "log_ppl_sanitized"]                    # NaN: not computed
+    assert res.predicted is not None
+    for assessor in (
+        UtilityAssessor(CountingSLM(), fake_embedder, _ReadsNoSanitizedPerplexity(),
+                        all_features=True),
+        UtilityAssessor(CountingSLM(), fake_embedder, LinearPredictor()),
+    ):
+        scored.clear()
+        feats = assessor.refine(DOC, sanitized).features.as_dict()
+        assert scored == [DOC, sanitized.text]
+        assert feats["log_ppl_sanitized"] == feats["log_ppl_sanitized"]

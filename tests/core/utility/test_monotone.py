@@ -106,6 +106,9 @@ class SpikyPredictor:
 
     predict = predict_fast
 
+    def reads(self, feature):
+        return False
+
     def estimate(self, features, *, refined=True, corrected=False, explain=True):
         return Estimate(self._value(features), "full" if refined else "fast")
 

@@ -28,7 +28,9 @@ from preflight.core.ports import Embedder, LanguageModel
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS, CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.excerpt import excerpts, original_excerpt
-from preflight.core.utility.features import Features, fast_features, word_count
+from preflight.core.utility.features import (
+    SANITIZED_PERPLEXITY, Features, fast_features, word_count,
+)
 from preflight.core.utility.predictor import Estimate, UtilityPredictor
 
 Progress = Callable[[float, str], None]
@@ -124,6 +126,10 @@ class UtilityAssessor:
         answer_tokens: the cap on the SLM's own answers (features C and D) — whatever the
             user's task allows the cloud. The regressor learned from answers capped the
             same way (:data:`~preflight.core.tasks.ASSESSOR_ANSWER_TOKENS`).
+        all_features: compute every feature, also those no model of the regressor reads
+            (the training-set builder); otherwise the sanitized text's perplexity pass
+            runs only for a bundle that reads it
+            (:data:`~preflight.core.utility.features.SANITIZED_PERPLEXITY`).
     Both models are required: the composition root (``preflight.app``) builds the real
     ones, tests pass fakes.
     """
@@ -137,6 +143,7 @@ class UtilityAssessor:
         cache_documents: int = 8,
         original_slm: LanguageModel | None = None,
         answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
+        all_features: bool = False,
     ) -> None:
         for name, value, port in (("slm", slm, "LanguageModel"), ("embedder", embedder,
                                                                   "Embedder")):
@@ -154,6 +161,7 @@ class UtilityAssessor:
         self._cache_documents = cache_documents
         self._lock = threading.Lock()
         self.slm_calls = 0          # generations run (for the recommendation's budget)
+        self._all_features = all_features
 
     @property
     def slm(self) -> LanguageModel:
@@ -223,6 +231,10 @@ class UtilityAssessor:
                     self._docs.popitem(last=False)
         return hit
 
+    def _scores_sanitized_perplexity(self) -> bool:
+        return self._all_features or any(self.predictor.reads(name)
+                                         for name in SANITIZED_PERPLEXITY)
+
     def _perplexity(self, text: str) -> float:
         """SLM perplexity on the excerpt (the runtime scores a bounded prefix of it: a
         sample of the document's first passage, the same for original and sanitized)."""
@@ -269,7 +281,9 @@ class UtilityAssessor:
         report(0.6, "local model works on the sanitized text")
         answer = self._generate(self._answer_task, sample.sanitized, cancel) \
             if sample.sanitized.strip() else ""
-        ppl_s = self._perplexity(sample.sanitized) if sample.sanitized.strip() else float("nan")
+        ppl_s = (self._perplexity(sample.sanitized)
+                 if sample.sanitized.strip() and self._scores_sanitized_perplexity()
+                 else float("nan"))
         if slm_done is not None:
             slm_done()
         report(0.9, "comparing")

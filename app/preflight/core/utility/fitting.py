@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from preflight.core.utility.features import (
-    ALL_FEATURES,
+    FULL_MODEL_FEATURES,
     BASELINE_FEATURES,
     DOCUMENT_FEATURES,
     DOCUMENT_REFINED_FEATURES,
@@ -48,7 +48,7 @@ BUNDLE_FORMAT = 2
 MODEL_FEATURES: dict[str, tuple[str, ...]] = {
     "baseline": BASELINE_FEATURES,
     "fast": FAST_MODEL_FEATURES,
-    "full": ALL_FEATURES,
+    "full": FULL_MODEL_FEATURES,
 }
 UNSANITIZED_MODELS: dict[str, tuple[str, ...]] = {
     "unsanitized": DOCUMENT_FEATURES,

@@ -286,6 +286,11 @@ class UtilityPredictor:
     def has(self, name: str) -> bool:
         return name in self._models
 
+    def reads(self, feature: str) -> bool:
+        """Whether any model of the bundle reads ``feature`` (the assessor skips the work
+        behind a feature nothing reads)."""
+        return any(feature in entry["features"] for entry in self._models.values())
+
     def predict_with(self, name: str, features: Features | Mapping[str, float]) -> float:
         return float(self.predict_many(name, [features])[0])
 
