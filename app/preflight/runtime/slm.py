@@ -32,6 +32,9 @@ from preflight.core.tasks import Task
 from preflight.runtime.llama_open import open_llama
 
 log = logging.getLogger(__name__)
+# llama-cpp-python prints llama.cpp's messages of this logger's level and above to stderr
+# (ERROR once a model is opened with verbose=False).
+_LLAMA_LOG = logging.getLogger("llama-cpp-python")
 
 TokenCallback = Callable[[str], None]
 
@@ -217,7 +220,13 @@ class LocalSLM:
             @llama_cpp.ggml_abort_callback
             def abort(_data: Any) -> bool:
                 event = self._abort_on
-                return bool(event is not None and event.is_set())
+                stop = bool(event is not None and event.is_set())
+                if stop:
+                    # llama.cpp reports the decode it was told to abandon as an error on
+                    # stderr ("decode: removing memory module entries ..."): the stop is
+                    # ours, so it stays quiet until this generation has ended.
+                    _LLAMA_LOG.setLevel(logging.CRITICAL)
+                return stop
 
             llama_cpp.llama_set_abort_callback(llm.ctx, abort, None)
         except (AttributeError, TypeError) as exc:   # an older binding: per token only
@@ -288,6 +297,8 @@ class LocalSLM:
         finally:
             self._abort_on = None
             stream.close()  # stops llama.cpp mid-generation when we leave early
+            if _LLAMA_LOG.level == logging.CRITICAL:
+                _LLAMA_LOG.setLevel(logging.ERROR)   # llama-cpp-python's level (verbose off)
         return ModelAnswer("".join(pieces).strip(), finish)
 
     def _perplexity(self, text: str) -> float:
