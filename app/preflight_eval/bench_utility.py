@@ -197,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     refined, embedded = [], []
     for i in range(args.runs):
         eps = math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * (i + 0.5) / args.runs)
-        san = prepared.at(eps)
         t = time.perf_counter()
+        san = prepared.at(eps)
         res = assessor.refine(doc, san, spans)
         refined.append(time.perf_counter() - t)
         embedded.append([excerpts(doc, san).sanitized, res.slm_answer or ""])

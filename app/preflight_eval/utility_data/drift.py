@@ -44,9 +44,9 @@ def compare(new: dict[tuple[str, str], dict[str, Any]],
     than the stand-in did (the generator's corrector of that day made the payload): it is
     counted apart, not compared — its features differ for that reason alone."""
     common = sorted(set(new) & set(old))
-    other_repair = [k for k in common if new[k]["setting"].get("corrected")
-                    and new[k].get("repair_matches_payload") is False]
-    common = [k for k in common if k not in set(other_repair)]
+    other_repair = {k for k in common if new[k]["setting"].get("corrected")
+                    and new[k].get("repair_matches_payload") is False}
+    common = [k for k in common if k not in other_repair]
     diffs: dict[str, list[float]] = {}
     same_answers = 0
     pred_diffs: list[float] = []

@@ -36,11 +36,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from preflight.core.utility.features import (
-    FULL_MODEL_FEATURES,
     BASELINE_FEATURES,
     DOCUMENT_FEATURES,
     DOCUMENT_REFINED_FEATURES,
     FAST_MODEL_FEATURES,
+    FULL_MODEL_FEATURES,
     vector,
 )
 
