@@ -243,3 +243,40 @@ def test_failed_difference_interval_resamples_whole_documents() -> None:
     base[:3] = 0.5                           # one document where both are right
     lo, hi = eval_utility.reduction_interval(rows, base, full)
     assert lo < 90.0 < hi == 100.0           # resampling that document moves the difference
+
+
+def test_tree_study_never_reads_a_test_document_and_ranks_the_shipped_settings(
+        tmp_path: Path) -> None:
+    from preflight_eval import tree_study
+
+    path = tmp_path / "features-a-b.jsonl.gz"
+    _write(path, docs=40)
+    rows = [r for r in load(path).rows if r["variant"] == "plain"]
+    assert any(r["split"] == "test" for r in rows)
+    candidates = [{"learning_rate": 0.05, "max_iter": 150, "max_depth": 3,
+                   "min_samples_leaf": 15},
+                  {"learning_rate": 0.5, "max_iter": 5, "max_depth": 2,
+                   "min_samples_leaf": 30}]
+    poisoned = [dict(r, target=float("nan")) if r["split"] == "test" else r for r in rows]
+    result = tree_study.study(poisoned, seeds=2, candidates=candidates)   # fits, so unread
+    assert result["rows"] == sum(r["split"] != "test" for r in rows)
+    full = result["models"]["full"]
+    # the shipped settings join the candidates: on so few rows their leaf is smaller
+    assert result["shipped"]["min_samples_leaf"] < 15
+    assert len(full) == 3 and full[0]["failed_mean"] <= full[-1]["failed_mean"]
+    assert all(len(s["failed"]) == 2 for s in full)
+    # five trees of depth 2 cannot follow B as 150 trees do
+    weak = next(s for s in full if s["params"]["max_iter"] == 5)
+    assert weak["rmse_mean"] > min(s["rmse_mean"] for s in full)
+    assert "shipped (rank" in tree_study.format_study(result)
+
+
+def test_tree_settings_a_caller_gives_win_and_a_leaf_floor_still_holds() -> None:
+    from preflight.core.utility.fitting import TREE_PARAMS, make_regressor
+
+    default = make_regressor(600)
+    assert default.max_depth == TREE_PARAMS["max_depth"] and default.min_samples_leaf == 15
+    tuned = make_regressor(600, params={"max_depth": 5, "min_samples_leaf": 8})
+    assert tuned.max_depth == 5 and tuned.min_samples_leaf == 8
+    assert make_regressor(40, min_leaf=10).min_samples_leaf == 10
+    assert make_regressor(40).min_samples_leaf == 3

@@ -68,19 +68,26 @@ MIN_ROWS = 20
 CV_FOLDS = 5                     # folds of documents for the out-of-fold residuals
 
 
+# The trees' settings (min_samples_leaf aside, which follows the row count unless given).
+TREE_PARAMS: dict[str, Any] = {
+    "learning_rate": 0.05, "max_iter": 150, "max_depth": 3, "l2_regularization": 1.0,
+}
+
+
 def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | None = None,
-                   min_leaf: int | None = None) -> Any:
+                   min_leaf: int | None = None, params: Mapping[str, Any] | None = None
+                   ) -> Any:
     """The paper's best regressor, kept shallow: a few hundred noisy rows from a few dozen
-    documents do not support deep trees (deeper settings raised held-out RMSE for the
-    ε-only baseline and the full model alike)."""
+    documents do not support deep trees. ``params`` overrides :data:`TREE_PARAMS` (the
+    study that chose them: :mod:`preflight_eval.tree_study`)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    settings = {**TREE_PARAMS, **(params or {})}
+    if min_leaf:
+        settings["min_samples_leaf"] = min_leaf
+    settings.setdefault("min_samples_leaf", max(3, min(15, n_rows // 12)))
     return HistGradientBoostingRegressor(
-        learning_rate=0.05,
-        max_iter=150,
-        max_depth=3,
-        min_samples_leaf=min_leaf or max(3, min(15, n_rows // 12)),
-        l2_regularization=1.0,
+        **settings,
         random_state=seed,
         monotonic_cst=None if monotonic_cst is None else list(monotonic_cst),
     )
@@ -100,14 +107,16 @@ def matrix(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> np.ndarra
 
 
 def fit_model(rows: Sequence[Mapping[str, Any]], names: Sequence[str], seed: int = 0,
-              target: str = "target", min_leaf: int | None = None) -> Any:
+              target: str = "target", min_leaf: int | None = None,
+              params: Mapping[str, Any] | None = None) -> Any:
     """Fit one monotone regressor on ``rows`` (feature dicts with a ``target`` key)."""
     X = matrix(rows, names)
     y = np.asarray([float(r[target]) for r in rows], dtype=float)
     # A column with no value at all (e.g. ε when only operators are present) breaks the
     # histogram binning; a constant column is simply never split on.
     X[:, np.isnan(X).all(axis=0)] = 0.0
-    model = make_regressor(len(rows), seed, [MONOTONE.get(n, 0) for n in names], min_leaf)
+    model = make_regressor(len(rows), seed, [MONOTONE.get(n, 0) for n in names], min_leaf,
+                           params)
     with one_thread():
         model.fit(X, y)
     return model
