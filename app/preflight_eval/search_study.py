@@ -32,7 +32,7 @@ instant and refined predictions on the training and calibration documents' uncor
 d_X rows, how much one document's gap (instant − refined) moves from one ε to the next
 larger one; the second candidate passes when it moves by less than the margin.
 
-    python -m preflight_eval.search_study --margin-from-data --rows 1078
+    python -m preflight_eval.search_study --margin-from-data --rows 1461
 
 Timings are the refinements' own seconds on whatever else the machine was doing; the
 benchmark of record is :mod:`preflight_eval.bench_utility` on an idle machine.
