@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from preflight.core.utility.features import BASELINE_FEATURES, FULL_MODEL_FEATURES
-from preflight.core.utility.fitting import TREE_PARAMS, _folds, fit_model, predict_rows
+from preflight.core.utility.fitting import TREE_PARAMS, default_leaf, out_of_fold_residuals
 from preflight.core.utility.predictor import cost_metrics
 from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
 
@@ -47,22 +47,17 @@ def shipped(n_rows: int) -> dict[str, Any]:
     """The settings the bundle uses today on the grid's axes (the others, such as the L2
     penalty, stay at :data:`TREE_PARAMS` for every candidate), its leaf rule spelled out."""
     return {key: TREE_PARAMS[key] for key in GRID if key in TREE_PARAMS} | {
-        "min_samples_leaf": max(3, min(15, n_rows // 12))}
+        "min_samples_leaf": default_leaf(n_rows)}
 
 
 def out_of_fold(rows: Sequence[dict[str, Any]], names: Sequence[str],
                 params: dict[str, Any], seed: int) -> tuple[float, float]:
     """(Failed %, RMSE) of ``params`` over ``rows``, out of fold by document."""
-    fold = _folds(rows, FOLDS, seed)
-    if fold is None:
+    resid = out_of_fold_residuals(rows, names, seed, FOLDS, params=params)
+    if resid is None:
         raise SystemExit("too few documents for the folds")
-    pred = np.zeros(len(rows))
-    for k in range(FOLDS):
-        inside = [r for r, f in zip(rows, fold) if f != k]
-        idx = [i for i, f in enumerate(fold) if f == k]
-        model = fit_model(inside, names, seed, params=params)
-        pred[idx] = predict_rows(model, [rows[i] for i in idx], names)
-    m = cost_metrics([r["target"] for r in rows], pred)
+    y = np.asarray([r["target"] for r in rows], dtype=float)
+    m = cost_metrics(y, y - resid)
     return m.failed, m.rmse
 
 

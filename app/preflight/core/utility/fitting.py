@@ -74,6 +74,11 @@ TREE_PARAMS: dict[str, Any] = {
 }
 
 
+def default_leaf(n_rows: int) -> int:
+    """The smallest leaf when no caller sets one: a twelfth of the rows, from 3 to 15."""
+    return max(3, min(15, n_rows // 12))
+
+
 def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | None = None,
                    min_leaf: int | None = None, params: Mapping[str, Any] | None = None
                    ) -> Any:
@@ -85,7 +90,7 @@ def make_regressor(n_rows: int, seed: int = 0, monotonic_cst: Sequence[int] | No
     settings = {**TREE_PARAMS, **(params or {})}
     if min_leaf:
         settings["min_samples_leaf"] = min_leaf
-    settings.setdefault("min_samples_leaf", max(3, min(15, n_rows // 12)))
+    settings.setdefault("min_samples_leaf", default_leaf(n_rows))
     return HistGradientBoostingRegressor(
         **settings,
         random_state=seed,
@@ -167,8 +172,8 @@ def _folds(rows: Sequence[Mapping[str, Any]], k: int, seed: int) -> list[int] | 
 
 
 def out_of_fold_residuals(rows: Sequence[Mapping[str, Any]], names: Sequence[str],
-                          seed: int = 0, folds: int = CV_FOLDS, min_leaf: int | None = None
-                          ) -> np.ndarray | None:
+                          seed: int = 0, folds: int = CV_FOLDS, min_leaf: int | None = None,
+                          params: Mapping[str, Any] | None = None) -> np.ndarray | None:
     """Each row's residual (realized − predicted) from a model fitted without its fold of
     documents; None when the rows hold fewer than two documents per fold."""
     fold = _folds(rows, folds, seed)
@@ -178,7 +183,7 @@ def out_of_fold_residuals(rows: Sequence[Mapping[str, Any]], names: Sequence[str
     for k in range(folds):
         inside = [r for r, f in zip(rows, fold) if f != k]
         idx = [i for i, f in enumerate(fold) if f == k]
-        out[idx] = _residuals(fit_model(inside, names, seed, min_leaf=min_leaf),
+        out[idx] = _residuals(fit_model(inside, names, seed, min_leaf=min_leaf, params=params),
                               [rows[i] for i in idx], names)
     return out
 
