@@ -31,7 +31,8 @@ def test_a_name_counts_as_invented_only_when_no_word_of_it_is_in_the_document() 
 
 
 def _row(role: str, doc: str, e: float, **kw: object) -> dict[str, object]:
-    row = {"role": role, "model": role.upper(), "doc_id": doc, "local_e": e, "cloud_e": 0.8,
+    row = {"role": role, "model": role.upper(), "loop_guard": True, "doc_id": doc,
+           "local_e": e, "cloud_e": 0.8,
            "invented_names": [], "repeats": False, "finish_reason": "stop", "words": 40,
            "seconds": 5.0}
     row.update(kw)
@@ -41,10 +42,11 @@ def _row(role: str, doc: str, e: float, **kw: object) -> dict[str, object]:
 def test_the_report_compares_roles_on_the_documents_both_answered() -> None:
     rows = [_row("slm", "a", 0.5, invented_names=["X Y"]), _row("slm", "b", 0.7, repeats=True),
             _row("slm", "c", 0.9),                       # only one role: left out
-            _row("qwen", "a", 0.7), _row("qwen", "b", 0.8, finish_reason="length")]
+            _row("qwen", "a", 0.7, finish_reason="repeat"),
+            _row("qwen", "b", 0.8, finish_reason="length")]
     text = study.report(rows, 0.62)
     assert "2 held-out test documents" in text
     slm = next(line for line in text.splitlines() if line.startswith("local: SLM"))
     qwen = next(line for line in text.splitlines() if line.startswith("local: QWEN"))
-    assert slm.split()[2:8] == ["0.600", "0.600", "50%", "1/2", "1/2", "0/2"]
-    assert qwen.split()[2:8] == ["0.750", "0.750", "100%", "0/2", "0/2", "1/2"]
+    assert slm.split()[2:9] == ["0.600", "0.600", "50%", "1/2", "1/2", "0/2", "0/2"]
+    assert qwen.split()[2:9] == ["0.750", "0.750", "100%", "0/2", "0/2", "1/2", "1/2"]

@@ -34,6 +34,7 @@ from preflight.core.privacy.quasi import quasi_identifiers_left
 from preflight.core.privacy.reconstruct import score
 from preflight.core.send.audit import PriorSend
 from preflight.core.send.cost import CostEstimate
+from preflight.core.send.local import LocalResult, guarded_answer
 from preflight.core.utility.assess import Assessment
 from preflight.core.utility.recommend import Recommendation
 
@@ -268,6 +269,7 @@ class FakeBackend:
         self.keys: dict[str, str] = {}        # set_key (held like a session key)
         self.probes: list[str] = []           # providers check_connection tested
         self.finish_reason: str | None = "stop"   # why the provider's answer ended
+        self.local_text = "A local summary of the document"   # what the local model writes
         # company deployment: what the status calls report (tests replace them)
         self.utility_status: Any = UtilityModelStatus("shipped")
         self.central_status: Any = None       # None: no central audit store
@@ -488,17 +490,28 @@ class FakeBackend:
                               finish_reason=self.finish_reason)
 
     def run_local(self, task, text, on_token, cancel):
-        words = "A local summary of the document".split()
-        for w in words:
-            if cancel.is_set():
-                self.stop_seen.set()
-                raise Cancelled()
-            time.sleep(self.delay)
-            on_token(w + " ")
+        fake = self
+
+        class _LocalModel:
+            """Streams ``local_text`` word by word, as the local SLM streams tokens."""
+
+            def run(self, task, text, on_token=None, cancel=None) -> str:
+                out = []
+                for w in fake.local_text.split(" "):
+                    if cancel is not None and cancel.is_set():
+                        fake.stop_seen.set()
+                        raise Cancelled()
+                    time.sleep(fake.delay)
+                    out.append(w + " ")
+                    on_token(w + " ")
+                return "".join(out).rstrip()
+
+        # the real loop guard of the send session's keep_local
+        got = guarded_answer(_LocalModel(), task, text, on_token=on_token, cancel=cancel)
         # like the real send session's keep_local: the local answer is recorded in History
         self.rows.append({"created_at": "2026-11-21T21:05:00", "kind": "local",
-                          "status": "done", "answer_restored": " ".join(words)})
-        return " ".join(words)
+                          "status": "done", "answer_restored": got.text})
+        return LocalResult(len(self.rows), got.text, got.finish_reason)
 
     # keys
     def keyring_status(self):

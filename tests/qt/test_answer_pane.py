@@ -1,5 +1,6 @@
 """The answer pane on the real window (fake backend): Copy, Save, the notes after a d_X
-send, the result line per method, an answer cut on length, Stop and Send while streaming."""
+send, the result line per method, an answer cut on length, a local answer stopped in a
+loop, Stop and Send while streaming."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from fakes import SAMPLE
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from preflight.core.send.answer_text import LENGTH_NOTE, NOISE_NOTE
+from preflight.core.send.answer_text import LENGTH_NOTE, NOISE_NOTE, REPEAT_NOTE
 from preflight.qt import qt_answer_pane
 
 
@@ -78,6 +79,23 @@ def test_answer_cut_on_length_ends_at_a_sentence_and_says_so(qtbot, window, fake
     assert window.answer.restored.toPlainText() == "One full sentence about Jane Doe."
     assert LENGTH_NOTE in window.answer.notes.text()
     assert window.answer.raw.toPlainText() == fake_backend.answer_text   # as received
+
+
+def test_a_looping_local_answer_is_stopped_and_ends_before_the_repeat(qtbot, window,
+                                                                     fake_backend):
+    fake_backend.local_text = ("The memo moves the office to the new floor. "
+                               "Finance moves first, then the others follow. ") * 10
+    win = window
+    win.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(win.local_button.isEnabled()), timeout=5000)
+    win.local_button.click()
+    qtbot.waitUntil(lambda: bool(win.answer.restored.toPlainText()
+                                 and not win.answers.busy), timeout=5000)
+    assert win.answer.restored.toPlainText() == ("The memo moves the office to the new "
+                                                  "floor. Finance moves first, then the "
+                                                  "others follow.")
+    assert REPEAT_NOTE in win.answer.notes.text()
+    assert fake_backend.rows[-1]["kind"] == "local"
 
 
 def test_stop_says_stopping_keeps_the_partial_and_send_stays_disabled(qtbot, window,

@@ -107,3 +107,30 @@ def test_a_queued_call_is_withdrawn_when_cancelled(slm):
     assert time.monotonic() - t0 < 1.3
     busy.set()
     started.join(30)
+
+
+def test_a_real_loop_is_stopped_at_its_first_repeat(slm):
+    """SmolLM2 loops on this committed business memo when answering at the product's
+    default length (preflight_eval.local_answer_study: 221 words, the same sentences again);
+    the guard stops it at the first repeated sentence, through the runtime's own cancel."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from preflight.core.send.answer_text import REPEAT_REASON, finish_answer, first_repeat
+    from preflight.core.send.local import guarded_answer
+    from preflight.core.tasks import ANSWER_MAX_TOKENS
+
+    data = Path(__file__).resolve().parents[2] / "data" / "utility" / "business.jsonl.gz"
+    with gzip.open(data, "rt", encoding="utf-8") as fh:
+        memo = next(r["text"] for r in map(json.loads, fh) if r["doc_id"] == "memo:0052")
+    task = SUMMARIZE.for_answer(ANSWER_MAX_TOKENS)
+    loose = slm.answer(task, memo)
+    assert first_repeat(loose.text) is not None, "this build no longer loops on the memo"
+    pieces: list[str] = []
+    got = guarded_answer(slm, task, memo, on_token=pieces.append)
+    assert got.finish_reason == REPEAT_REASON
+    assert "".join(pieces) == got.text and first_repeat(got.text) is None
+    assert loose.text.startswith(got.text) and len(got.text) < len(loose.text)
+    shown, _ = finish_answer(got.text, got.finish_reason)
+    assert shown and loose.text.startswith(shown)

@@ -202,16 +202,20 @@ def run(args: argparse.Namespace) -> int:
     services = build_services()
     session = services.send_session()
 
-    if args.keep_local:
-        out = sys.stdout if not args.json else None
-        local = session.keep_local(text, task, on_token=(lambda t: (out.write(t), out.flush()))
-                                   if out else None)
+    if args.keep_local:        # ends like a cloud answer: cut at a sentence, and says why
+        local_stream = SentenceStream(sys.stdout)
+        local = session.keep_local(text, task,
+                                   on_token=None if args.json else local_stream.feed)
+        shown, cut = finish_answer(local.answer, local.finish_reason)
         if args.json:
-            print_json(local.to_json())
-        else:
-            sys.stdout.write("\n")
-            print(f"(local answer by the SLM; nothing was sent; audit record {local.record_id})",
-                  file=sys.stderr)
+            print_json({**local.to_json(), "answer_shown": shown, "notes": [cut] if cut else []})
+            return 0
+        local_stream.finish(local.finish_reason)
+        sys.stdout.write("\n")
+        for note in [cut] if cut else []:
+            print(note, file=sys.stderr)
+        print(f"(local answer by the SLM; nothing was sent; audit record {local.record_id})",
+              file=sys.stderr)
         return 0
 
     policy = chosen_policy(args, services)

@@ -2,8 +2,9 @@
 
 Shared by the faces (the window's answer pane, the CLI) so they say the same thing:
 
-- an answer the model stopped because it reached the length limit is cut back to its last
-  complete sentence and says so (:func:`finish_answer`);
+- an answer the model stopped because it reached the length limit, or that the local model
+  was stopped in because it began to repeat itself (:func:`first_repeat`), is cut back to its
+  last complete sentence and says so (:func:`finish_answer`);
 - the result line tells what happened to the protected values (:func:`restoration_line`):
   placeholders are restored only when placeholders were sent, pseudonyms are mapped back,
   and d_X noise cannot be undone;
@@ -18,6 +19,12 @@ from dataclasses import dataclass
 from preflight.core.types import SanitizedText
 
 LENGTH_NOTE = "(answer cut at the length limit — raise it in Settings)"
+REPEAT_NOTE = ("(the local model began to repeat itself, so it was stopped; the answer ends "
+               "at its last complete sentence)")
+#: finish reason of a local answer stopped because it repeated a sentence
+REPEAT_REASON = "repeat"
+#: a repeated sentence counts as a loop from this many words on ("Thank you." may recur)
+REPEAT_MIN_WORDS = 6
 NOISE_NOTE = ("Names and numbers in this answer may be noise: d_X replaced words of the "
               "document with nearby words before it was sent, and noise cannot be undone. "
               "Check every name, number and date against the original.")
@@ -25,10 +32,34 @@ NOISE_NOTE = ("Names and numbers in this answer may be noise: d_X replaced words
 _LENGTH_REASONS = frozenset({"length", "max_tokens"})
 # a sentence ends at . ! ? … (maybe followed by closing quotes/brackets) before a space
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+_SENTENCE_OR_LINE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)|\n")
+_SENTENCE_OR_LINE_END_STREAMING = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)|\n")
 
 
 def stopped_on_length(finish_reason: str | None) -> bool:
-    return finish_reason in _LENGTH_REASONS
+    """Whether the answer was stopped before its end (the length limit or a loop): its last,
+    unfinished sentence is dropped."""
+    return finish_reason in _LENGTH_REASONS or finish_reason == REPEAT_REASON
+
+
+def first_repeat(text: str, *, streaming: bool = False) -> int | None:
+    """Where the first complete sentence of :data:`REPEAT_MIN_WORDS` words or more that
+    repeats an earlier one (case and spacing aside) starts, or None. A sentence is complete
+    at its end mark and the space after it, or at a line break; ``streaming``: the end mark
+    that ends the text so far completes it too (a loop is caught before that mark is shown,
+    so what was shown ends in an unfinished sentence that :func:`finish_answer` drops)."""
+    seen: set[str] = set()
+    start = 0
+    ends = _SENTENCE_OR_LINE_END_STREAMING if streaming else _SENTENCE_OR_LINE_END
+    for m in ends.finditer(text):
+        sentence = text[start:m.end()]
+        key = " ".join(sentence.lower().split())
+        if len(key.split()) >= REPEAT_MIN_WORDS:
+            if key in seen:
+                return start + len(sentence) - len(sentence.lstrip())
+            seen.add(key)
+        start = m.end()
+    return None
 
 
 def trim_to_sentence(text: str) -> str:
@@ -52,7 +83,7 @@ def finish_answer(text: str, finish_reason: str | None) -> tuple[str, str | None
     """(the answer as shown, a note or None): an answer stopped on length ends cleanly."""
     if not stopped_on_length(finish_reason):
         return text, None
-    return trim_to_sentence(text), LENGTH_NOTE
+    return trim_to_sentence(text), REPEAT_NOTE if finish_reason == REPEAT_REASON else LENGTH_NOTE
 
 
 @dataclass(frozen=True)
