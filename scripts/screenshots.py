@@ -58,6 +58,16 @@ def wait_until(app, pred, timeout: float, what: str) -> bool:
     return False
 
 
+def loop_memo() -> str:
+    """A committed business memo on which SmolLM2 repeats itself when it answers locally
+    (``preflight_eval.local_answer_study``)."""
+    import gzip
+    import json
+
+    with gzip.open(ROOT / "data" / "utility" / "business.jsonl.gz", "rt") as fh:
+        return next(r["text"] for r in map(json.loads, fh) if r["doc_id"] == "memo:0052")
+
+
 def settle(app, seconds: float = 0.4) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -250,6 +260,15 @@ def main() -> int:
                        win.answer.status.text(), 240, "answer")
             settle(app, 0.5)
             shoot(win, "05-answer")
+            if not args.fake and (not args.only or args.only == "05-local-loop"):
+                # Keep local on a memo where the default SLM falls into a loop: stopped at
+                # the first repeated sentence, the answer ends before it and says why
+                win.original.setPlainText(loop_memo())
+                wait_until(app, lambda: win.local_button.isEnabled(), 120, "keep local")
+                win.local_button.click()
+                wait_until(app, lambda: not win.answers.busy and "locally" in
+                           win.answer.status.text(), 240, "local answer")
+                shoot(win, "05-local-loop")
             got = []
             win.sig_history_shown.connect(got.append)
             win.open_history()
