@@ -14,6 +14,7 @@ from preflight.core.ports import AnsweringModel, LanguageModel, ModelAnswer
 from preflight.core.send.answer_text import (
     REPEAT_NOTE,
     REPEAT_REASON,
+    RepeatWatch,
     finish_answer,
     first_repeat,
 )
@@ -109,3 +110,33 @@ def test_keep_local_reports_the_loop(tmp_path):
 ])
 def test_first_repeat(text, want):
     assert first_repeat(text) == want
+
+
+@pytest.mark.parametrize("text", [
+    LOOP,
+    "One two three four five six. Seven. One two three four five six. More",
+    "A list:\n- one two three four five six\n- one two three four five six\n",
+    "No loop here at all. Every sentence is new. Really it is, quite new.",
+])
+def test_the_watch_fed_piece_by_piece_finds_what_the_whole_text_shows(text):
+    for size in (1, 3, 17):
+        watch, found = RepeatWatch(), None
+        for i in range(0, len(text), size):
+            found = watch.feed(text[i:i + size], streaming=False)
+            if found is not None:
+                break
+        assert found == first_repeat(text), size
+
+
+def test_streaming_catches_the_repeat_at_its_end_mark_before_the_space():
+    first = "The memo says the office moves next month. "
+    watch = RepeatWatch()
+    assert watch.feed(first) is None
+    assert watch.feed("The memo says the office moves next month") is None
+    assert watch.feed(".") == len(first)           # the mark itself is never shown
+
+
+def test_text_without_sentence_ends_is_read_without_a_false_loop():
+    code = "x = [" + ", ".join(str(i) for i in range(20_000)) + "]"
+    watch = RepeatWatch()
+    assert all(watch.feed(code[i:i + 4]) is None for i in range(0, len(code), 4))

@@ -3,8 +3,8 @@
 Shared by the faces (the window's answer pane, the CLI) so they say the same thing:
 
 - an answer the model stopped because it reached the length limit, or that the local model
-  was stopped in because it began to repeat itself (:func:`first_repeat`), is cut back to its
-  last complete sentence and says so (:func:`finish_answer`);
+  was stopped in because it began to repeat itself (:class:`RepeatWatch`), is cut back to
+  its last complete sentence and says so (:func:`finish_answer`);
 - the result line tells what happened to the protected values (:func:`restoration_line`):
   placeholders are restored only when placeholders were sent, pseudonyms are mapped back,
   and d_X noise cannot be undone;
@@ -33,7 +33,9 @@ _LENGTH_REASONS = frozenset({"length", "max_tokens"})
 # a sentence ends at . ! ? … (maybe followed by closing quotes/brackets) before a space
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
 _SENTENCE_OR_LINE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)|\n")
-_SENTENCE_OR_LINE_END_STREAMING = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)|\n")
+_ENDS_WITH_MARK = re.compile(r"[.!?…][\"'”’)\]]*$")
+# longer than this without an end, the text is no sentence a loop repeats (code, a table)
+_LONGEST_SENTENCE = 2000
 
 
 def stopped_on_length(finish_reason: str | None) -> bool:
@@ -42,24 +44,52 @@ def stopped_on_length(finish_reason: str | None) -> bool:
     return finish_reason in _LENGTH_REASONS or finish_reason == REPEAT_REASON
 
 
-def first_repeat(text: str, *, streaming: bool = False) -> int | None:
-    """Where the first complete sentence of :data:`REPEAT_MIN_WORDS` words or more that
-    repeats an earlier one (case and spacing aside) starts, or None. A sentence is complete
-    at its end mark and the space after it, or at a line break; ``streaming``: the end mark
-    that ends the text so far completes it too (a loop is caught before that mark is shown,
-    so what was shown ends in an unfinished sentence that :func:`finish_answer` drops)."""
-    seen: set[str] = set()
-    start = 0
-    ends = _SENTENCE_OR_LINE_END_STREAMING if streaming else _SENTENCE_OR_LINE_END
-    for m in ends.finditer(text):
-        sentence = text[start:m.end()]
+class RepeatWatch:
+    """Reads an answer as it streams and tells where the first complete sentence of
+    :data:`REPEAT_MIN_WORDS` words or more that repeats an earlier one (case and spacing
+    aside) starts. A sentence is complete at its end mark and the space after it, or at a
+    line break. Each piece costs the unfinished sentence it extends, not the whole answer."""
+
+    def __init__(self) -> None:
+        self._tail = ""            # the unfinished sentence so far
+        self._offset = 0           # where it starts in the answer
+        self._seen: set[str] = set()
+
+    def feed(self, piece: str, *, streaming: bool = True) -> int | None:
+        """Where the first repeat starts in the answer so far with ``piece``, or None (and
+        ``piece`` is read). ``streaming``: an end mark that ends the text so far completes
+        its sentence too, so a loop is caught before that mark is shown (what was shown
+        then ends in an unfinished sentence, which :func:`finish_answer` drops)."""
+        tail, start = self._tail + piece, 0
+        for m in _SENTENCE_OR_LINE_END.finditer(tail):
+            at = self._repeat_at(tail[start:m.end()], self._offset + start, keep=True)
+            if at is not None:
+                return at
+            start = m.end()
+        if streaming and _ENDS_WITH_MARK.search(tail, start):
+            at = self._repeat_at(tail[start:], self._offset + start, keep=False)
+            if at is not None:
+                return at
+        if len(tail) - start > _LONGEST_SENTENCE:      # no sentence: nothing to repeat
+            start = len(tail)
+        self._tail, self._offset = tail[start:], self._offset + start
+        return None
+
+    def _repeat_at(self, sentence: str, offset: int, keep: bool) -> int | None:
         key = " ".join(sentence.lower().split())
-        if len(key.split()) >= REPEAT_MIN_WORDS:
-            if key in seen:
-                return start + len(sentence) - len(sentence.lstrip())
-            seen.add(key)
-        start = m.end()
-    return None
+        if len(key.split()) < REPEAT_MIN_WORDS:
+            return None
+        if key in self._seen:
+            return offset + len(sentence) - len(sentence.lstrip())
+        if keep:
+            self._seen.add(key)
+        return None
+
+
+def first_repeat(text: str) -> int | None:
+    """Where the first complete sentence that repeats an earlier one starts in ``text``
+    (see :class:`RepeatWatch`), or None."""
+    return RepeatWatch().feed(text, streaming=False)
 
 
 def trim_to_sentence(text: str) -> str:

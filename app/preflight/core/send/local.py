@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from preflight.core.errors import Cancelled, ModelUnavailableError
 from preflight.core.ports import AnsweringModel, LanguageModel, ModelAnswer
-from preflight.core.send.answer_text import REPEAT_REASON, first_repeat
+from preflight.core.send.answer_text import REPEAT_REASON, RepeatWatch
 from preflight.core.send.audit import AuditLog, Fingerprint
 from preflight.core.send.execute import error_text
 from preflight.core.tasks import Task
@@ -52,11 +52,12 @@ def guarded_answer(
     cancel: threading.Event | None = None,
 ) -> ModelAnswer:
     """The local model's answer on ``text``, stopped when it repeats a sentence
-    (:func:`~preflight.core.send.answer_text.first_repeat`): the piece that would end the
+    (:class:`~preflight.core.send.answer_text.RepeatWatch`): the piece that would end the
     repeated sentence is not passed on, and the answer is what was, with finish reason
     :data:`~preflight.core.send.answer_text.REPEAT_REASON`. ``cancel`` stops it as before
     (:class:`Cancelled`)."""
     stop = _StopEvent(cancel)
+    watch = RepeatWatch()
     pieces: list[str] = []
     looped = False
 
@@ -64,7 +65,7 @@ def guarded_answer(
         nonlocal looped
         if looped:
             return
-        if first_repeat("".join(pieces) + piece, streaming=True) is not None:
+        if watch.feed(piece) is not None:
             looped = True
             stop.set()
             return
