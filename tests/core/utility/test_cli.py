@@ -43,8 +43,9 @@ def fakes(monkeypatch, tmp_path):
     monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: NoPii())
     monkeypatch.setattr(Services, "mechanism", lambda self, name, **kw: FakeDx()
                         if name == "dx" else real_mechanism(self, name, **kw))
-    state = {"offset": 0.0, "attack": FakeAttack()}
+    state = {"offset": 0.0, "attack": FakeAttack(), "slm": FakeSLM()}
     monkeypatch.setattr(Services, "dx_attack", lambda self: state["attack"])
+    monkeypatch.setattr(Services, "slm", lambda self: state["slm"])   # answers locally
     monkeypatch.setattr(
         Services, "assessor",
         lambda self, task=None: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(),
@@ -98,7 +99,9 @@ def test_recommend_send_and_keep_local(fakes, capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["decision"] == "keep_local" and out["epsilon"] is None
-    assert out["local_answer"]
+    # the whole local answer, as `send --keep-local` gives it (not the assessor's first lines)
+    assert out["local_answer"] == " ".join(DOC.split()[:12])
+    assert ("summarize", DOC) in state["slm"].calls and out["local_answer_notes"] == []
 
 
 def test_recommend_judges_a_policy_without_d_x(fakes, capsys):
@@ -113,6 +116,9 @@ def test_recommend_judges_a_policy_without_d_x(fakes, capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["decision"] == "keep_local" and out["local_answer"]
+    assert main(["recommend", str(doc), "--policy", "everything", "--min-utility", "0.9"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("keep local:") and " ".join(DOC.split()[:12]) in said
 
 
 def test_recommend_rejects_impossible_threshold(fakes, capsys):

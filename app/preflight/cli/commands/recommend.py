@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
     from preflight.core.errors import ConfigError
     from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.answer_text import finish_answer
+    from preflight.core.tasks import SUMMARIZE
     from preflight.core.utility.recommend import judge, recommend
 
     services = build_services()
@@ -68,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
     out = rec.to_json()
     out["policy"] = chosen.describe()
     out["sanitized_text"] = rec.assessment.text if rec.decision == "send" else None
+    notes: list[str] = []
+    if rec.decision != "send":
+        # The recommendation read the local model's first lines (the assessor's short cap);
+        # keeping the document local means its whole answer, as `send --keep-local` gives it.
+        local = services.send_session().keep_local(text, SUMMARIZE)
+        out["local_answer"], note = finish_answer(local.answer, local.finish_reason)
+        notes = [note] if note else []
+        out["local_answer_notes"] = notes
     if args.json:
         print_json(out)
         return 0
@@ -82,5 +92,7 @@ def run(args: argparse.Namespace) -> int:
         what = "no ε in range reaches" if chosen.uses_dx else f"'{chosen.title}' misses"
         w(f"keep local: {what} utility {min_u:g} "
           f"(best predicted {rec.predicted_utility:.3f}). The local model's answer:\n\n"
-          f"{rec.local_answer}\n")
+          f"{out['local_answer']}\n")
+        for note in notes:
+            print(note, file=sys.stderr)
     return 0
