@@ -12,9 +12,9 @@ the stand-in cloud's E on the same unaltered documents (the feature file's
 ``target_original``), the share of answers that reach the default minimum utility, and
 answers naming a person the document never mentions (the product's detector run on the
 answer; a name counts as invented when no word of it occurs in the document), answers
-the guard stopped in a loop, answers that still repeat themselves (a sentence of six words or more written twice: the small model's
-loop, which E does not punish, since a loop over the document's own words stays close to
-it) and answers cut off at the length limit.
+the guard stopped in a loop, answers that still repeat themselves (the product's loop
+rule: a sentence of six words or more written twice, which E does not punish, since a loop
+over the document's own words stays close to it) and answers cut off at the length limit.
 
 Each (role, guard, document) is one checkpointed row of
 ``data/utility/local_answers.jsonl.gz``:
@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import statistics
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from preflight.core.send.answer_text import REPEAT_REASON, finish_answer
+from preflight.core.send.answer_text import REPEAT_REASON, RepeatWatch, finish_answer
 from preflight.core.send.local import guarded_answer
 from preflight.core.tasks import SUMMARIZE
 from preflight.core.utility.defaults import default_min_utility
@@ -74,15 +73,9 @@ def invented_names(detector: Any, document: str, answer: str) -> list[str]:
 
 
 def repeats(answer: str) -> bool:
-    """Whether a sentence of at least six words occurs twice (a generation loop)."""
-    seen: set[str] = set()
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer):
-        key = " ".join(sentence.lower().split())
-        if len(key.split()) >= 6:
-            if key in seen:
-                return True
-            seen.add(key)
-    return False
+    """Whether the answer writes a sentence twice, by the product's own loop rule
+    (:class:`~preflight.core.send.answer_text.RepeatWatch`; its last sentence counts too)."""
+    return RepeatWatch().feed(answer) is not None
 
 
 def run(roles: Sequence[str], docs: Sequence[tuple[Document, float]], out: Path,
@@ -114,7 +107,6 @@ def run(roles: Sequence[str], docs: Sequence[tuple[Document, float]], out: Path,
                 "finish_reason": got.finish_reason, "seconds": round(seconds, 2),
                 "words": len(shown.split()), "local_e": scorer.realized_utility(doc.text, shown),
                 "cloud_e": cloud_e, "invented_names": invented_names(detector, doc.text, shown),
-                "repeats": repeats(shown),
             })
             written += 1
             log.info("%s%s %s: %.1f s", role, "" if guard else " (no guard)", doc.doc_id,
@@ -144,7 +136,7 @@ def report(rows: Sequence[dict[str, Any]], min_utility: float) -> str:
         secs = f"{statistics.median(r['seconds'] for r in rs):.1f}" if rs else "—"
         return (f"{name:38} {statistics.mean(es):7.3f} {statistics.median(es):7.3f} "
                 f"{share:6.0%} {count(lambda r: r['invented_names']):>9} "
-                f"{count(lambda r: r['repeats']):>6} "
+                f"{count(lambda r: repeats(r['answer'])):>6} "
                 f"{count(lambda r: r['finish_reason'] == REPEAT_REASON):>8} "
                 f"{count(lambda r: r['finish_reason'] == 'length'):>8} {words:>6} {secs:>9}")
 

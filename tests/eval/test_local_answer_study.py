@@ -33,14 +33,15 @@ def test_a_name_counts_as_invented_only_when_no_word_of_it_is_in_the_document() 
 def _row(role: str, doc: str, e: float, **kw: object) -> dict[str, object]:
     row = {"role": role, "model": role.upper(), "loop_guard": True, "doc_id": doc,
            "local_e": e, "cloud_e": 0.8,
-           "invented_names": [], "repeats": False, "finish_reason": "stop", "words": 40,
+           "invented_names": [], "answer": "A short answer.", "finish_reason": "stop", "words": 40,
            "seconds": 5.0}
     row.update(kw)
     return row
 
 
 def test_the_report_compares_roles_on_the_documents_both_answered() -> None:
-    rows = [_row("slm", "a", 0.5, invented_names=["X Y"]), _row("slm", "b", 0.7, repeats=True),
+    rows = [_row("slm", "a", 0.5, invented_names=["X Y"]),
+            _row("slm", "b", 0.7, answer="One two three four five six. " * 2),
             _row("slm", "c", 0.9),                       # only one role: left out
             _row("qwen", "a", 0.7, finish_reason="repeat"),
             _row("qwen", "b", 0.8, finish_reason="length")]
