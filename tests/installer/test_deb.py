@@ -4,7 +4,9 @@ Needs dist/preflight_<version>_<arch>.deb from `installer/build_linux.sh`; skipp
 so) without one, and failed under CI (CI=true), where .ci/run builds it first. The install
 test changes the system (dpkg -i, then dpkg --purge), so it runs only as root with
 PREFLIGHT_TEST_DEB_INSTALL=1 (`installer/build_linux.sh --test` sets it) and never when a
-`preflight` package is already installed (under CI=true each of these fails instead).
+`preflight` package is already installed (under CI=true each of these fails instead) --
+unless this test installed it itself in a run that was killed before its purge: it leaves
+a marker file for exactly as long as its own install lives, and finishes that purge first.
 """
 
 from __future__ import annotations
@@ -112,17 +114,34 @@ def _installed_version() -> str | None:
     return res.stdout.split()[-1] if "install ok installed" in res.stdout else None
 
 
+# Present only between this test's `dpkg -i` and its `dpkg --purge` (root-owned, outside /tmp
+# so a reboot in between still finds it).
+OWN_INSTALL = Path("/var/tmp/preflight-deb-test.installed")
+
+
+def _purge_own_leftover() -> None:
+    """An install this test made and never purged (the run was killed) is its to remove."""
+    if _installed_version() and OWN_INSTALL.exists():
+        res = subprocess.run(["dpkg", "--purge", "preflight"], capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+        OWN_INSTALL.unlink()
+
+
 def test_install_run_offline_and_purge_keeps_user_data(deb, tmp_path):
     if os.environ.get("PREFLIGHT_TEST_DEB_INSTALL") != "1":
         unavailable("changes the system: run with PREFLIGHT_TEST_DEB_INSTALL=1 as root "
                     "(installer/build_linux.sh --test does)")
     if os.geteuid() != 0:
         unavailable("installing a .deb needs root")
+    _purge_own_leftover()
     if _installed_version():
         unavailable("a preflight package is already installed here; not touching it "
                     "(dpkg --purge preflight first)")
 
+    OWN_INSTALL.write_text(f"{deb}\n")
     res = subprocess.run(["dpkg", "-i", str(deb)], capture_output=True, text=True)
+    if not _installed_version():
+        OWN_INSTALL.unlink()
     assert res.returncode == 0, res.stdout + res.stderr
     try:
         assert _installed_version() == VERSION
@@ -162,6 +181,7 @@ def test_install_run_offline_and_purge_keeps_user_data(deb, tmp_path):
     finally:
         res = subprocess.run(["dpkg", "--purge", "preflight"], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+    OWN_INSTALL.unlink(missing_ok=True)
     assert "forget-keys" in res.stderr  # prerm tells where keys and data stay
     assert not Path("/opt/preflight").exists()
     assert not os.path.lexists("/usr/bin/preflight")
