@@ -243,3 +243,18 @@ def test_presidio_loads_without_its_transformers_engine() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-800:]
+
+
+def test_a_repeated_private_key_block_is_found_twice(real_detector):
+    # A 1,600-character key block pasted twice: detection used to end in RecursionError.
+    import base64
+    import random
+
+    rng = random.Random(3)
+    body = base64.encodebytes(bytes(rng.getrandbits(8) for _ in range(1200))).decode()
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----"
+    text = f"Hi Dana,\n\nThe deploy key:\n\n{key}\n\nThe same for staging:\n\n{key}\n\nMark"
+    spans = real_detector.detect(text)
+    for start in (text.index(key), text.rindex(key)):
+        assert any(s.start <= start and start + len(key) <= s.end and s.category is
+                   Category.SECRET for s in spans), start

@@ -137,6 +137,43 @@ def test_trie_regex_prefers_the_longest_term():
     assert trie_regex([]) is None
 
 
+def test_trie_regex_matches_like_a_longest_first_alternation():
+    import random
+    import re
+
+    def alternation(terms):
+        folded = sorted({" ".join(t.split()).lower() for t in terms if t.split()},
+                        key=len, reverse=True)
+        return "|".join(r"\s+".join(map(re.escape, t.split(" "))) for t in folded)
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        terms = ["".join(rng.choice("ab c") for _ in range(rng.randint(1, 6)))
+                 for _ in range(rng.randint(1, 6))]
+        text = "".join(rng.choice("ab  c.") for _ in range(30))
+        ours, ref = trie_regex(terms), alternation(terms)
+        if ours is None:
+            assert not ref
+            continue
+        spans = [[m.span() for m in re.finditer(rf"(?<!\w)(?:{rx})(?!\w)", text, re.I)]
+                 for rx in (ours, ref)]
+        assert spans[0] == spans[1], (terms, text)
+
+
+def test_a_value_longer_than_the_call_stack_propagates():
+    # A detected key block is thousands of characters: the trie used to recurse once per
+    # character and crashed the whole detection (RecursionError) on a repeated key.
+    import random
+    import string
+
+    rng = random.Random(1)
+    key = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(20_000))
+    text = f"key {key} and again {key}."
+    first = Span(4, 4 + len(key), "SECRET", Category.SECRET, 0.9, "test", "")
+    found = propagate_values(text, [first])
+    assert [(s.start, s.end) for s in found] == [(text.rindex(key), text.rindex(key) + len(key))]
+
+
 def test_bisect_context_enhancer_finds_the_same_token_as_presidio():
     import random
 

@@ -40,16 +40,38 @@ def trie_regex(terms: Iterable[str], fold: bool = True) -> str | None:
         node[""] = {}
     if not root:
         return None
+    return _trie_source(root)
 
-    def build(node: dict) -> str:
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + build(child)
-                for ch, child in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node else body
 
-    return build(root)
+def _atom(ch: str) -> str:
+    return r"\s+" if ch == " " else re.escape(ch)
+
+
+def _trie_source(root: dict) -> str:
+    """The regex of a trie, built bottom-up without recursion: a detected value can be
+    thousands of characters long (a key block, a pasted log line), deeper than Python's
+    call stack. Runs of single-child nodes become one literal, so the pattern nests only
+    where terms branch or end."""
+    def chain(ch: str, child: dict) -> tuple[str, dict]:
+        atoms = [_atom(ch)]
+        while len(child) == 1 and "" not in child:   # one way on: no branch, no end
+            (ch, child), = child.items()
+            atoms.append(_atom(ch))
+        return "".join(atoms), child
+
+    done: dict[int, str] = {}
+    stack: list[tuple[dict, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        edges = [chain(ch, child) for ch, child in sorted(node.items()) if ch]
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((end, False) for _literal, end in edges)
+            continue
+        alts = [literal + done[id(end)] for literal, end in edges]
+        body = "" if not alts else alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        done[id(node)] = f"(?:{body})?" if body and "" in node else body
+    return done[id(root)]
 
 
 def _uncased_script(part: str) -> bool:
