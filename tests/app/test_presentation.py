@@ -14,6 +14,7 @@ from preflight.app.presentation import (
     surviving_share,
     span_at,
     span_key,
+    utility_number,
 )
 from preflight.core.types import Category, SanitizedText, Span, apply_replacements
 
@@ -201,3 +202,13 @@ def test_the_explanation_of_a_placed_prediction_says_the_curve_s_number():
     assert placed.explained.value == pytest.approx(0.65) == placed.value
     assert placed.explained.unsanitized == 0.6           # the rest of the estimate kept
     assert fast.explained is est
+
+
+@pytest.mark.parametrize("value,minimum,shown", [
+    (0.70, 0.62, "0.70"), (0.59, 0.62, "0.59"), (0.62, 0.62, "0.62"),
+    (0.6191, 0.62, "0.619"), (0.61999, 0.62, "0.6199"), (0.6249, 0.62, "0.62"),
+    (0.6204, 0.6201, "0.6204"),
+])
+def test_utility_number_never_rounds_across_the_minimum(value, minimum, shown):
+    assert utility_number(value, minimum) == shown
+    assert (float(shown) >= minimum) == (value >= minimum)

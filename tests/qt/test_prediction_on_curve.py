@@ -33,3 +33,23 @@ def test_the_instant_number_is_placed_on_the_monotone_curve(qtbot, window, fake_
     # and the explanation beside it says the same number, not the raw one
     if pred.explained is not None:
         assert pred.explained.value == pytest.approx(0.95)
+
+
+def test_a_number_just_below_the_minimum_never_reads_like_it(qtbot, window, fake_backend,
+                                                            monkeypatch):
+    # 0.6191 against a minimum of 0.62: a red "0.62 is below your minimum 0.62" (and "no ε
+    # meets 0.62 (best 0.62)") reads like a bug; the extra digit says why it falls short.
+    fake_backend.settings.policy.min_utility = 0.62
+    monkeypatch.setattr(fake_backend, "utility_curve",
+                        lambda original, prepared, spans, epsilons, cancel:
+                        [(e, 0.6191) for e in epsilons])
+    window.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: bool(window.doc.prediction is not None
+                                 and window.doc.prediction.value == pytest.approx(0.6191)),
+                    timeout=8000)
+    assert window.assessment.utility.text() == "0.619"
+    assert "0.619 is below your minimum 0.62" in window.decision.text()
+    window.assessment.find_best.click()
+    qtbot.waitUntil(lambda: window.doc.recommendation is not None, timeout=8000)
+    assert window.doc.recommendation.decision == "keep_local"
+    assert "(best predicted utility 0.619)" in window.assessment.recommendation.text()

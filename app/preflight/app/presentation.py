@@ -287,6 +287,16 @@ def driver_text(feature: str, value: float, effect: float) -> str:
     return f"{words} ({'+' if effect >= 0 else '−'}{abs(effect):.2f})"
 
 
+def utility_number(value: float, minimum: float) -> str:
+    """``value`` with two decimals, or as many more as it takes not to read like the
+    minimum it is compared with: 0.619 against 0.62 is "0.619", never a red "0.62"."""
+    for digits in (2, 3, 4):
+        text = f"{value:.{digits}f}"
+        if (value >= minimum) == (float(text) >= minimum):
+            return text
+    return f"{math.floor(value * 1e4) / 1e4:.4f}"    # below it by less than 0.00005
+
+
 def utility_sentence(value: float, unsanitized: float | None, kept: float | None) -> str:
     """“predicted 0.62 of an expected 0.81 for the unsanitized text (keeps 77 %)”."""
     if unsanitized is None or kept is None:

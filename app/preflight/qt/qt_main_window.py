@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from preflight.app.documents import read_for_window
 from preflight.app.doorway import Doorway
-from preflight.app.presentation import error_text
+from preflight.app.presentation import error_text, utility_number
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.answers import AnswerController
@@ -414,13 +414,14 @@ class QtMainWindow(QMainWindow):
         if pred.value < min_u:
             self.decision.setText(
                 f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
-                f"{pred.value:.2f} is below your minimum {min_u:.2f}.</span> "
+                f"{utility_number(pred.value, min_u)} is below your minimum {min_u:.2f}.</span> "
                 + ("Try a larger ε (or “Find best ε”), or keep this one local."
                    if self.doc.uses_dx else
                    "Try a policy that keeps more (or change a type in the legend), or keep "
                    "this one local."))
         else:
-            self.decision.setText(f"Predicted utility {pred.value:.2f} meets your minimum "
+            self.decision.setText(f"Predicted utility {utility_number(pred.value, min_u)} "
+                                  "meets your minimum "
                                   f"{min_u:.2f}.")
 
     def _on_prediction_failed(self, why: str) -> None:
@@ -457,7 +458,8 @@ class QtMainWindow(QMainWindow):
             self.assessment.chart.set_recommended(None, None)
             self.assessment.recommendation.setText(
                 no_epsilon_message(rec.min_utility)
-                + (f" (best predicted utility {rec.predicted_utility:.2f})"
+                + (" (best predicted utility "
+                   f"{utility_number(rec.predicted_utility, rec.min_utility)})"
                    if rec.predicted_utility is not None else ""))
 
     def _on_provider(self, _i: int) -> None:

@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.doorway import Prediction
-from preflight.app.presentation import PrivacyIndicators, explanation_lines, format_cost
+from preflight.app.presentation import (
+    PrivacyIndicators, explanation_lines, format_cost, utility_number,
+)
 from preflight.core.send.cost import CostEstimate
 from preflight.qt import qt_theme
 from preflight.qt.qt_chart import QtUtilityChart
@@ -163,7 +165,7 @@ class QtAssessmentPanel(QGroupBox):
         color = colors.good if pred.value >= min_utility else colors.bad
         self.calibration.setText(pred.calibration)
         self.where.setText(pred.where)
-        self.utility.setText(f"{pred.value:.2f}")
+        self.utility.setText(utility_number(pred.value, min_utility))
         self.utility.setStyleSheet(f"color: {color.name()};")
         # The sentence (vs. the unsanitized text), the band and the drivers: shared words
         # with `preflight assess` (app.presentation).
