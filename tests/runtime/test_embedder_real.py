@@ -61,3 +61,20 @@ def test_torch_threads_are_set_when_the_model_loads():
     before, after = (int(x) for x in out.stdout.split()[-2:])
     assert after == 1
     assert before >= 1
+
+
+def test_loading_draws_no_progress_bar_on_stderr(tmp_path):
+    # A CLI's stderr carries messages, not transformers' "Loading weights" bar. In a child
+    # process: the module fixture above has loaded the model in this one already.
+    import os
+    import subprocess
+    import sys
+
+    code = ("from preflight.runtime.embedder import SentenceEmbedder; import sys; "
+            "e = SentenceEmbedder(sys.argv[1]); e.load(); print(len(e.embed(['x'])[0]))")
+    res = subprocess.run([sys.executable, "-c", code, str(require_model("similarity"))],
+                         capture_output=True, text=True, timeout=300, env=os.environ.copy(),
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == "768"
+    assert "Loading weights" not in res.stderr and "it/s]" not in res.stderr, res.stderr[-500:]

@@ -117,7 +117,11 @@ class SentenceEmbedder:
                 )
             try:
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
 
+                # transformers draws a "Loading weights" bar on stderr: noise in a CLI's
+                # output, and the window shows its own state.
+                hf_logging.disable_progress_bar()
                 if self._torch_threads is not None:
                     import torch
 
