@@ -144,6 +144,15 @@ def test_a_malformed_file_names_the_file_and_the_line(tmp_path, monkeypatch, tex
     assert org.describe()["status"] == "invalid"
 
 
+def test_a_file_nested_too_deeply_fails_closed(tmp_path, monkeypatch):
+    path = write_org(tmp_path, "x = " + "[" * 5000 + "]" * 5000 + "\n", monkeypatch)
+    org = load_org_policy()
+    reason = org.send_block_reason()
+    assert org.broken and reason is not None
+    assert f"Your organization's policy file {path} is invalid (not valid TOML" in reason
+    assert "too deeply" in reason
+
+
 def test_an_unreadable_policy_fails_closed(tmp_path, monkeypatch):
     folder = tmp_path / "policy.toml"
     folder.mkdir()

@@ -80,6 +80,9 @@ def parse_org_policy(text: str, where: str) -> OrgRules:
             line = line or max(1, len(text.splitlines()))
             msg = msg.replace(" (at end of document)", " at the end of the file")
         raise invalid(where, line, f"not valid TOML: {msg}") from None
+    except RecursionError:
+        raise invalid(where, None, "not valid TOML: arrays or tables nested too deeply") \
+            from None
     try:
         return _rules(data)
     except _Bad as bad:

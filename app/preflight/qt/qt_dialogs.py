@@ -61,7 +61,7 @@ def pretty_payload(payload: bytes) -> str:
     text = payload.decode("utf-8", "replace")
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 
@@ -398,7 +398,7 @@ def _overrides(value: Any) -> list[str]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return [value]
     out = []
     for item in value or ():

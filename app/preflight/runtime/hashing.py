@@ -107,7 +107,7 @@ class VerifiedHashCache:
     def _read(self) -> dict[str, dict[str, str]]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}  # no cache or a damaged one: it only costs a re-hash
         return data if isinstance(data, dict) else {}
 

@@ -189,7 +189,7 @@ def _sse_events(resp: Any, url: str) -> Iterator[dict[str, Any]]:
                 return
             try:
                 yield json.loads(payload)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise RemoteUnavailable(url, "sent an unreadable answer") from None
     except requests.Timeout:
         raise RemoteUnavailable(url, "timed out") from None

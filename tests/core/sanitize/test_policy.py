@@ -180,6 +180,7 @@ def test_policy_file_round_trips_and_loads_by_path(tmp_path):
     ('name = "x"\nepsilon = -1\n', "'epsilon' must be a positive number"),
     ('name = "x"\ncolour = "red"\n', "'colour' is not a policy key"),
     ('name = "x"\n[types]\nPERSON = \n', "not valid TOML"),
+    ('name = "x"\nv = ' + "[" * 5000 + "]" * 5000 + "\n", "too deeply"),
 ])
 def test_broken_policy_file_names_file_and_problem(tmp_path, body, needle):
     path = tmp_path / "p.toml"

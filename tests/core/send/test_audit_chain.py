@@ -9,6 +9,7 @@ import sqlite3
 
 import pytest
 
+from preflight.core.errors import InputError
 from preflight.core.send.audit import AuditLog, Fingerprint
 from preflight.core.send.audit_export import verify_export
 
@@ -236,3 +237,16 @@ def test_a_record_removed_from_an_export_is_found(tmp_path):
     assert not report.ok and report.first.record_id == 2
     out.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")   # the last one
     assert "cut off" in str(verify_export(out).first)
+
+
+@pytest.mark.parametrize("suffix,body", [
+    (".json", "[" * 5000 + "]" * 5000),
+    (".jsonl", "{}\n" + "[" * 5000 + "]" * 5000 + "\n"),
+    (".json", "{not json"),
+])
+def test_an_unreadable_export_is_a_clear_input_error(tmp_path, suffix, body):
+    # Nested too deeply for the parser, or not JSON at all: the user is told what to do.
+    path = tmp_path / f"export{suffix}"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(InputError, match="not a readable Preflight audit export"):
+        verify_export(path)

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from _loopback import Reply
+from _loopback import Reply, sse_event
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import Cancelled, ConfigError, ProviderError
 from preflight.core.send.providers import (
@@ -194,6 +194,25 @@ def test_malformed_stream_is_reported_with_partial(server):
     with pytest.raises(StreamBroken, match="malformed") as info:
         client.send(client.build_request(SUMMARIZE, "d"), None)
     assert info.value.partial == "x" and len(server.requests) == 1
+
+
+DEEP = b"[" * 5000 + b"]" * 5000          # valid JSON, too deep for Python's parser
+
+
+def test_a_stream_event_nested_too_deeply_is_a_broken_stream(server):
+    # A hostile provider or proxy: the parser's RecursionError must not become a crash.
+    server.script(Reply(raw_chunks=[sse_event("x", "chat"), b"data: " + DEEP + b"\n\n"]))
+    client = client_for(server.url)
+    with pytest.raises(StreamBroken, match="malformed") as info:
+        client.send(client.build_request(SUMMARIZE, "d"), None)
+    assert info.value.partial == "x"
+
+
+def test_a_whole_reply_nested_too_deeply_is_not_an_openai_reply(server):
+    server.script(Reply(body=DEEP, headers={"Content-Type": "application/json"}))
+    client = client_for(server.url)
+    with pytest.raises(StreamBroken, match="not an OpenAI-compatible reply"):
+        client.send(client.build_request(SUMMARIZE, "d"), None)
 
 
 def test_html_instead_of_api_is_reported(server):

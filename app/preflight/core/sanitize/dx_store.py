@@ -133,7 +133,7 @@ def load_calibration(space: TokenSpace, compute: Callable[[], dict] | None) -> d
         if f.is_file():
             try:
                 return json.loads(f.read_text("utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 log.warning("ignoring unreadable calibration %s", f)
     if compute is None:
         raise ConfigError(

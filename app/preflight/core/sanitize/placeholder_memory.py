@@ -87,7 +87,7 @@ class PlaceholderMemory:
                     isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
                 raise ValueError("bad tokens")
             return cls(path, salt=bytes.fromhex(data["salt"]), tokens=tokens)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             log.info("placeholder memory damaged (%s); starting empty", exc)
             return cls(path)
 

@@ -343,6 +343,9 @@ def load_policy_file(path: Path | str) -> Policy:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"The policy file {p} is not valid TOML: {exc}.",
                           "Fix the line it names.") from None
+    except RecursionError:
+        raise ConfigError(f"The policy file {p} is not valid TOML: it nests arrays or "
+                          "tables too deeply.", "Check that this is the policy file.") from None
     return policy_from_mapping(data, str(p), default_name=p.stem)
 
 

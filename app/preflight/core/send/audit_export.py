@@ -118,7 +118,7 @@ def verify_export(path: Path | str) -> VerifyReport:
                 rows = lines
         events = sorted((ChainEvent.from_json(e) for r in rows for e in r["chain"]),
                         key=lambda e: e.seq)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise InputError(f"{path} is not a readable Preflight audit export ({exc}).",
                          "Export it again with `preflight history --export FILE`.") from None
     columns = [c for c in (rows[0] if rows else {}) if c != "chain"]

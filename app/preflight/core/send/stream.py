@@ -235,7 +235,7 @@ def _read_events(
                 return finish, usage, True
             try:
                 event = json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):     # RecursionError: nested too deeply
                 raise StreamBroken(
                     f"{name} sent a malformed answer stream (not JSON).",
                     "The provider or a proxy in between broke the stream; it was not "
@@ -282,7 +282,7 @@ def _read_whole(
     try:
         payload = json.loads(bytes(body).decode("utf-8", "replace"))
         text, finish = client.whole(payload)
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
         raise StreamBroken(
             f"{name} answered with something that is not an OpenAI-compatible reply "
             f"(Content-Type {response.headers.get('Content-Type', 'missing')}).",

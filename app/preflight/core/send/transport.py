@@ -342,7 +342,7 @@ def _error_detail(response: requests.Response) -> str:
         if isinstance(payload, dict):
             err = payload.get("error", payload.get("detail", payload.get("message", payload)))
             return short(err)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return short(text)
 
