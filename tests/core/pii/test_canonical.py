@@ -36,6 +36,8 @@ ZW = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2
     ("4\u03361\u03361\u03361", "4111"),                               # strike-through marks
     ("key: sk-abc123def456ghi789\njkl012mno345\nThanks", "key: sk-abc123def456ghi789jkl012mno345\nThanks"),
     ("a\u00a0b\u2003c", "a b c"),
+    ("From: =?ISO-8859-1?Q?J=F8rgen_Thomsen?= <j@x.net>", "From: Jørgen Thomsen <j@x.net>"),
+    ("From: =?utf-8?b?SsO4cmdlbiBUaG9tc2Vu?=", "From: Jørgen Thomsen"),
 ])
 def test_stages(original, canonical):
     view = canonicalize(original)
@@ -51,6 +53,9 @@ def test_stages(original, canonical):
     "José and Zoë",                             # precomposed accents stay
     "The password is required.\nNext line",
     "A B C",
+    "=?no-such-charset?Q?abc?= and =?utf-8?B?%%%?= stay",   # undecodable encoded words
+    "x =?UTF-8?Q?=E2=80=8B?= y",                # decodes to nothing visible: left alone
+    "if a =?b then c?= d",                       # not an encoded word
 ])
 def test_ordinary_text_is_unchanged(text):
     assert canonicalize(text).text == text
@@ -70,6 +75,14 @@ def test_map_of_a_spelled_email_covers_the_whole_phrase():
     s = view.text.index("jane@")
     a, b = view.to_original(s, s + len("jane@acme.com"))
     assert original[a:b] == "jane [at] acme [dot] com"
+
+
+def test_a_name_in_an_encoded_word_maps_to_the_whole_word():
+    original = "From: =?ISO-8859-1?Q?J=F8rgen_Thomsen?= <j@x.net>"
+    view = canonicalize(original)
+    s = view.text.index("Jørgen")
+    a, b = view.to_original(s, s + len("Jørgen Thomsen"))
+    assert original[a:b] == "=?ISO-8859-1?Q?J=F8rgen_Thomsen?="
 
 
 def test_empty_range_and_bounds():

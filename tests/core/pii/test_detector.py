@@ -258,3 +258,15 @@ def test_a_repeated_private_key_block_is_found_twice(real_detector):
     for start in (text.index(key), text.rindex(key)):
         assert any(s.start <= start and start + len(key) <= s.end and s.category is
                    Category.SECRET for s in spans), start
+
+
+def test_a_name_in_a_pasted_mime_header_is_found(real_detector):
+    # A raw e-mail header keeps a non-ASCII display name RFC 2047-encoded: the name must
+    # not reach the provider just because it is written as =?charset?Q?...?=.
+    text = ("From: =?ISO-8859-1?Q?J=F8rgen_Thomsen?= <list@jth.net>\n"
+            "Subject: Razor agents\n\nI cannot tell whether the forwarded message is "
+            "handled correctly.\n")
+    word = "=?ISO-8859-1?Q?J=F8rgen_Thomsen?="
+    start = text.index(word)
+    assert any(s.type == "PERSON" and s.start <= start and start + len(word) <= s.end
+               for s in real_detector.detect(text))

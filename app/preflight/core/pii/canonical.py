@@ -11,7 +11,9 @@ all).
 
 Stages, in order (each is skipped by a quick search when nothing in the text needs it):
 
-1. HTML character references and percent-encoded e-mail characters are decoded.
+1. HTML character references, percent-encoded e-mail characters and MIME encoded words
+   (``=?ISO-8859-1?Q?J=F8rgen_Thomsen?=``, a pasted e-mail header's display name) are
+   decoded.
 2. Non-ASCII words: Unicode NFKC (full-width digits → ASCII), other decimal digits → ASCII,
    zero-width / bidi / other invisible format characters removed, combining marks on an
    ASCII letter or digit dropped, and look-alike Cyrillic/Greek letters mapped to Latin
@@ -31,6 +33,8 @@ from __future__ import annotations
 
 import html
 import re
+from email.errors import HeaderParseError
+from email.header import decode_header
 import unicodedata
 from array import array
 from collections.abc import Callable, Sequence
@@ -91,6 +95,9 @@ def canonicalize(text: str) -> CanonicalText:
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7};?|#[xX][0-9a-fA-F]{1,6};?|[A-Za-z][A-Za-z0-9]{1,31};)")
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _EMAIL_CHARS = re.compile(r"[\w@.+-]+")
+# RFC 2047: =?charset?Q or B?payload?= (an RFC 2231 language suffix allowed).
+_ENCODED_WORD = re.compile(r"=\?[A-Za-z0-9_.:+-]{1,40}(?:\*[A-Za-z-]{1,20})?\?[QqBb]\?"
+                           r"[^?\s]{1,1000}\?=")
 
 
 def _decode_entity(m: re.Match[str]) -> Sequence[_Op] | None:
@@ -104,6 +111,19 @@ def _decode_percent(m: re.Match[str]) -> Sequence[_Op] | None:
     out = unquote(m.group(), errors="strict") if _valid_utf8(m.group()) else ""
     # only characters that belong in an address or a name ("%20" in a URL stays)
     if not out or not _EMAIL_CHARS.fullmatch(out):
+        return None
+    return [(m.start(), m.end(), out)]
+
+
+def _decode_encoded_word(m: re.Match[str]) -> Sequence[_Op] | None:
+    """The text of one MIME encoded word; every character of it maps to the whole word,
+    so a name found inside replaces the encoded form."""
+    try:
+        ((raw, charset),) = decode_header(m.group())
+        out = raw.decode(charset or "ascii") if isinstance(raw, bytes) else raw
+    except (ValueError, LookupError, UnicodeError, HeaderParseError):
+        return None                  # unknown charset, bad base64: left as written
+    if not out.strip() or not out.isprintable():
         return None
     return [(m.start(), m.end(), out)]
 
@@ -123,6 +143,8 @@ def _stage_escapes(view: _View) -> _View:
         view = _rewrite(view, _ENTITY, _decode_entity)
     if "%" in view.text:
         view = _rewrite(view, _PERCENT, _decode_percent)
+    if "=?" in view.text:
+        view = _rewrite(view, _ENCODED_WORD, _decode_encoded_word)
     return view
 
 
