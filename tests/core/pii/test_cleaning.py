@@ -90,3 +90,18 @@ def test_phone_shaped_dates_become_phones(text, value, typ):
     assert (text[span.start:span.end], span.type) == (value, typ)
     expected = Category.DIRECT_IDENTIFIER if typ == "PHONE_NUMBER" else Category.QUASI_IDENTIFIER
     assert span.category is expected
+
+
+def test_a_lower_case_sign_off_is_not_prose():
+    # "-tom" under an e-mail is the sender's name, not the common word that would make a
+    # one-word "Tom" doubtful; "will" in a sentence still is.
+    from preflight.core.pii.cleaning import DocTerms, alone_on_line
+
+    text = "From: Tom <t@x.net>\n\nWe will meet.\n\n-tom\n  -- jane  \n"
+    terms = DocTerms(text)
+    assert not terms.used_in_lower_case("Tom") and not terms.used_in_lower_case("Jane")
+    assert terms.used_in_lower_case("Will")
+    i = text.index("tom\n")
+    assert alone_on_line(text, i, i + 3)
+    j = text.index("will")
+    assert not alone_on_line(text, j, j + 4)

@@ -270,3 +270,12 @@ def test_a_name_in_a_pasted_mime_header_is_found(real_detector):
     start = text.index(word)
     assert any(s.type == "PERSON" and s.start <= start and start + len(word) <= s.end
                for s in real_detector.detect(text))
+
+
+def test_a_sender_signing_in_lower_case_is_still_found(real_detector):
+    # A SpamAssassin e-mail: "From: Tom <tomwhore@…>" and "-tom" as the sign-off. The
+    # lower-case sign-off used to mark "Tom" as a common word and drop it.
+    text = ("From: Tom <tomwhore@slack.net>\nSubject: Re: Digital radio playlists\n\n"
+            "I still run a stream up on live365. I really should change them up.\n\n-tom\n")
+    found = {(s.type, text[s.start:s.end]) for s in real_detector.detect(text)}
+    assert ("PERSON", "Tom") in found and ("PERSON", "tom") in found

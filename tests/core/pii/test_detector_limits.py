@@ -198,3 +198,12 @@ def test_bisect_context_enhancer_finds_the_same_token_as_presidio():
             expected = LemmaContextAwareEnhancer._find_index_of_match_token(
                 "w", start, tokens, indices)
             assert fast._find_index_of_match_token("w", start, tokens, indices) == expected
+
+
+def test_a_name_part_in_a_lower_case_sign_off_propagates():
+    # A part of a name (not the whole value, which matches in any case): "tom" of "Tom
+    # Baker" in prose could be a word; alone on the last line it is the signature.
+    text = "Tom Baker wrote that we will meet.\nthanks tom for it\n\n-tom\n"
+    first = Span(0, 9, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "test", "")
+    found = [(text[s.start:s.end], s.start) for s in propagate_values(text, [first])]
+    assert found == [("tom", text.rindex("tom"))]      # the sign-off, not the prose "tom"

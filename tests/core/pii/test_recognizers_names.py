@@ -31,6 +31,17 @@ def test_email_linked_name():
     assert run(EmailNameRecognizer(), text) == [("PERSON", "Jane Roe")]
 
 
+@pytest.mark.parametrize("text,found", [
+    ('From: Tom <tomwhore@slack.net>', [("PERSON", "Tom")]),     # display name, short
+    ('From: "Tom" <tomwhore@slack.net>', [("PERSON", "Tom")]),
+    ("From: The <theodore@example.com>", []),                    # not a given name
+    ("See Tom at tomwhore@slack.net", []),                       # not its display name
+    ("From: Ann <bob@example.com>", []),                         # does not spell it
+])
+def test_a_short_display_name_that_spells_the_address(text, found):
+    assert run(EmailNameRecognizer(), text) == found
+
+
 @pytest.mark.parametrize("text,value", [
     ("funded by Reid LLC.", "Reid LLC"),
     ("provided by Tucker and Sons today", "Tucker and Sons"),

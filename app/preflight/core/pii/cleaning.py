@@ -97,9 +97,27 @@ class DocTerms:
         self._lower_words: set[str] | None = None
 
     def used_in_lower_case(self, word: str) -> bool:
+        """``word`` is written in lower case somewhere in the prose ("will", "mark"): as a
+        one-word name it is more likely a common word. A word alone on its line ("-tom"
+        under an e-mail) is a signature, not prose, and does not count."""
         if self._lower_words is None:
-            self._lower_words = set(re.findall(r"\b[a-z][a-z'-]+\b", self.text))
+            self._lower_words = {m.group() for m in _LOWER_WORD.finditer(self.text)
+                                 if not alone_on_line(self.text, m.start(), m.end())}
         return word.lower() in self._lower_words
+
+
+_LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
+_NO_WORD = re.compile(r"[^\w\n]*")
+
+
+def alone_on_line(text: str, start: int, end: int) -> bool:
+    """Nothing but punctuation and spaces shares the line with ``text[start:end]`` (a
+    sign-off such as "-tom" or "-- jane")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    return bool(_NO_WORD.fullmatch(text, line_start, start)
+                and _NO_WORD.fullmatch(text, end, line_end))
 
 
 def to_span(text: str, result: Any, deny_category: Category,

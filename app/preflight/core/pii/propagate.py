@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES
+from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES, alone_on_line
 from preflight.core.types import Category, Span
 
 #: Types whose value, once detected, is searched for everywhere else in the document.
@@ -22,6 +22,7 @@ PROPAGATED_TYPES = {"ORGANIZATION", "LOCATION", "DATE_OF_BIRTH", "STREET_ADDRESS
 PROPAGATED = "PropagatedValue"
 _NAME_PART = re.compile(r"[^\W\d_][\w'’-]*")
 _WS = re.compile(r"\s+")
+_LOWER_WORD = re.compile(r"(?<!\w)[a-zß-öø-ÿ][\w'’-]*(?!\w)")
 
 
 def trie_regex(terms: Iterable[str], fold: bool = True) -> str | None:
@@ -143,8 +144,9 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
                 continue
             key = m.group() if case_sensitive else _WS.sub(" ", m.group()).casefold()
             source = lookup(key)
-            if source is None or (case_sensitive and m.group()[0].islower()):
-                continue
+            if source is None or (case_sensitive and m.group()[0].islower()
+                                  and not alone_on_line(text, m.start(), m.end())):
+                continue          # "will", "mark" in prose; a sign-off "-tom" is the name
             if any(a <= m.start() and m.end() <= b for a, b in covered.get(source.type, ())):
                 continue  # already inside a detection of that type
             seen.add((m.start(), m.end()))
@@ -168,4 +170,7 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
                 source = rf"(?<![\w])(?:{source})(?![\w])"
             add(re.compile(source, 0 if case_sensitive else re.IGNORECASE), lookup,
                 case_sensitive)
+    if parts:  # a name part written in lower case alone on its line: a sign-off
+        signed = {p.casefold(): s for p, s in parts.items()}
+        add(_LOWER_WORD, lambda word: signed.get(word.casefold()), True)
     return found

@@ -8,7 +8,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import generic_addressee
-from preflight.core.pii.person_evidence import known_names
+from preflight.core.pii.person_evidence import given_names, known_names
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
@@ -110,7 +110,7 @@ def _not_generic(value: str) -> bool:
 
 def _known_given_name(value: str) -> bool:
     """The first word is a given name or surname of Faker's 30 locales' lists."""
-    from preflight.core.pii.person_evidence import known_names
+    from preflight.core.pii.person_evidence import given_names, known_names
 
     first = value.split()[0]
     return first.casefold() in known_names() and not generic_addressee(value)
@@ -146,6 +146,7 @@ class NameCueRecognizer(RuleRecognizer):
 
 
 _EMAIL = re.compile(r"\b([A-Za-z][A-Za-z0-9._%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_DISPLAY_NAME_GAP = re.compile(r"[\"']?[ \t]*<")  # between a display name and its <address>
 _CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]+{_NAME}){{0,2}}\b")
 
 
@@ -175,6 +176,13 @@ class EmailNameRecognizer(EntityRecognizer):
                 start, end = _strip_salutation(text, c.start(), c.end())
                 words = [w.lower() for w in text[start:end].split()]
                 hits = [w for w in words if w in parts or (len(w) >= 4 and w in local)]
+                if not hits and len(words) == 1 and _DISPLAY_NAME_GAP.fullmatch(
+                        text, end, m.start()):
+                    # "Tom <tomwhore@…>": a short given name written as the address's
+                    # display name and spelling its start
+                    w = words[0]
+                    if local.startswith(w) and w in given_names():
+                        hits = [w]
                 if hits and (len(hits) >= 2 or len(words) <= 2):
                     out.append(make_result(self, "PERSON", start, end, 0.7, self.WHY))
         return out
