@@ -184,6 +184,18 @@ def test_key_split_across_lines(real_detector, text, value):
     check(real_detector, text, value)
 
 
+# -- MIME encoded words (a pasted e-mail header) ------------------------------------------
+
+@pytest.mark.parametrize("value", [
+    "=?ISO-8859-1?Q?J=F8rgen_Thomsen?=",
+    "=?utf-8?B?SsO4cmdlbiBUaG9tc2Vu?=",
+    "=?UTF-8?Q?Jane_Miller?=",
+])
+def test_encoded_display_name(real_detector, value):
+    check(real_detector, f"From: {value} <list@jth.net>\nSubject: agents\n\nSee below.\n",
+          value, types={"PERSON"})
+
+
 # -- names ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [
