@@ -32,6 +32,22 @@ def test_email_linked_name():
 
 
 @pytest.mark.parametrize("text,found", [
+    ('From: "R. A. Hettinga" <rah@shipwright.com>', [("PERSON", "R. A. Hettinga")]),
+    ("From: rah@shipwright.com (R. A. Hettinga)", [("PERSON", "R. A. Hettinga")]),
+    ("To: Jane Roe <jr@example.com>", [("PERSON", "Jane Roe")]),
+    ("Cc: Roe, Jane <jr@example.com>", [("PERSON", "Roe, Jane")]),
+    ("From: Tom <tomwhore@slack.net>", [("PERSON", "Tom")]),
+    ("From: Razor Users <razor@example.net>", []),          # a mailing list
+    ("From: Amazon <store@amazon.com>", []),                # one word, not a given name
+    ("From: The Economist <news@economist.com>", []),
+    ("Reply-To: Customer Support <help@example.com>", []),
+    ("He wrote from Jane Roe <jr@example.com> today", []),  # not a header line
+])
+def test_display_names_in_mail_headers(text, found):
+    assert run(NameCueRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
     ('From: Tom <tomwhore@slack.net>', [("PERSON", "Tom")]),     # display name, short
     ('From: "Tom" <tomwhore@slack.net>', [("PERSON", "Tom")]),
     ("From: The <theodore@example.com>", []),                    # not a given name
