@@ -110,7 +110,7 @@ def _not_generic(value: str) -> bool:
 
 def _known_given_name(value: str) -> bool:
     """The first word is a given name or surname of Faker's 30 locales' lists."""
-    from preflight.core.pii.person_evidence import given_names, known_names
+    from preflight.core.pii.person_evidence import known_names
 
     first = value.split()[0]
     return first.casefold() in known_names() and not generic_addressee(value)
@@ -129,7 +129,7 @@ _SENDER_WORDS = GENERIC_ORG_WORDS | {
     "news", "newsletter", "list", "lists", "users", "digest", "daily", "weekly", "mailer",
     "daemon", "notification", "notifications", "alerts", "service", "services", "info",
     "help", "desk", "billing", "office", "store", "shop", "group", "inc", "ltd", "llc",
-    "the", "of", "and", "for", "team"}
+    "the", "of", "and", "for"}
 
 
 def _person_display_name(value: str) -> bool:
