@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import sys
 import zipfile
 from pathlib import Path
@@ -50,8 +52,19 @@ def test_pdf_text(tmp_path):
     assert "Jane Doe wrote to Max" in read_for_window(p)
 
 
+def _zip(member: str, data: bytes | str) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(member, data)
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize("name,data,needle", [
     ("bad.docx", b"not a zip", "not a readable .docx"),
+    ("broken.docx", _zip("word/document.xml", "<w:document><w:body><w:p>cut"),
+     "not a readable .docx"),                          # damaged XML inside a good zip
+    ("other.docx", _zip("content.xml", "<a/>"), "not a readable .docx"),
+    ("bomb.docx", _zip("word/document.xml", b" " * 25_000_000), "more text than"),
     ("bad.pdf", b"%PDF-1.4 garbage", "could not be read as PDF"),
     ("bin.txt", b"\x00\x01\x02", "binary"),
 ])

@@ -127,13 +127,18 @@ def _read_eml(p: Path) -> str:
 
 
 def _read_docx(p: Path) -> str:
+    unreadable = InputError(f"{p.name} is not a readable .docx file.",
+                            "Open it in a word processor and save it as .docx or .txt.")
     try:
         with zipfile.ZipFile(io.BytesIO(_raw(p))) as zf:
+            if zf.getinfo("word/document.xml").file_size > MAX_DOCUMENT_BYTES * 20:
+                raise InputError(f"{p.name} holds more text than Preflight opens at once.",
+                                 "Split the document into smaller parts.")
             xml = zf.read("word/document.xml")
-    except (zipfile.BadZipFile, KeyError):
-        raise InputError(f"{p.name} is not a readable .docx file.",
-                         "Open it in a word processor and save it as .docx or .txt.") from None
-    root = ElementTree.fromstring(xml)
+        root = ElementTree.fromstring(xml)
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, RecursionError, OSError,
+            EOFError, NotImplementedError):   # damaged, truncated, or an unknown compression
+        raise unreadable from None
     paras = []
     for para in root.iter(f"{_W}p"):
         parts = []
