@@ -96,6 +96,25 @@ def test_entity_on_a_window_boundary_is_found_once(monkeypatch):
     assert len(text_windows(text)) > 1
 
 
+def test_a_token_longer_than_the_window_overlap_is_covered_whole(monkeypatch):
+    # A pasted key blob with no break to cut at: each window sees a piece of it. The
+    # pieces after the first used to be dropped as "the previous window's", so all but
+    # the first window's worth of the blob was sent as written.
+    import base64
+    import random
+
+    import preflight.core.pii.detector as mod
+
+    monkeypatch.setattr(mod.text_windows, "__defaults__", (1000, 300))
+    rng = random.Random(5)
+    blob = base64.b64encode(bytes(rng.getrandbits(8) for _ in range(3000))).decode()
+    text = f"Attachment:\n{blob}\nThanks, and see you soon."
+    assert len(text_windows(text)) >= 4
+    secrets = [s for s in PiiDetector().detect(text) if s.type == "SECRET"]
+    start = text.index(blob)
+    assert [(s.start, s.end) for s in secrets] == [(start, start + len(blob))]
+
+
 def test_values_propagate_across_windows(monkeypatch):
     import preflight.core.pii.detector as mod
 

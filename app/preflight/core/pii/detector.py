@@ -208,7 +208,12 @@ class PiiDetector:
                     ad_hoc_recognizers=[deny] if deny is not None else None,
                 )
             for r in results:
-                if own_start <= r.start + start < own_end:  # else the next window reports it
+                # A finding belongs to the window whose own part it starts in; one that
+                # begins at this window's left edge and runs into its own part is the rest
+                # of a value longer than the overlap (a pasted key blob) that the previous
+                # window cut off: kept too, the same-type merge joins the pieces.
+                cut_off = start > 0 and r.start == 0 and r.end + start > own_start
+                if own_start <= r.start + start < own_end or cut_off:
                     meta = dict(r.recognition_metadata or {})
                     a, b = r.start + start, r.end + start
                     if meta.get("recognizer_name") in STATISTICAL_RECOGNIZERS:
