@@ -24,7 +24,13 @@ def test_fast_context_pass_matches_presidio(real_detector):
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
 
-    ours = real_detector._engine()
+    from preflight.core.pii.context import grouped_context_pass
+
+    product = real_detector._engine()
+    # the product's engine without its one deliberate difference (rule_evidence_wins)
+    ours = grouped_context_pass(AnalyzerEngine, rule_ties=False)(
+        registry=product.registry, nlp_engine=product.nlp_engine, supported_languages=["en"],
+        context_aware_enhancer=product.context_aware_enhancer)
     plain = AnalyzerEngine(registry=ours.registry, nlp_engine=ours.nlp_engine,
                            supported_languages=["en"],
                            context_aware_enhancer=LemmaContextAwareEnhancer())
@@ -36,3 +42,18 @@ def test_fast_context_pass_matches_presidio(real_detector):
     got = key(ours.analyze(TEXT, language="en"))
     assert got == key(plain.analyze(TEXT, language="en"))
     assert any(t == "PHONE_NUMBER" for _, _, t, _ in got)
+
+
+@pytest.mark.slow
+def test_a_rule_keeps_its_finding_where_the_model_found_the_same_span(real_detector):
+    # "R. A. Hettinga" in a From: header: the header rule and the NER model find the same
+    # span; Presidio's de-duplication keeps one. The product keeps the rule's (its score
+    # just above the model's), whose evidence the later checks of model guesses respect.
+    from presidio_analyzer import RecognizerResult
+
+    text = 'From: "R. A. Hettinga" <rah@shipwright.com>\n\nSee the article below.'
+    name = RecognizerResult.RECOGNIZER_NAME_KEY
+    persons = [r for r in real_detector._engine().analyze(text, language="en")
+               if r.entity_type == "PERSON"]
+    assert [(text[r.start:r.end], r.recognition_metadata[name]) for r in persons] == [
+        ("R. A. Hettinga", "NameCueRecognizer")]

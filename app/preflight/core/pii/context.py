@@ -76,11 +76,12 @@ class BisectContextEnhancer(LemmaContextAwareEnhancer):
         return i
 
 
-def grouped_context_pass(engine_cls):
+def grouped_context_pass(engine_cls, rule_ties: bool = True):
     """An ``AnalyzerEngine`` subclass whose recognizer-level context pass groups the
     results by recognizer once (Presidio filters the whole result list twice per
     recognizer: recognizers × results work) and skips recognizers that do not override
-    ``enhance_using_context``. Same results, same order."""
+    ``enhance_using_context``. Same results, same order — except, with ``rule_ties``,
+    where a rule and the NER model found the same span (:func:`rule_evidence_wins`)."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
 
     key = RecognizerResult.RECOGNIZER_IDENTIFIER_KEY
@@ -103,8 +104,35 @@ def grouped_context_pass(engine_cls):
                             r for r in raw_results if r.recognition_metadata[key] != rid],
                         nlp_artifacts=nlp_artifacts, context=context)
                 results.extend(mine)
-            return self.context_aware_enhancer.enhance_using_context(
+            results = self.context_aware_enhancer.enhance_using_context(
                 text=text, raw_results=results, nlp_artifacts=nlp_artifacts,
                 recognizers=recognizers, context=context)
+            return rule_evidence_wins(results) if rule_ties else results
 
     return GroupedContextAnalyzer
+
+
+def rule_evidence_wins(results: list) -> list:
+    """Where a rule (a cue, an e-mail's user name, a header) found exactly the person the
+    NER model found, the rule's finding is the one Presidio's de-duplication keeps: its
+    score is raised just above the model's. De-duplication keeps the higher score, and
+    the model's copy is checked again later as a guess ("Tom" when the text also writes
+    "tom", "R. A. Hettinga" with no listed name) and may be dropped — with the rule's
+    evidence gone with it. Persons only: for other types the model's copy loses nothing
+    of weight and is trimmed to better edges ("Acme Inc." ending a sentence)."""
+    from presidio_analyzer import RecognizerResult
+
+    from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+
+    name = RecognizerResult.RECOGNIZER_NAME_KEY
+    model = {(r.entity_type, r.start, r.end): r.score for r in results
+             if r.entity_type == "PERSON"
+             and r.recognition_metadata.get(name) in STATISTICAL_RECOGNIZERS}
+    if not model:
+        return results
+    for r in results:
+        score = model.get((r.entity_type, r.start, r.end))
+        if (score is not None and r.score <= score
+                and r.recognition_metadata.get(name) not in STATISTICAL_RECOGNIZERS):
+            r.score = min(1.0, score + 0.001)
+    return results

@@ -117,9 +117,7 @@ def _known_given_name(value: str) -> bool:
 
 
 # The display name of an address in a pasted e-mail header: `From: "R. A. Hettinga"
-# <rah@…>`, `To: Jane Roe <…>`, `From: rah@… (R. A. Hettinga)`. Scored above the NER
-# model (0.85) so that, where both find it, Presidio keeps this finding and its evidence:
-# the model's copy of "R. A. Hettinga" is dropped later as "no listed name, a common word".
+# <rah@…>`, `To: Jane Roe <…>`, `From: rah@… (R. A. Hettinga)`.
 _HEADER = r"(?im:^[ \t]*(?:From|To|Cc|Bcc|Reply-To|Sender)[ \t]*:[ \t]*)"
 _INITIALS = rf"(?:[{_UP}]\.[ \t]*){{1,3}}"
 _DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_FULL})"
@@ -172,11 +170,11 @@ class NameCueRecognizer(RuleRecognizer):
             0.7, "A name signing off a message", group=1, validate=_not_generic),
         Rule("PERSON", re.compile(
             rf"{_HEADER}\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
-            0.9, "The display name of an address in an e-mail header", group=1,
+            0.75, "The display name of an address in an e-mail header", group=1,
             validate=_person_display_name),
         Rule("PERSON", re.compile(
             rf"{_HEADER}<?{_ADDRESS}>?[ \t]+\(\"?({_DISPLAY})\"?\)"),
-            0.9, "The display name of an address in an e-mail header", group=1,
+            0.75, "The display name of an address in an e-mail header", group=1,
             validate=_person_display_name),
     )
 
