@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from preflight.core.pii.recognizers.names import EmailNameRecognizer, NameCueRecognizer
+from preflight.core.pii.recognizers.names import (
+    EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
+)
 from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
 
 from pii_testutil import run
@@ -44,7 +46,7 @@ def test_email_linked_name():
     ("He wrote from Jane Roe <jr@example.com> today", []),  # not a header line
 ])
 def test_display_names_in_mail_headers(text, found):
-    assert run(NameCueRecognizer(), text) == found
+    assert run(MailHeaderNameRecognizer(), text) == found
 
 
 @pytest.mark.parametrize("text,found", [

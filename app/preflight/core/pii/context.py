@@ -113,16 +113,18 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
 
 
 def rule_evidence_wins(results: list) -> list:
-    """Where a rule (a cue, an e-mail's user name, a header) found exactly the person the
-    NER model found, the rule's finding is the one Presidio's de-duplication keeps: its
-    score is raised just above the model's. De-duplication keeps the higher score, and
-    the model's copy is checked again later as a guess ("Tom" when the text also writes
-    "tom", "R. A. Hettinga" with no listed name) and may be dropped — with the rule's
-    evidence gone with it. Persons only: for other types the model's copy loses nothing
-    of weight and is trimmed to better edges ("Acme Inc." ending a sentence)."""
+    """Where a strong rule (:data:`~preflight.core.pii.entities.PERSON_EVIDENCE_RECOGNIZERS`:
+    a name spelling its e-mail address, a mail header's display name) found exactly the
+    person the NER model found, the rule's finding is the one Presidio's de-duplication
+    keeps: its score is raised just above the model's. De-duplication keeps the higher
+    score, and the model's copy is checked again later as a guess ("Tom" when the text
+    also writes "tom", "R. A. Hettinga" with no listed name) and may be dropped — with the
+    rule's evidence gone with it."""
     from presidio_analyzer import RecognizerResult
 
-    from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+    from preflight.core.pii.entities import (
+        PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS,
+    )
 
     name = RecognizerResult.RECOGNIZER_NAME_KEY
     model = {(r.entity_type, r.start, r.end): r.score for r in results
@@ -133,6 +135,6 @@ def rule_evidence_wins(results: list) -> list:
     for r in results:
         score = model.get((r.entity_type, r.start, r.end))
         if (score is not None and r.score <= score
-                and r.recognition_metadata.get(name) not in STATISTICAL_RECOGNIZERS):
+                and r.recognition_metadata.get(name) in PERSON_EVIDENCE_RECOGNIZERS):
             r.score = min(1.0, score + 0.001)
     return results

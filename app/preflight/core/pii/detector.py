@@ -372,7 +372,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     )
     from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
     from preflight.core.pii.recognizers.names import (
-        AllCapsNameRecognizer, EmailNameRecognizer, NameCueRecognizer,
+        AllCapsNameRecognizer, EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
@@ -406,7 +406,8 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
-        AllCapsNameRecognizer(), NameCueRecognizer(), EmailNameRecognizer(),
+        AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
+        EmailNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(),
         *extra_recognizers,
     ):

@@ -168,6 +168,14 @@ class NameCueRecognizer(RuleRecognizer):
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
             0.7, "A name signing off a message", group=1, validate=_not_generic),
+    )
+
+
+class MailHeaderNameRecognizer(RuleRecognizer):
+    """The display name of an address in a pasted e-mail header (From, To, Cc…) that
+    reads as a person's (:func:`_person_display_name`)."""
+
+    RULES = (
         Rule("PERSON", re.compile(
             rf"{_HEADER}\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
             0.75, "The display name of an address in an e-mail header", group=1,
