@@ -148,6 +148,18 @@ def _stage_escapes(view: _View) -> _View:
     return view
 
 
+def readable(value: str) -> str:
+    """``value`` as a reader should see it: escapes decoded (stage 1: HTML references,
+    %-codes in an address, MIME encoded words) and invisible characters dropped — the
+    same characters, not a guess about look-alikes. A vault keeps this spelling, so an
+    answer names "Jørgen Thomsen", not ``=?ISO-8859-1?Q?J=F8rgen_Thomsen?=``, and two
+    spellings of one value share one token."""
+    if value.isascii() and not any(c in value for c in "&%="):
+        return value
+    text = _stage_escapes(_View(value, None, None)).text
+    return "".join(c for c in text if not _invisible(c))
+
+
 # --------------------------------------------------------- stage 2: non-ASCII words
 
 #: Look-alike letters (Unicode confusables for the Latin letters that matter).

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from faker import Faker
 
+from preflight.core.pii.canonical import readable
 from preflight.core.sanitize import generalize as gen
 from preflight.core.sanitize.base import SanitizeParams, register
 from preflight.core.sanitize.surrogates import placeholder_label, surrogate_for
@@ -178,7 +179,9 @@ _COMPACT_TYPES = frozenset({
 
 def value_key(value: str, entity_type: str) -> str:
     """When two spellings are the same value: numbers ignore separators, everything else
-    ignores case and runs of whitespace ("John  Smith" = "JOHN SMITH")."""
+    ignores case and runs of whitespace ("John  Smith" = "JOHN SMITH"); both compare the
+    :func:`~preflight.core.pii.canonical.readable` spelling (an encoded word is its text)."""
+    value = readable(value)
     if entity_type in _COMPACT_TYPES:
         compact = "".join(ch for ch in value if ch.isalnum()).casefold()
         if compact:
@@ -245,7 +248,7 @@ class _ReversibleOperator:
             taken = set(banned)
             for key, s in first.items():
                 tok = self._remembered(key, attempts.get(key, 0), taken) or self._choose(
-                    key, forms[key][0], s, attempts.get(key, 0), taken)
+                    key, readable(forms[key][0]), s, attempts.get(key, 0), taken)
                 tokens[key] = tok
                 taken.add(tok.casefold())
             reps = [(s.start, s.end, tokens[k], s.type) for k, s in zip(keys, ordered)]
@@ -254,11 +257,13 @@ class _ReversibleOperator:
             entries = []
             for key, s in first.items():
                 fs = forms[key]
+                # an answer names the person in full and legibly: "Max Power", not the
+                # "Max" that happened to come first nor its MIME-encoded header form
+                # (exact restore of the document uses ``forms``)
+                original = max((readable(f) for f in fs), key=len)
                 entries.append(VaultEntry(
-                    # an answer names the person in full: "Max Power", not the "Max" that
-                    # happened to come first (exact restore of the document uses ``forms``)
-                    token=tokens[key], type=s.type, original=max(fs, key=len), kind=self.kind,
-                    forms=tuple(fs) if len(set(fs)) > 1 else (),
+                    token=tokens[key], type=s.type, original=original, kind=self.kind,
+                    forms=tuple(fs) if any(f != original for f in fs) else (),
                     glued=tokens[key] in glued,
                 ))
             self.vault.reset(self.name, sha, entries)
