@@ -38,6 +38,7 @@ ZW = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2
     ("a\u00a0b\u2003c", "a b c"),
     ("From: =?ISO-8859-1?Q?J=F8rgen_Thomsen?= <j@x.net>", "From: Jørgen Thomsen <j@x.net>"),
     ("From: =?utf-8?b?SsO4cmdlbiBUaG9tc2Vu?=", "From: Jørgen Thomsen"),
+    ("J\ufffdrgen and Bj\ufffdrn M\ufffdLLER", "Jorgen and Bjorn MOLLER"),  # wrong charset
 ])
 def test_stages(original, canonical):
     view = canonicalize(original)
@@ -51,6 +52,7 @@ def test_stages(original, canonical):
     "one or two of them",
     "Москва и Иван Петров",                    # real Cyrillic words stay
     "José and Zoë",                             # precomposed accents stay
+    "a \ufffd b \ufffd\ufffd",                     # a lost character alone is no letter
     "The password is required.\nNext line",
     "A B C",
     "=?no-such-charset?Q?abc?= and =?utf-8?B?%%%?= stay",   # undecodable encoded words

@@ -272,6 +272,18 @@ def test_a_name_in_a_pasted_mime_header_is_found(real_detector):
                for s in real_detector.detect(text))
 
 
+def test_a_name_read_with_the_wrong_charset_is_found_and_linked(real_detector):
+    # A mail whose "ø" became U+FFFD on the way: the given name must still be replaced,
+    # and as the person the header names (not as a company the model guessed).
+    text = ("From: J\ufffdrgen Thomsen <list@jth.net>\nSubject: Razor agents\n\nHi all,\n\n"
+            "J\ufffdrgen here again: I cannot tell whether the forwarded message is handled "
+            "correctly.\n\nCheers,\nJ\ufffdrgen\n")
+    found = [(s.type, s.start) for s in real_detector.detect(text)
+             if text[s.start:s.end].startswith("J\ufffdrgen")]
+    starts = [i for i in range(len(text)) if text.startswith("J\ufffdrgen", i)]
+    assert sorted(found) == [("PERSON", i) for i in starts]
+
+
 def test_a_sender_signing_in_lower_case_is_still_found(real_detector):
     # A SpamAssassin e-mail: "From: Tom <tomwhore@…>" and "-tom" as the sign-off. The
     # lower-case sign-off used to mark "Tom" as a common word and drop it.

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from preflight.core.pii.cleaning import DocTerms
-from preflight.core.pii.person_evidence import known_names, recheck_persons
+from preflight.core.pii.person_evidence import (
+    known_names, recheck_organizations, recheck_persons,
+)
 from preflight.core.types import Category, Span
 
 
@@ -48,6 +50,28 @@ def test_same_text_tagged_organization_elsewhere_wins():
     org = Span(text.rindex("Esselte"), len(text) - 1, "ORGANIZATION",
                Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
     assert _check(text, "Esselte", others=[org]) == "ORGANIZATION"
+
+
+def test_a_name_the_header_vouches_for_is_a_person_where_the_model_says_company():
+    # "Jorgen" is on no name list; the header's display name makes it one, so neither the
+    # model's ORGANIZATION copy nor "tagged ORGANIZATION elsewhere" keeps it a company
+    # (a policy that keeps organizations would have sent the sender's first name).
+    text = "From: Jorgen Thomsen <jt@x.net>\n\nJorgen here again.\n\nCheers,\nJorgen\n"
+    header = _person(text, "Jorgen Thomsen", "MailHeaderNameRecognizer")
+    body = text.index("Jorgen here")
+    org = Span(body, body + 6, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.85,
+               "SpacyRecognizer", "")
+    sign = text.rindex("Jorgen")
+    model_person = Span(sign, sign + 6, "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
+                        "SpacyRecognizer", "")
+    out = recheck_organizations(text, recheck_persons(text, [header, org, model_person],
+                                                      DocTerms(text)))
+    assert [(s.start, s.type) for s in out] == [
+        (header.start, "PERSON"), (body, "PERSON"), (sign, "PERSON")]
+    # without the header the same text stays a company (the evidence is what decides)
+    out = recheck_organizations(text, recheck_persons(text, [org, model_person],
+                                                      DocTerms(text)))
+    assert [s.type for s in out] == ["ORGANIZATION", "ORGANIZATION"]
 
 
 @pytest.mark.parametrize("text,value", [

@@ -18,7 +18,8 @@ Stages, in order (each is skipped by a quick search when nothing in the text nee
    zero-width / bidi / other invisible format characters removed, combining marks on an
    ASCII letter or digit dropped, and look-alike Cyrillic/Greek letters mapped to Latin
    in words that mix them with Latin letters or consist of look-alikes only (a real
-   Russian or Greek word is left alone). Exotic spaces become plain spaces.
+   Russian or Greek word is left alone). A letter lost to a wrong charset (U+FFFD inside
+   a word) reads as "o". Exotic spaces become plain spaces.
 3. Spaced-out characters (``4 1 1 1 ...``, ``J o h n  S m i t h``) are joined.
 4. Spelled-out e-mails (``[at]``, ``(at)``, `` at ... dot ``) become ``@`` and ``.``.
 5. Seven or more spelled digits ("four one one ...") become digits.
@@ -209,6 +210,21 @@ def _canon_cluster(cluster: str) -> str:
     return unicodedata.normalize("NFKC", cluster)
 
 
+def _fill_lost_letters(outs: list[str]) -> None:
+    """A letter lost to a bad decoding ("J\ufffdrgen", "Bj\ufffdrn": an accented letter
+    read with the wrong charset became U+FFFD) reads as an ``o``, so the name model and
+    the name rules see a name and its other mentions link to it; the span maps back over
+    the replacement character."""
+    for i, out in enumerate(outs):
+        if out != "\ufffd":
+            continue
+        before = outs[i - 1][-1:] if i else ""
+        after = outs[i + 1][:1] if i + 1 < len(outs) else ""
+        if before.isalpha() or after.isalpha():
+            upper = (after or before).isupper() and (before or after).isupper()
+            outs[i] = "O" if upper else "o"
+
+
 def _canon_word(m: re.Match[str]) -> Sequence[_Op] | None:
     word, base = m.group(), m.start()
     clusters: list[tuple[int, int]] = []
@@ -218,6 +234,7 @@ def _canon_word(m: re.Match[str]) -> Sequence[_Op] | None:
         else:
             clusters.append((i, i + 1))
     outs = [_canon_cluster(word[a:b]) for a, b in clusters]
+    _fill_lost_letters(outs)
     letters = [c for out in outs for c in out if c.isalpha() or c.isdigit()]
     mixed = any(c.isascii() for c in letters)
     if mixed or (letters and all(c in CONFUSABLES for c in letters if not c.isascii())):

@@ -31,7 +31,7 @@ import importlib
 import re
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
 from preflight.core.types import Category, Span
 
 _LOCALES = ("en_US", "en_GB", "en_IE", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
@@ -105,12 +105,19 @@ def recheck_organizations(text: str, spans: list[Span]) -> list[Span]:
     name, then one or two listed names (and maybe a qualification: "Amanda Brown DDS"),
     with no company cue around it — becomes PERSON; so does a one-word ORGANIZATION or
     NRP that is a listed given name and neither a common word nor shaped like a
-    nationality ("Anjali", "Priya"; "Christian" stays a group)."""
+    nationality ("Anjali", "Priya"; "Christian" stays a group) — or one word of a name the
+    document itself vouches for (:func:`vouched_names`: "Jorgen" when a mail header's
+    display name is "Jorgen Thomsen")."""
+    vouched = vouched_names(text, spans)
     out = []
     for span in spans:
         if span.recognizer in STATISTICAL_RECOGNIZERS:
             why = None
-            if span.type == "ORGANIZATION" and _reads_as_name(text, span):
+            if (span.type in ("ORGANIZATION", "NRP")
+                    and text[span.start:span.end].casefold() in vouched):
+                why = ("Tagged as an organization by the NER model, but the document names "
+                       "this person in an e-mail header or address")
+            elif span.type == "ORGANIZATION" and _reads_as_name(text, span):
                 why = ("Tagged as an organization by the NER model, but it is a given name "
                        "and a surname with no company cue")
             elif span.type in ("ORGANIZATION", "NRP") and _lone_given_name(text, span):
@@ -166,10 +173,22 @@ def common_words() -> frozenset[str]:
     return frozenset(w.casefold() for w in Provider.word_list)
 
 
+def vouched_names(text: str, spans: list[Span]) -> frozenset[str]:
+    """The words (case-folded) of the person names a strong rule found in this document
+    (:data:`~preflight.core.pii.entities.PERSON_EVIDENCE_RECOGNIZERS`: a mail header's
+    display name, a name spelling its e-mail address): names as sure as a listed one,
+    whatever the lists hold ("Jorgen", "Thomsen")."""
+    return frozenset(w.casefold() for s in spans
+                     if s.type == "PERSON" and s.recognizer in PERSON_EVIDENCE_RECOGNIZERS
+                     for w in _WORD.findall(text[s.start:s.end])
+                     if len(w) > 1 and w.rstrip(".").casefold() not in NAME_AFFIXES)
+
+
 def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]:
     """``spans`` with statistical PERSON spans retyped or dropped on the evidence above."""
     if not any(s.type == "PERSON" for s in spans):
         return spans
+    vouched = vouched_names(text, spans)
     org_values = {text[s.start:s.end].casefold() for s in spans if s.type == "ORGANIZATION"}
     full_names = {w.casefold() for s in spans if s.type == "PERSON"
                   for w in text[s.start:s.end].split()[1:]}
@@ -178,7 +197,7 @@ def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]
         if span.type != "PERSON" or span.recognizer not in STATISTICAL_RECOGNIZERS:
             out.append(span)
             continue
-        verdict = _verdict(text, span, terms, org_values, full_names)
+        verdict = _verdict(text, span, terms, org_values, full_names, vouched)
         if verdict == "person":
             out.append(span)
         elif verdict is not None:
@@ -189,15 +208,17 @@ def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]
 
 
 def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
-             full_names: set[str]) -> str | None:
+             full_names: set[str], vouched: frozenset[str] = frozenset()) -> str | None:
     """"person", "ticker", "company", or None (not a name: drop). ``full_names``: the
-    words after the first of the document's multi-word person spans."""
+    words after the first of the document's multi-word person spans; ``vouched``: the
+    words of names a strong rule found (they count as listed names)."""
     value = text[span.start:span.end]
     if _is_ticker(text, span.start, span.end):
         return "ticker"
     words = [w for w in _WORD.findall(value) if w.rstrip(".").casefold() not in NAME_AFFIXES]
     names = known_names()
-    known = [w for w in words if w.casefold().removesuffix("'s") in names]
+    known = [w for w in words if w.casefold().removesuffix("'s") in names
+             or w.casefold().removesuffix("'s") in vouched]
     if _COMPANY_AFTER.match(text, span.end) or _SHARES_BEFORE.search(
             text, max(0, span.start - 40), span.start):
         return "company"
