@@ -17,6 +17,8 @@ from preflight.core.types import Category, Span
     ("John Smith Tel", "John Smith"),
     ("Contact", "Contact"),            # a lone word is left to the plausibility check
     ("Jane Roe", "Jane Roe"),
+    ("2019 Ryan Tandy", "Ryan Tandy"),  # a copyright line's year
+    ("Ryan Tandy 2019", "Ryan Tandy"),
 ])
 def test_strip_label_words(text, expected):
     s, e = strip_label_words(text, 0, len(text))

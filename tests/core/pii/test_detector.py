@@ -284,6 +284,16 @@ def test_a_name_read_with_the_wrong_charset_is_found_and_linked(real_detector):
     assert sorted(found) == [("PERSON", i) for i in starts]
 
 
+def test_names_in_a_copyright_file_are_found(real_detector):
+    # Lines of /usr/share/doc/curl/copyright: a year glued to the model's name, an inner
+    # capital, a three-word display name the model calls an organization.
+    text = ("Copyright: 1999, Leon Breedt <ljb@debian.org>\n 2005, LaMont Jones "
+            "<lamont@ubuntu.com>\nCopyright: 2019 Ryan Tandy <ryan@nardis.ca>\nCopyright: "
+            "2013-2022, Linus Nielsen Feltzing <linus@haxx.se>\n")
+    found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
+    assert found == {"Leon Breedt", "LaMont Jones", "Ryan Tandy", "Linus Nielsen Feltzing"}
+
+
 def test_a_sender_signing_in_lower_case_is_still_found(real_detector):
     # A SpamAssassin e-mail: "From: Tom <tomwhore@…>" and "-tom" as the sign-off. The
     # lower-case sign-off used to mark "Tom" as a common word and drop it.

@@ -60,6 +60,17 @@ def test_a_short_display_name_that_spells_the_address(text, found):
     assert run(EmailNameRecognizer(), text) == found
 
 
+@pytest.mark.parametrize("text,found", [
+    # lines of a Debian copyright file
+    (" 2005, LaMont Jones <lamont@ubuntu.com>", [("PERSON", "LaMont Jones")]),
+    ("Copyright: 2013-2022, Linus Nielsen Feltzing <linus@haxx.se>",
+     [("PERSON", "Linus Nielsen Feltzing")]),
+    ("Signed by Linus Nielsen Feltzing at linus@haxx.se", []),   # three words, no display
+])
+def test_a_display_name_of_three_words_or_an_inner_capital(text, found):
+    assert run(EmailNameRecognizer(), text) == found
+
+
 @pytest.mark.parametrize("text,value", [
     ("funded by Reid LLC.", "Reid LLC"),
     ("provided by Tucker and Sons today", "Tucker and Sons"),

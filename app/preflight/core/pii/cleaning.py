@@ -171,16 +171,20 @@ _LAST_WORD = re.compile(r"[\s,:]+([\w'’-]+)$")
 
 
 def strip_label_words(text: str, start: int, end: int) -> tuple[int, int]:
-    """Drop field labels the model glued to a name ("Contact John Smith" → "John Smith");
-    a one-word span is left to :func:`plausible_ner`."""
+    """Drop field labels and numbers the model glued to a name ("Contact John Smith",
+    "2019 Ryan Tandy" in a copyright line → the name); a one-word span is left to
+    :func:`plausible_ner`."""
+    def glued(word: str) -> bool:
+        return word.rstrip(":").lower() in LABEL_WORDS or word.rstrip(":").isdigit()
+
     while True:
         m = _FIRST_WORD.match(text, start, end)
-        if not m or m.group(1).rstrip(":").lower() not in LABEL_WORDS or m.end() >= end:
+        if not m or not glued(m.group(1)) or m.end() >= end:
             break
         start = m.end()
     while True:
         m = _LAST_WORD.search(text, start, end)
-        if not m or m.group(1).lower() not in LABEL_WORDS or m.start() <= start:
+        if not m or not glued(m.group(1)) or m.start() <= start:
             break
         end = m.start()
     return trim(text, start, end)

@@ -90,7 +90,8 @@ def _recase(chunk: str, vocab) -> str:
 # with accents, Cyrillic, Greek), so "Dear Иван Петров," is a name too.
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
 _LO = "a-zß-öø-ÿā-žа-яёєіїα-ωάέήίόύώς"
-_NAME = rf"(?:Mc|Mac|O['’])?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?(?:-[{_UP}][{_LO}]+)?"
+_NAME = (rf"(?:Mc|Mac|O['’]|La|Le|De|Di|Da|Du|Van|Von)?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?"
+         rf"(?:-[{_UP}][{_LO}]+)?")  # "LaMont", "DeShawn", "VanDyke" too
 _FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
 _FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{{2,4}})"
@@ -218,14 +219,17 @@ class EmailNameRecognizer(EntityRecognizer):
                 start, end = _strip_salutation(text, c.start(), c.end())
                 words = [w.lower() for w in text[start:end].split()]
                 hits = [w for w in words if w in parts or (len(w) >= 4 and w in local)]
-                if not hits and len(words) == 1 and _DISPLAY_NAME_GAP.fullmatch(
-                        text, end, m.start()):
+                display = _DISPLAY_NAME_GAP.fullmatch(text, end, m.start())
+                if not hits and len(words) == 1 and display:
                     # "Tom <tomwhore@…>": a short given name written as the address's
                     # display name and spelling its start
                     w = words[0]
                     if local.startswith(w) and w in given_names():
                         hits = [w]
-                if hits and (len(hits) >= 2 or len(words) <= 2):
+                # three words need two hits, or to be the address's display name and
+                # begin or end with the hit ("Linus Nielsen Feltzing <linus@…>")
+                if hits and (len(hits) >= 2 or len(words) <= 2
+                             or (display and hits[0] in (words[0], words[-1]))):
                     out.append(make_result(self, "PERSON", start, end, 0.7, self.WHY))
         return out
 
