@@ -30,6 +30,16 @@ def test_email_validation_offline(no_network, tmp_path, monkeypatch):
     assert list(tmp_path.rglob("*")) == []             # no suffix-list cache written
 
 
+@pytest.mark.parametrize("address", [
+    "father.time@xcar.wooster.local", "jane.roe@acme.internal", "j.roe@mail.corp",
+    "jroe@fileserver.lan", "jane@router.home.arpa",
+])
+def test_an_address_on_a_company_internal_domain_is_an_address(address):
+    # the public suffix list knows none of these; an employee's address there is PII
+    assert run(OfflineEmailRecognizer(), f"Mail {address} today") == [
+        ("EMAIL_ADDRESS", address)]
+
+
 def test_module_level_extractor_made_offline(no_network):
     import tldextract
     import tldextract.tldextract as impl
