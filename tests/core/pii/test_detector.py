@@ -294,6 +294,18 @@ def test_names_in_a_copyright_file_are_found(real_detector):
     assert found == {"Leon Breedt", "LaMont Jones", "Ryan Tandy", "Linus Nielsen Feltzing"}
 
 
+def test_names_in_a_changelog_are_found(real_detector):
+    # From /usr/share/doc/git and imagemagick's changelog.Debian: the model reads the
+    # sign-off's name into the address ("Lee Garrett <debian@…>  Tue", then lost to the
+    # address), drops an unlisted name ending in s as a plural, and misses credits.
+    text = ("  * install dashed commands to /usr/lib again (thx Sven Joachim;\n"
+            "    closes: #985416).\n\n -- Lee Garrett <debian@rocketjump.eu>  Tue, 07 Oct "
+            "2025 14:22:08 +0200\n\n -- Bastien Roucari\u00e8s <rouca@debian.org>  Thu, 29 "
+            "Oct 2026 10:34:49 +0100\n")
+    found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
+    assert found == {"Sven Joachim", "Lee Garrett", "Bastien Roucari\u00e8s"}
+
+
 def test_a_sender_signing_in_lower_case_is_still_found(real_detector):
     # A SpamAssassin e-mail: "From: Tom <tomwhore@…>" and "-tom" as the sign-off. The
     # lower-case sign-off used to mark "Tom" as a common word and drop it.

@@ -43,7 +43,11 @@ def test_email_linked_name():
     ("From: Amazon <store@amazon.com>", []),                # one word, not a given name
     ("From: The Economist <news@economist.com>", []),
     ("Reply-To: Customer Support <help@example.com>", []),
-    ("He wrote from Jane Roe <jr@example.com> today", []),  # not a header line
+    # the display-name form outside a header (a changelog's sign-off, an AUTHORS line)
+    (" -- Lee Garrett <debian@rocketjump.eu>  Tue, 07 Oct 2025", [("PERSON", "Lee Garrett")]),
+    ("Signed-off-by: Jane Roe <jr@example.com>", [("PERSON", "Jane Roe")]),
+    ("He wrote from Jane Roe <jr@example.com> today", [("PERSON", "Jane Roe")]),
+    ("Write to Customer Support <help@example.com> today", []),
 ])
 def test_display_names_in_mail_headers(text, found):
     assert run(MailHeaderNameRecognizer(), text) == found
@@ -58,6 +62,19 @@ def test_display_names_in_mail_headers(text, found):
 ])
 def test_a_short_display_name_that_spells_the_address(text, found):
     assert run(EmailNameRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
+    ("Thanks to 俞晨东 for discovering this vulnerability", [("PERSON", "俞晨东")]),
+    ("Thanks to Mark Chen of Mirantis for reporting this", [("PERSON", "Mark Chen")]),
+    ("install dashed commands (thx\n    Chris Lamb for suggesting it)", [("PERSON", "Chris Lamb")]),
+    ("amd64 machine (thx to Marco for detecting this)", [("PERSON", "Marco")]),
+    ("Patch by Jane Roe.", [("PERSON", "Jane Roe")]),
+    ("Thanks to Microsoft for the report", []),        # no listed name
+    ("thanks to the team", []),
+])
+def test_a_name_credited_for_work(text, found):
+    assert [f for f in run(NameCueRecognizer(), text)] == found
 
 
 @pytest.mark.parametrize("text,found", [

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -218,6 +219,8 @@ class PiiDetector:
                     a, b = r.start + start, r.end + start
                     if meta.get("recognizer_name") in STATISTICAL_RECOGNIZERS:
                         a, b = _first_line(paragraph, a, b)
+                        if r.entity_type == "PERSON":
+                            b = _before_address(paragraph, a, b)
                     if a < b:
                         out.append(RawResult(a, b, r.entity_type, r.score, meta))
         return out
@@ -268,6 +271,17 @@ def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
             return a, a + len(line.strip())
         pos += len(line) + 1
     return start, start
+
+
+_ADDRESS_MARK = re.compile(r"[ \t]*[<@(\[|]")
+
+
+def _before_address(text: str, start: int, end: int) -> int:
+    """Where a NER person span ends before an address it ran into: the model reads a
+    changelog's " -- Lee Garrett <debian@…>  Tue" as one name, which then loses to the
+    e-mail address it overlaps (and the name went out)."""
+    m = _ADDRESS_MARK.search(text, start, end)
+    return m.start() if m and m.start() > start else end
 
 
 def check_threshold(settings: DetectionSettings) -> None:

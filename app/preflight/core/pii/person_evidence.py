@@ -19,8 +19,10 @@ for 30 locales, shipped with a dependency the app already has):
   Designs", "Philadelphia Eagles") → dropped.
 
 Spans that a rule found with its own cue (a title, a salutation, a name field, an e-mail
-local part) are left alone, and a span with a known given name or surname is never
-dropped, so recall on names is kept.
+local part) are left alone, and a span with a known given name or surname — or with a
+word of a name the document's own header or addresses vouch for, or written as an
+address's display name ("Bastien Roucariès <rouca@…>") — is never dropped, so recall on
+names is kept.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _NAME_SHAPE = re.compile(r"(?:Mc|Mac|De|Di|Da|La|Le|Van|Von|O['’])?[^\W\d_][^\W\d_A-Z]+"
                          r"(?:['’-][^\W\d_][^\W\d_A-Z]*)*")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Sir)\.?[ \t]+$")
+# right after a name: its e-mail address in angle brackets (the display-name form)
+_DISPLAY_AFTER = re.compile(r"[\"']?[ \t]*<[^\s<>@]+@[^\s<>]+>")
 _WHY_TICKER = "Shaped like a stock ticker or exchange code, so a company, not a person"
 _WHY_COMPANY = "Tagged as a person by the NER model, but the text marks it as a company"
 
@@ -226,6 +230,11 @@ def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
         return "company"
     if known or not words:
         return "person"
+    if _DISPLAY_AFTER.match(text, span.end) and not value.isupper():
+        from preflight.core.pii.recognizers.names import SENDER_WORDS
+
+        if not any(w.casefold() in SENDER_WORDS for w in words):
+            return "person"                     # "Bastien Roucariès <rouca@…>"
     if value.isupper():
         return None                             # "BEGIN PGP", "ASTS"
     if len(words) == 1:

@@ -93,8 +93,9 @@ _LO = "a-zß-öø-ÿā-žа-яёєіїα-ωάέήίόύώς"
 _NAME = (rf"(?:Mc|Mac|O['’]|La|Le|De|Di|Da|Du|Van|Von)?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?"
          rf"(?:-[{_UP}][{_LO}]+)?")  # "LaMont", "DeShawn", "VanDyke" too
 _FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
+_CJK_NAME = r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{2,4}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
-_FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{{2,4}})"
+_FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|{_CJK_NAME})"
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt|Judge|Attorney)"
 _TITLE = rf"(?:{_TITLES}\.?[ \t]+)"
 # A qualification or generation written after a name ("Jane Roe MD", "John Roe, Jr.");
@@ -117,14 +118,20 @@ def _known_given_name(value: str) -> bool:
     return first.casefold() in known_names() and not generic_addressee(value)
 
 
+def _credited_name(value: str) -> bool:
+    """A credited name: Chinese/Japanese/Korean characters, or Latin words whose first is
+    a listed name ("Thanks to Microsoft" is no person)."""
+    return bool(re.fullmatch(_CJK_NAME, value)) or _known_given_name(value)
+
+
 # The display name of an address in a pasted e-mail header: `From: "R. A. Hettinga"
 # <rah@…>`, `To: Jane Roe <…>`, `From: rah@… (R. A. Hettinga)`.
 _HEADER = r"(?im:^[ \t]*(?:From|To|Cc|Bcc|Reply-To|Sender)[ \t]*:[ \t]*)"
 _INITIALS = rf"(?:[{_UP}]\.[ \t]*){{1,3}}"
 _DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_FULL})"
 _ADDRESS = r"[^\s<>()@\"]+@[^\s<>()\"]+"
-# Words that make a display name a list, a service or a company rather than a person.
-_SENDER_WORDS = GENERIC_ORG_WORDS | {
+#: Words that make a display name a list, a service or a company rather than a person.
+SENDER_WORDS = GENERIC_ORG_WORDS | {
     "news", "newsletter", "list", "lists", "users", "digest", "daily", "weekly", "mailer",
     "daemon", "notification", "notifications", "alerts", "service", "services", "info",
     "help", "desk", "billing", "office", "store", "shop", "group", "inc", "ltd", "llc",
@@ -135,7 +142,7 @@ def _person_display_name(value: str) -> bool:
     """A display name that reads as a person's: initials and a surname, or a listed
     given name or surname, and no word of a mailing list, service or company."""
     words = [w.strip(".,").casefold() for w in value.split()]
-    if generic_addressee(value) or any(w in _SENDER_WORDS for w in words):
+    if generic_addressee(value) or any(w in SENDER_WORDS for w in words):
         return False
     if re.match(_INITIALS, value):
         return True
@@ -165,6 +172,12 @@ class NameCueRecognizer(RuleRecognizer):
                  "address or phone line (a signature block)", group=1,
             validate=_known_given_name),
         Rule("PERSON", re.compile(
+            rf"\b(?i:thanks[ \t]+to|thx(?:[ \t]+to)?|credits?[ \t]+to|(?:reported|suggested|"
+            rf"contributed|written|authored|reviewed|tested|fixed|patch(?:es|ed)?)[ \t]+by|"
+            rf"courtesy[ \t]+of)(?:[ \t]+|[ \t]*\r?\n[ \t]*)({_FULL}|{_CJK_NAME})(?![\w'’-])"),
+            0.7, "A name credited for work (thanks to…, reported by…, patch by…)", group=1,
+            validate=_credited_name),
+        Rule("PERSON", re.compile(
             rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
@@ -173,13 +186,17 @@ class NameCueRecognizer(RuleRecognizer):
 
 
 class MailHeaderNameRecognizer(RuleRecognizer):
-    """The display name of an address in a pasted e-mail header (From, To, Cc…) that
-    reads as a person's (:func:`_person_display_name`)."""
+    """The display name of an address that reads as a person's
+    (:func:`_person_display_name`): in a pasted e-mail header (From, To, Cc…), or written
+    ``Name <address>`` anywhere else (changelogs, AUTHORS and copyright files, commit
+    trailers)."""
 
     RULES = (
+        # "Name <address>" in a header, and anywhere else: a Debian changelog's
+        # " -- Lee Garrett <…>", an AUTHORS or copyright line, "Signed-off-by: Jane Roe <…>"
         Rule("PERSON", re.compile(
-            rf"{_HEADER}\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
-            0.75, "The display name of an address in an e-mail header", group=1,
+            rf"(?<![\w.@])\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
+            0.75, "The display name of an e-mail address (Name <address>)", group=1,
             validate=_person_display_name),
         Rule("PERSON", re.compile(
             rf"{_HEADER}<?{_ADDRESS}>?[ \t]+\(\"?({_DISPLAY})\"?\)"),
