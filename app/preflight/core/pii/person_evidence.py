@@ -31,6 +31,7 @@ import dataclasses
 import functools
 import importlib
 import re
+import unicodedata
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms
 from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
@@ -70,7 +71,7 @@ _GIVEN = ("first_names", "first_names_male", "first_names_female")
 
 
 @functools.lru_cache(maxsize=8)
-def _name_list(attrs: tuple[str, ...]) -> frozenset[str]:
+def _name_list(attrs: tuple[str, ...], unaccented: bool = True) -> frozenset[str]:
     names: set[str] = set()
     for loc in _LOCALES:
         try:
@@ -80,7 +81,16 @@ def _name_list(attrs: tuple[str, ...]) -> frozenset[str]:
         for attr in attrs:
             values = getattr(provider, attr, None) or ()
             names.update(v.casefold() for v in values if isinstance(v, str))
+    # and as written without accents ("Sebastien", "Jose"), as people do in addresses,
+    # changelogs and ASCII-only systems
+    if unaccented:
+        names.update([_unaccented(n) for n in names])
     return frozenset(names)
+
+
+def _unaccented(name: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", name)
+                   if not unicodedata.combining(c))
 
 
 def known_names() -> frozenset[str]:
@@ -97,8 +107,8 @@ def given_name_gender(name: str) -> str | None:
     """"female" or "male" when Faker's providers list ``name`` as a given name of one
     gender only (in any of their locales), else None (unknown or used for both)."""
     low = name.casefold()
-    female = low in _name_list(("first_names_female",))
-    male = low in _name_list(("first_names_male",))
+    female = low in _name_list(("first_names_female",), unaccented=False)
+    male = low in _name_list(("first_names_male",), unaccented=False)
     if female != male:
         return "female" if female else "male"
     return None
