@@ -17,7 +17,10 @@ other test-split documents, never in the stream.
         --sends 0,20,50,100 --weights 1,3,5 --time-limit 40
 
 Rerunning the same command resumes (cached sends are not repeated). Everything it
-writes — the audit log, the learner's files, the cache — lives under ``--cache``.
+writes — the audit log, the learner's files, the cache — lives under ``--cache``; an
+empty cache starts from the sends committed in ``data/utility/flow-sends-ROLE.jsonl.gz``
+(``gzip -c CACHE/preflight-flow-experiment/sends-ROLE.jsonl`` writes them), so
+``--time-limit 0`` reproduces the report on a fresh clone.
 """
 
 from __future__ import annotations
@@ -170,6 +173,25 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
     return sent
 
 
+def committed_sends(cloud_role: str) -> Path:
+    """The sends committed with the repository (``data/utility/flow-sends-ROLE.jsonl.gz``):
+    a fresh machine reports on them without resending (a cache outside the repository was
+    lost with its machine twice)."""
+    from preflight_eval.utility_data.corpus import DATA_DIR
+
+    return DATA_DIR / f"flow-sends-{cloud_role}.jsonl.gz"
+
+
+def seed_cache(cache: Path, committed: Path) -> None:
+    """Start an empty ``cache`` from the committed sends (their keys are then not resent)."""
+    if cache.exists() or not committed.exists():
+        return
+    import gzip
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(gzip.decompress(committed.read_bytes()))
+
+
 def read_cache(cache: Path) -> list[dict[str, Any]]:
     from preflight_eval.utility_common import read_jsonl
 
@@ -251,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PREFLIGHT_HOME"] = str(home)     # never the user's audit log or refits
     checkpoints, weights = _ints(args.sends), _ints(args.weights)
     cache = root / f"sends-{args.cloud_role}.jsonl"
+    seed_cache(cache, committed_sends(args.cloud_role))
     from preflight.core.errors import PreflightError
 
     try:

@@ -132,3 +132,24 @@ def test_a_broken_stream_skips_that_send_and_a_rerun_retries_it(run):
     assert len(srv.requests) == 6
     assert more(max_stream=2) == 1                    # the broken one, sent again
     assert len({r["key"] for r in read_cache(cache)}) == 6
+
+
+def test_an_empty_cache_starts_from_the_committed_sends(tmp_path):
+    import gzip
+
+    from preflight_eval.flow_experiment import seed_cache
+
+    rows = [{"key": "a", "role": "eval"}, {"key": "b", "role": "stream"}]
+    committed = tmp_path / "flow-sends-x.jsonl.gz"
+    committed.write_bytes(gzip.compress(
+        "".join(json.dumps(r) + "\n" for r in rows).encode()))
+    cache = tmp_path / "run" / "sends-x.jsonl"
+    seed_cache(cache, committed)
+    assert read_cache(cache) == rows
+    # a cache that already holds sends (a run resuming) is never overwritten
+    cache.write_text(json.dumps({"key": "c", "role": "eval"}) + "\n")
+    seed_cache(cache, committed)
+    assert [r["key"] for r in read_cache(cache)] == ["c"]
+    # nothing committed: nothing to seed
+    seed_cache(tmp_path / "other" / "sends.jsonl", tmp_path / "missing.jsonl.gz")
+    assert not (tmp_path / "other").exists()
