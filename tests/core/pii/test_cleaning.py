@@ -107,3 +107,15 @@ def test_a_lower_case_sign_off_is_not_prose():
     assert alone_on_line(text, i, i + 3)
     j = text.index("will")
     assert not alone_on_line(text, j, j + 4)
+
+
+def test_a_word_of_an_address_is_not_prose():
+    # "akim" in akim.demaille@gmail.com made the model's "Akim Demaille" beside it look
+    # like a common word, and the name was dropped
+    from preflight.core.pii.cleaning import DocTerms
+
+    text = ("Akim Demaille    akim.demaille@gmail.com\nsee https://example.org/mark or "
+            "<jane.roe@x.org>; we will meet.")
+    terms = DocTerms(text)
+    assert not any(terms.used_in_lower_case(w) for w in ("Akim", "Demaille", "Mark", "Jane"))
+    assert terms.used_in_lower_case("Will")

@@ -88,6 +88,26 @@ def test_a_display_name_of_three_words_or_an_inner_capital(text, found):
     assert run(EmailNameRecognizer(), text) == found
 
 
+@pytest.mark.parametrize("text,found", [
+    # a THANKS file's columns: the name, then its address
+    ("Andrew Burgess                      aab@cichlid.com", [("PERSON", "Andrew Burgess")]),
+    ("James Lemley\tJames.Lemley@acxiom.com", [("PERSON", "James Lemley")]),
+    ("Cray-Cyber Project                  http://www.cray-cyber.org", []),
+    ("Mailing List                        list@example.org", []),
+])
+def test_a_name_in_a_column_beside_its_address(text, found):
+    assert run(MailHeaderNameRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
+    # the column gap and the address's own capitals are not part of the name
+    ("James Lemley                        James.Lemley@acxiom.com",
+     [("PERSON", "James Lemley")]),
+])
+def test_an_address_spelling_a_name_beside_it_in_a_column(text, found):
+    assert run(EmailNameRecognizer(), text) == found
+
+
 @pytest.mark.parametrize("text,value", [
     ("funded by Reid LLC.", "Reid LLC"),
     ("provided by Tucker and Sons today", "Tucker and Sons"),

@@ -99,14 +99,17 @@ class DocTerms:
     def used_in_lower_case(self, word: str) -> bool:
         """``word`` is written in lower case somewhere in the prose ("will", "mark"): as a
         one-word name it is more likely a common word. A word alone on its line ("-tom"
-        under an e-mail) is a signature, not prose, and does not count."""
+        under an e-mail) is a signature, not prose, and does not count; nor does a word
+        of an address ("akim" in akim.demaille@gmail.com beside "Akim Demaille")."""
         if self._lower_words is None:
-            self._lower_words = {m.group() for m in _LOWER_WORD.finditer(self.text)
-                                 if not alone_on_line(self.text, m.start(), m.end())}
+            prose = _ADDRESS_TOKEN.sub(lambda m: " " * len(m.group()), self.text)
+            self._lower_words = {m.group() for m in _LOWER_WORD.finditer(prose)
+                                 if not alone_on_line(prose, m.start(), m.end())}
         return word.lower() in self._lower_words
 
 
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
+_ADDRESS_TOKEN = re.compile(r"[^\s<>()\[\]\"',;]*@[^\s<>()\[\]\"',;]*|\S*://\S*|\bwww\.\S*")
 _NO_WORD = re.compile(r"[^\w\n]*")
 
 

@@ -114,12 +114,14 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
 
 def rule_evidence_wins(results: list) -> list:
     """Where a strong rule (:data:`~preflight.core.pii.entities.PERSON_EVIDENCE_RECOGNIZERS`:
-    a name spelling its e-mail address, a mail header's display name) found exactly the
-    person the NER model found, the rule's finding is the one Presidio's de-duplication
-    keeps: its score is raised just above the model's. De-duplication keeps the higher
-    score, and the model's copy is checked again later as a guess ("Tom" when the text
-    also writes "tom", "R. A. Hettinga" with no listed name) and may be dropped — with the
-    rule's evidence gone with it."""
+    a name spelling its e-mail address, an address's display name) found a person inside
+    (or exactly on) a span the NER model calls a person, the rule's finding survives
+    Presidio's de-duplication: its score is raised just above the model's. De-duplication
+    keeps the higher score and drops what a higher-scored span of the type contains. The
+    model's copy is checked again later as a guess ("Tom" when the text also writes "tom",
+    "R. A. Hettinga" with no listed name) and may be dropped, or cut to its first line (a
+    THANKS file's "Andres Soolo  andres@…\nAndrew Burgess  aab@…" is one model span) —
+    with the rule's evidence gone with it."""
     from presidio_analyzer import RecognizerResult
 
     from preflight.core.pii.entities import (
@@ -127,14 +129,16 @@ def rule_evidence_wins(results: list) -> list:
     )
 
     name = RecognizerResult.RECOGNIZER_NAME_KEY
-    model = {(r.entity_type, r.start, r.end): r.score for r in results
-             if r.entity_type == "PERSON"
-             and r.recognition_metadata.get(name) in STATISTICAL_RECOGNIZERS}
+    model = [r for r in results if r.entity_type == "PERSON"
+             and r.recognition_metadata.get(name) in STATISTICAL_RECOGNIZERS]
     if not model:
         return results
     for r in results:
-        score = model.get((r.entity_type, r.start, r.end))
-        if (score is not None and r.score <= score
-                and r.recognition_metadata.get(name) in PERSON_EVIDENCE_RECOGNIZERS):
+        if (r.entity_type != "PERSON"
+                or r.recognition_metadata.get(name) not in PERSON_EVIDENCE_RECOGNIZERS):
+            continue
+        score = max((m.score for m in model if m.start <= r.start and r.end <= m.end),
+                    default=None)
+        if score is not None and r.score <= score:
             r.score = min(1.0, score + 0.001)
     return results

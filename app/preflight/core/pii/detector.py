@@ -273,13 +273,15 @@ def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
     return start, start
 
 
-_ADDRESS_MARK = re.compile(r"[ \t]*[<@(\[|]")
+# an address (its whole first word), a bracket, or a table's column gap
+_ADDRESS_MARK = re.compile(r"[ \t]*(?:[<(\[|]|[^\s<>()\[\]|]*@)|[ \t]{3,}|\t")
 
 
 def _before_address(text: str, start: int, end: int) -> int:
     """Where a NER person span ends before an address it ran into: the model reads a
-    changelog's " -- Lee Garrett <debian@…>  Tue" as one name, which then loses to the
-    e-mail address it overlaps (and the name went out)."""
+    changelog's " -- Lee Garrett <debian@…>  Tue" or a THANKS file's "Adrian Bunk
+    bunk@stusta.de" as one name, which then loses to the e-mail address it overlaps (and
+    the name went out)."""
     m = _ADDRESS_MARK.search(text, start, end)
     return m.start() if m and m.start() > start else end
 

@@ -198,6 +198,12 @@ class MailHeaderNameRecognizer(RuleRecognizer):
             rf"(?<![\w.@])\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
             0.75, "The display name of an e-mail address (Name <address>)", group=1,
             validate=_person_display_name),
+        # a table of people and addresses (THANKS, AUTHORS, a contact list):
+        # "Andrew Burgess                      aab@cichlid.com"
+        Rule("PERSON", re.compile(
+            rf"(?m:^[ \t]*({_DISPLAY})(?:[ \t]{{2,}}|\t)<?{_ADDRESS}>?[ \t]*$)"),
+            0.75, "A name in a column beside its e-mail address", group=1,
+            validate=_person_display_name),
         Rule("PERSON", re.compile(
             rf"{_HEADER}<?{_ADDRESS}>?[ \t]+\(\"?({_DISPLAY})\"?\)"),
             0.75, "The display name of an address in an e-mail header", group=1,
@@ -207,7 +213,8 @@ class MailHeaderNameRecognizer(RuleRecognizer):
 
 _EMAIL = re.compile(r"\b([A-Za-z][A-Za-z0-9._%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _DISPLAY_NAME_GAP = re.compile(r"[\"']?[ \t]*<")  # between a display name and its <address>
-_CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]+{_NAME}){{0,2}}\b")
+# one space or tab between the words: a wider gap is a table's column, not a name
+_CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]{_NAME}){{0,2}}\b")
 
 
 class EmailNameRecognizer(EntityRecognizer):
@@ -233,6 +240,8 @@ class EmailNameRecognizer(EntityRecognizer):
                 continue
             lo, hi = max(0, m.start() - 80), min(len(text), m.end() + 80)
             for c in _CAP_SEQ.finditer(text, lo, hi):
+                if c.start() < m.end() and m.start() < c.end():
+                    continue                 # "James.Lemley@…" itself is no display name
                 start, end = _strip_salutation(text, c.start(), c.end())
                 words = [w.lower() for w in text[start:end].split()]
                 hits = [w for w in words if w in parts or (len(w) >= 4 and w in local)]
