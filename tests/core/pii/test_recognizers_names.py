@@ -48,6 +48,8 @@ def test_email_linked_name():
     ("Signed-off-by: Jane Roe <jr@example.com>", [("PERSON", "Jane Roe")]),
     ("He wrote from Jane Roe <jr@example.com> today", [("PERSON", "Jane Roe")]),
     ("Write to Customer Support <help@example.com> today", []),
+    ("Contact Jane Roe <jr@example.com> today", [("PERSON", "Jane Roe")]),  # not the label
+    ("Cheers, Jan Novak <jn@example.com>", [("PERSON", "Jan Novak")]),  # a name, not "Jan"
 ])
 def test_display_names_in_mail_headers(text, found):
     assert run(MailHeaderNameRecognizer(), text) == found

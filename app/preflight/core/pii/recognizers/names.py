@@ -130,6 +130,14 @@ _HEADER = r"(?im:^[ \t]*(?:From|To|Cc|Bcc|Reply-To|Sender)[ \t]*:[ \t]*)"
 _INITIALS = rf"(?:[{_UP}]\.[ \t]*){{1,3}}"
 _DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_FULL})"
 _ADDRESS = r"[^\s<>()@\"]+@[^\s<>()\"]+"
+# a display name outside a header does not start with a label or a greeting ("Contact",
+# "Cheers", "Email" before "Jane Roe <…>")
+# "Cheers", "Email" before "Jane Roe <…>"; none of them a given name, unlike some labels
+# ("Jan", "Per", "Al")
+_NO_LABEL = (r"(?!(?i:contact|cheers|thanks|regards|sincerely|best|e-?mail|mail|write|ask|"
+             r"call|dear|hi|hello|hey|from|to|cc|bcc|by|signed|attn|attention|please|"
+             r"reply|send|sender|recipient|author|reviewer|maintainer|owner|manager|"
+             r"customer|client|patient|employee|name|fwd|fw|re)\b)")
 #: Words that make a display name a list, a service or a company rather than a person.
 SENDER_WORDS = GENERIC_ORG_WORDS | {
     "news", "newsletter", "list", "lists", "users", "digest", "daily", "weekly", "mailer",
@@ -195,13 +203,13 @@ class MailHeaderNameRecognizer(RuleRecognizer):
         # "Name <address>" in a header, and anywhere else: a Debian changelog's
         # " -- Lee Garrett <…>", an AUTHORS or copyright line, "Signed-off-by: Jane Roe <…>"
         Rule("PERSON", re.compile(
-            rf"(?<![\w.@])\"?({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
+            rf"(?<![\w.@])\"?{_NO_LABEL}({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
             0.75, "The display name of an e-mail address (Name <address>)", group=1,
             validate=_person_display_name),
         # a table of people and addresses (THANKS, AUTHORS, a contact list):
         # "Andrew Burgess                      aab@cichlid.com"
         Rule("PERSON", re.compile(
-            rf"(?m:^[ \t]*({_DISPLAY})(?:[ \t]{{2,}}|\t)<?{_ADDRESS}>?[ \t]*$)"),
+            rf"(?m:^[ \t]*{_NO_LABEL}({_DISPLAY})(?:[ \t]{{2,}}|\t)<?{_ADDRESS}>?[ \t]*$)"),
             0.75, "A name in a column beside its e-mail address", group=1,
             validate=_person_display_name),
         Rule("PERSON", re.compile(
