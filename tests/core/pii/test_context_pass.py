@@ -62,14 +62,3 @@ def test_a_rule_keeps_its_finding_where_the_model_found_the_same_span(real_detec
     text = "So, I say, Mr. Speaker, God bless you.\n\nThe speaker pro tempore."
     assert not [r for r in real_detector.detect(text) if r.type == "PERSON"]
 
-
-def test_a_rule_keeps_its_finding_inside_a_longer_model_span(real_detector):
-    # A THANKS file: the model reads two lines as one person; Presidio's de-duplication
-    # dropped the column rule's names inside it, and the model's span, cut to its first
-    # line, then covered only the first name.
-    text = ("Andres Soolo                        andres@soolo.matti.ee\n"
-            "Andrew Burgess                      aab@cichlid.com\n"
-            "Andrew Church                       achurch@achurch.org\n"
-            "Andrew Dalke                        dalke@bioreason.com\n")
-    found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
-    assert found == {"Andres Soolo", "Andrew Burgess", "Andrew Church", "Andrew Dalke"}
