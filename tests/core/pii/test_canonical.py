@@ -24,6 +24,9 @@ ZW = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2
     ("jane&commat;acme&period;com", "jane@acme.com"),
     ("jane&amp;#64;acme.com", "jane@acme.com"),
     ("jane%40acme.com", "jane@acme.com"),
+    ("Brad Smith <brad comstyle com>", "Brad Smith <brad@comstyle.com>"),   # AUTHORS file
+    ("Chris Mayo <aklhfex gmail com>", "Chris Mayo <aklhfex@gmail.com>"),
+    ("<jo  mail example co uk>", "<jo@mail.example.co.uk>"),
     ("4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "4111111111111111"),
     ("J o h n  S m i t h", "John Smith"),
     ("5-5-5-1-2-3-4-5-6-7", "5551234567"),
@@ -58,6 +61,9 @@ def test_stages(original, canonical):
     "=?no-such-charset?Q?abc?= and =?utf-8?B?%%%?= stay",   # undecodable encoded words
     "x =?UTF-8?Q?=E2=80=8B?= y",                # decodes to nothing visible: left alone
     "if a =?b then c?= d",                       # not an encoded word
+    "<br clear all> and <a href x>",            # tags: the last word is no domain suffix
+    "see <the big picture> here",               # bracketed words, no known suffix
+    "x < a b c > y",
 ])
 def test_ordinary_text_is_unchanged(text):
     assert canonicalize(text).text == text

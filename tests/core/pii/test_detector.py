@@ -313,6 +313,14 @@ def test_a_name_read_with_the_wrong_charset_is_found_and_linked(real_detector):
         "Andrew Dalke                        dalke@bioreason.com\n",
         {"Andres Soolo", "Andrew Burgess", "Andrew Church", "Andrew Dalke"},
         id="thanks-file"),
+    pytest.param(
+        # dbus' and adwaita-icon-theme's AUTHORS: addresses spelled with spaces inside the
+        # brackets, and a credit line linking the person's page
+        "Antoine Jacoutot <ajacoutot@gnome.org>\nAntoine Jacoutot <ajacoutot openbsd org>\n"
+        "Brad Smith <brad comstyle com>\n\nSome external 3D Assets used:\n"
+        "Geraldo Cockerhan - http://www.blendswap.com/blends/view/40495 CCBYSA\n",
+        {"Antoine Jacoutot", "Brad Smith", "Geraldo Cockerhan"},
+        id="authors-file"),
 ])
 def test_names_in_real_files_are_found(real_detector, text, names):
     found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
@@ -326,3 +334,36 @@ def test_a_sender_signing_in_lower_case_is_still_found(real_detector):
             "I still run a stream up on live365. I really should change them up.\n\n-tom\n")
     found = {(s.type, text[s.start:s.end]) for s in real_detector.detect(text)}
     assert ("PERSON", "Tom") in found and ("PERSON", "tom") in found
+
+
+def test_an_address_spelled_with_spaces_in_brackets_is_an_address(real_detector):
+    # dbus' AUTHORS: "<ajacoutot openbsd org>" is ajacoutot@openbsd.org, the mailbox a
+    # reader (or the provider) reads back at once
+    text = "Antoine Jacoutot <ajacoutot openbsd org>\nChris Mayo <aklhfex gmail com>\n"
+    found = {text[s.start:s.end] for s in real_detector.detect(text)
+             if s.type == "EMAIL_ADDRESS"}
+    assert found == {"ajacoutot openbsd org", "aklhfex gmail com"}
+
+
+@pytest.mark.parametrize("text, name", [
+    # a listed line with a name on no list of names: a person (dpkg's THANKS, a changelog)
+    ("Dmitry Shachnev <mitya57@debian.org>\n", "Dmitry Shachnev"),
+    (" -- Modestas Vainius <modax@debian.org>  Sun, 01 Jan 2012 12:00:00 +0200\n",
+     "Modestas Vainius"),
+    # dictionary words written the same way: a shop or a department, not a person
+    ("Wild Cats <info@wildcats.example>\n", None),
+    ("Investor Relations <ir@example.com>\n", None),
+])
+def test_a_listed_name_on_no_list_is_a_person_unless_it_is_dictionary_words(
+        real_detector, text, name):
+    found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
+    assert found == ({name} if name else set())
+
+
+def test_the_detector_loads_the_models_dictionary(real_detector):
+    from preflight.core.pii.person_evidence import LEXICON_TABLE, dictionary_words_only
+
+    nlp = real_detector._analyzer.nlp_engine.get_nlp("en")
+    lexicon = nlp.vocab.lookups.get_table(LEXICON_TABLE)
+    assert dictionary_words_only("Wild Cats", lexicon)
+    assert not dictionary_words_only("Dmitry Shachnev", lexicon)

@@ -50,6 +50,20 @@ def test_email_linked_name():
     ("Write to Customer Support <help@example.com> today", []),
     ("Contact Jane Roe <jr@example.com> today", [("PERSON", "Jane Roe")]),  # not the label
     ("Cheers, Jan Novak <jn@example.com>", [("PERSON", "Jan Novak")]),  # a name, not "Jan"
+    # a name on no list where a line lists a person (dpkg's THANKS, perl's AUTHORS) …
+    ("Dmitry Shachnev <mitya57@debian.org>", [("PERSON", "Dmitry Shachnev")]),
+    (" -- Modestas Vainius <modax@debian.org>  Sun, 01 Jan 2012",
+     [("PERSON", "Modestas Vainius")]),
+    ("Copyright: 2001, Kurt D Schwehr <schwehr@example.edu>", [("PERSON", "Kurt D Schwehr")]),
+    ("* Jean-loup Gailly <jloup@example.org>", [("PERSON", "Jean-loup Gailly")]),
+    # a Vietnamese name of four words (git's AUTHORS)
+    ("Nguyễn Thái Ngọc Duy <pclouds@gmail.com>", [("PERSON", "Nguyễn Thái Ngọc Duy")]),
+    # … but not in a mail header, where shops write their names the same way, and never
+    # with a word of a role or a service (dictionary words: test_detector.py, with the
+    # model's dictionary)
+    ("From: Dmitry Shachnev <mitya57@debian.org>", []),
+    ("Python Software <psf@example.org>", []),
+    ("Build Daemon <buildd@example.org>", []),
 ])
 def test_display_names_in_mail_headers(text, found):
     assert run(MailHeaderNameRecognizer(), text) == found
@@ -98,6 +112,24 @@ def test_a_display_name_of_three_words_or_an_inner_capital(text, found):
     ("Mailing List                        list@example.org", []),
 ])
 def test_a_name_in_a_column_beside_its_address(text, found):
+    assert run(MailHeaderNameRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
+    # a credit line: a name, then a link to the person's page
+    ("Geraldo Cockerhan - http://www.blendswap.com/blends/view/40495 CCBYSA",
+     [("PERSON", "Geraldo Cockerhan")]),
+    ("* Maria Lopez (https://example.org/~maria)", [("PERSON", "Maria Lopez")]),
+    ("Contact - https://acme.com/contact", []),            # a label, not a name
+    ("Download Now - https://example.com/get", []),        # no listed name
+    ("Mailing List: https://lists.example.org", []),
+    ("The site of Maria Lopez - https://example.org", []),  # not at the line's start
+    ("Per https://github.com/Alexpux/MSYS2-packages/issues/163", []),   # "per the issue"
+    ("Copyright Mathias Bynens <https://mathiasbynens.be/>", [("PERSON", "Mathias Bynens")]),
+    ("Copyright (c) 2014-2020, Marcel Böhme  https://www.comp.nus.edu.sg/~mboehme",
+     [("PERSON", "Marcel Böhme")]),
+])
+def test_a_name_opening_a_line_beside_a_web_address(text, found):
     assert run(MailHeaderNameRecognizer(), text) == found
 
 

@@ -21,7 +21,8 @@ Stages, in order (each is skipped by a quick search when nothing in the text nee
    Russian or Greek word is left alone). A letter lost to a wrong charset (U+FFFD inside
    a word) reads as "o". Exotic spaces become plain spaces.
 3. Spaced-out characters (``4 1 1 1 ...``, ``J o h n  S m i t h``) are joined.
-4. Spelled-out e-mails (``[at]``, ``(at)``, `` at ... dot ``) become ``@`` and ``.``.
+4. Spelled-out e-mails (``[at]``, ``(at)``, `` at ... dot ``, and ``<brad example com>``
+   in angle brackets) become ``@`` and ``.``.
 5. Seven or more spelled digits ("four one one ...") become digits.
 6. O/o and I/l inside digit groups become 0 and 1.
 7. An API key broken across lines (after a vendor prefix or a key/token label) is joined.

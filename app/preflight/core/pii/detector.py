@@ -47,7 +47,9 @@ from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
-from preflight.core.pii.person_evidence import recheck_organizations, recheck_persons
+from preflight.core.pii.person_evidence import (
+    add_lexicon, recheck_organizations, recheck_persons,
+)
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, propagate_values
 from preflight.core.ports import ModelLocator
@@ -151,6 +153,7 @@ class PiiDetector:
             nlp = spacy.load(path, exclude=_UNUSED_PIPES)
             self.ner_available = "ner" in nlp.pipe_names
             _add_lower_lemmas(nlp)
+            add_lexicon(nlp, path)
             return nlp
         except ModelUnavailableError as err:
             reason = err.message

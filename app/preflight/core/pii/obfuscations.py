@@ -85,11 +85,40 @@ def _join_email(m: re.Match[str]) -> Sequence[Op] | None:
     return ops
 
 
+# "Brad Smith <brad comstyle com>": an address in angle brackets with its "@" and dots
+# spelled as spaces (AUTHORS files, list archives). Only the brackets' whole content
+# counts, and only when the words read as a mailbox at a domain the suffix list knows.
+_BRACKETED_SPACED = re.compile(
+    rf"(?<=<)[ \t]*(?P<local>[A-Za-z0-9][A-Za-z0-9._%+-]*)"
+    rf"(?P<labels>(?:[ \t]+{_LABEL}){{2,5}})[ \t]*(?=>)")
+
+
+def _join_bracketed(m: re.Match[str]) -> Sequence[Op] | None:
+    labels = [(m.start("labels") + g.start(), m.start("labels") + g.end())
+              for g in re.finditer(_LABEL, m.group("labels"))]
+    domain = ".".join(m.string[a:b] for a, b in labels)
+    if not _TLD.fullmatch(domain.rsplit(".", 1)[-1]):
+        return None
+    from preflight.core.pii.suffixes import is_mail_domain   # tldextract only when needed
+
+    if not is_mail_domain(f"{m.group('local')}@{domain}"):
+        return None
+    ops: list[Op] = [(m.start("local"), m.end("local"), None)]
+    pos, sep = m.end("local"), "@"
+    for a, b in labels:
+        ops += [(pos, a, sep), (a, b, None)]
+        pos, sep = b, "."
+    return ops
+
+
 _EMAIL_HINT = re.compile(rf"@|{_OPEN}[ \t]*(?:[aA][tT]|[dD][oO][tT])[ \t]*{_CLOSE}"
                          r"|[ \t](?:dot|DOT)[ \t]")
+_BRACKETED_HINT = re.compile(r"<[ \t]*[\w.%+-]+[ \t]+[\w-]+[ \t]+[\w-]+[ \t\w-]*>")
 
 
 def stage_email(view: View) -> View:
+    if _BRACKETED_HINT.search(view.text):
+        view = rewrite(view, _BRACKETED_SPACED, _join_bracketed)
     if not _EMAIL_HINT.search(view.text):
         return view
     # retry: in "write at k [at] acme [dot] com" the first match ("write at k") is prose

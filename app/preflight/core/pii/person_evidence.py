@@ -32,6 +32,8 @@ import functools
 import importlib
 import re
 import unicodedata
+from pathlib import Path
+from typing import Any
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms
 from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
@@ -185,6 +187,50 @@ def common_words() -> frozenset[str]:
     except ImportError:
         return frozenset()
     return frozenset(w.casefold() for w in Provider.word_list)
+
+
+#: The vocab lookup table holding English dictionary words (:func:`add_lexicon`).
+LEXICON_TABLE = "preflight_lexicon"
+_LEXICON_POS = ("noun", "verb", "adj", "adv")
+
+
+def add_lexicon(nlp: Any, model_dir: Path) -> None:
+    """Put the English words of the model's lemmatizer index (WordNet's nouns, verbs,
+    adjectives and adverbs, about 83,000; the lemmatizer itself is not loaded) into
+    ``nlp.vocab.lookups`` for :func:`dictionary_words_only`. A model without the tables
+    leaves the lookups as they are (the check is then skipped)."""
+    from spacy.lookups import Lookups
+
+    folder = model_dir / "lemmatizer" / "lookups"
+    if LEXICON_TABLE in nlp.vocab.lookups.tables or not folder.is_dir():
+        return
+    try:
+        index = Lookups().from_disk(folder).get_table("lemma_index")
+    except (OSError, KeyError, ValueError):
+        return
+    words = {w for pos in _LEXICON_POS for w in index.get(pos, ())}
+    nlp.vocab.lookups.add_table(LEXICON_TABLE, dict.fromkeys(words, True))
+
+
+def lexicon_of(nlp_artifacts: Any) -> Any | None:
+    """The dictionary table of the pipeline behind a Presidio analysis, if it has one."""
+    try:
+        lookups = nlp_artifacts.nlp_engine.get_nlp("en").vocab.lookups
+    except (AttributeError, KeyError, ValueError):
+        return None
+    return lookups.get_table(LEXICON_TABLE) if LEXICON_TABLE in lookups.tables else None
+
+
+def dictionary_words_only(value: str, lexicon: Any) -> bool:
+    """Every word of ``value`` but its initials is an English dictionary word, or the
+    plural of one ("Wild Cats", "Investor Relations"): a phrase, not a name on no list
+    ("Dmitry Shachnev", "Geege Schuman", "Neale Pickett")."""
+    words = [w.strip(".,").casefold() for w in value.split() if len(w.strip(".,")) > 1]
+
+    def known(w: str) -> bool:
+        return any(form in lexicon for form in (w, w[:-1] if w.endswith("s") else "",
+                                                w[:-2] if w.endswith("es") else "") if form)
+    return bool(words) and all(known(w) for w in words)
 
 
 def vouched_names(text: str, spans: list[Span]) -> frozenset[str]:

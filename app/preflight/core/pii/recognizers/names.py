@@ -8,7 +8,9 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import GENERIC_ORG_WORDS, generic_addressee
-from preflight.core.pii.person_evidence import given_names, known_names
+from preflight.core.pii.person_evidence import (
+    common_words, dictionary_words_only, given_names, known_names, lexicon_of,
+)
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
@@ -89,10 +91,12 @@ def _recase(chunk: str, vocab) -> str:
 # Capitals and small letters of the cased scripts names are commonly written in (Latin
 # with accents, Cyrillic, Greek), so "Dear Иван Петров," is a name too.
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
-_LO = "a-zß-öø-ÿā-žа-яёєіїα-ωάέήίόύώς"
+_LO = "a-zß-öø-ÿā-ž\u1e00-\u1effа-яёєіїα-ωάέήίόύώς"  # Vietnamese too (Latin Extended Additional)
 _NAME = (rf"(?:Mc|Mac|O['’]|La|Le|De|Di|Da|Du|Van|Von)?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?"
          rf"(?:-[{_UP}][{_LO}]+)?")  # "LaMont", "DeShawn", "VanDyke" too
 _FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
+# one word of a name as a display name writes it: "Jean-loup" too
+_NAME_WORD = rf"{_NAME}|[{_UP}][{_LO}]+-[{_LO}]+"
 _CJK_NAME = r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{2,4}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
 _FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|{_CJK_NAME})"
@@ -112,8 +116,6 @@ def _not_generic(value: str) -> bool:
 
 def _known_given_name(value: str) -> bool:
     """The first word is a given name or surname of Faker's 30 locales' lists."""
-    from preflight.core.pii.person_evidence import known_names
-
     first = value.split()[0]
     return first.casefold() in known_names() and not generic_addressee(value)
 
@@ -128,7 +130,9 @@ def _credited_name(value: str) -> bool:
 # <rah@…>`, `To: Jane Roe <…>`, `From: rah@… (R. A. Hettinga)`.
 _HEADER = r"(?im:^[ \t]*(?:From|To|Cc|Bcc|Reply-To|Sender)[ \t]*:[ \t]*)"
 _INITIALS = rf"(?:[{_UP}]\.[ \t]*){{1,3}}"
-_DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_FULL})"
+# a display name's middle initial may go without its dot ("Kurt D Schwehr")
+_DISPLAY_FULL = rf"(?:{_NAME_WORD})(?:[ \t]+[{_UP}]\.?)?(?:[ \t]+(?:{_NAME_WORD})){{0,3}}"
+_DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_DISPLAY_FULL})"
 _ADDRESS = r"[^\s<>()@\"]+@[^\s<>()\"]+"
 # a display name outside a header does not start with a label or a greeting ("Contact",
 # "Cheers", "Email" before "Jane Roe <…>")
@@ -137,13 +141,60 @@ _ADDRESS = r"[^\s<>()@\"]+@[^\s<>()\"]+"
 _NO_LABEL = (r"(?!(?i:contact|cheers|thanks|regards|sincerely|best|e-?mail|mail|write|ask|"
              r"call|dear|hi|hello|hey|from|to|cc|bcc|by|signed|attn|attention|please|"
              r"reply|send|sender|recipient|author|reviewer|maintainer|owner|manager|"
-             r"customer|client|patient|employee|name|fwd|fw|re)\b)")
+             r"customer|client|patient|employee|name|fwd|fw|re|copyright|quoting)\b)")
+# what may open a line that lists a person with an address: a bullet, a changelog's
+# "--", a commit trailer, a copyright statement and its years
+_LIST_PREFIX = (r"(?:(?:--|[-*•]|(?i:(?:signed-off|co-authored|reviewed|acked|tested|"
+                r"reported|suggested)-by|authors?|maintainers?|uploaders?|copyright)[ \t]*:?)"
+                r"[ \t]*)?(?:(?:\([cC]\)|©)[ \t]*)?(?:\d{4}(?:[ \t]*[-–,][ \t]*\d{4})*,?[ \t]+)?")
+# "Copyright (c) 2014-2020, " before a credited name
+_COPYRIGHT = (r"(?:(?i:copyright)(?:[ \t]+(?:\([cC]\)|©))?"
+              r"(?:[ \t]+\d{4}(?:[ \t]*[-–,][ \t]*\d{4})*,?)?[ \t]+)")
 #: Words that make a display name a list, a service or a company rather than a person.
 SENDER_WORDS = GENERIC_ORG_WORDS | {
     "news", "newsletter", "list", "lists", "users", "digest", "daily", "weekly", "mailer",
     "daemon", "notification", "notifications", "alerts", "service", "services", "info",
     "help", "desk", "billing", "office", "store", "shop", "group", "inc", "ltd", "llc",
     "the", "of", "and", "for"}
+
+
+#: Words that make a display name a role, a product or an organization (beyond
+#: :data:`SENDER_WORDS`), for names on no list ("Dmitry Shachnev" is a person, "Python
+#: Software" is not).
+ROLE_WORDS = frozenset({
+    "software", "systems", "labs", "lab", "foundation", "community", "bugs", "bug",
+    "tracker", "noreply", "no-reply", "automated", "automatic", "robot", "bot", "build",
+    "builds", "daemon", "server", "webmaster", "postmaster", "hostmaster", "root",
+    "administrator", "devel", "developers", "translators", "translation", "corp", "gmbh",
+    "online", "premium", "web", "net", "tech", "technologies", "solutions", "media",
+    "press", "magazine", "times", "post", "journal", "club", "society", "association",
+    "university", "college", "school", "institute", "department", "dept", "committee",
+    "council", "bank", "insurance", "airlines", "hotel", "hotels", "travel", "deals",
+    "offers", "rewards", "members", "membership", "subscription", "subscriptions",
+    "careers", "jobs", "recruiting", "operations", "engineering", "product", "products",
+    "design", "studio", "studios", "games", "app", "apps", "cloud", "email", "webmail",
+    "forum", "forums", "network", "networks", "radio", "tv", "channel",
+    "announce", "announcements", "updates", "alert", "discussion", "talk", "user",
+    "admins", "sysadmin", "maintainers", "packagers", "packaging", "debian", "ubuntu",
+    "gnome", "kde", "gnu", "linux", "python", "perl", "mozilla", "apache", "spam"})
+
+
+def _unlisted_person_name(value: str) -> bool:
+    """Two to four name-shaped words ("Dmitry Shachnev", "Kurt D Schwehr", "Jean-loup
+    Gailly"), none a common English word or a word of a role, service or company: a
+    display name on no list of names that still reads as a person's."""
+    words = value.split()
+    shaped = [w for w in words if re.fullmatch(_NAME_WORD, w)]
+    if not 2 <= len(words) <= 4 or len(shaped) < 2 or generic_addressee(value):
+        return False
+    if any(not re.fullmatch(_NAME_WORD, w) and not re.fullmatch(rf"[{_UP}]\.?", w)
+           for w in words):
+        return False
+    folded = [w.strip(".,").casefold() for w in words]
+    common = common_words()
+    return not any(w in SENDER_WORDS or w in ROLE_WORDS or w in common
+                   or (w.endswith("s") and (w[:-1] in common or w[:-2] in common))
+                   for w in folded)
 
 
 def _person_display_name(value: str) -> bool:
@@ -156,6 +207,24 @@ def _person_display_name(value: str) -> bool:
         return True
     names = given_names() if len(words) == 1 else known_names()
     return any(w in names for w in words)
+
+
+def _listed_person(value: str) -> bool:
+    """:func:`_person_display_name`, or a name on no list (:func:`_unlisted_person_name`):
+    for layouts that list people (AUTHORS, THANKS, changelog sign-offs), not for a mail
+    header, where shops and newsletters write their names the same way."""
+    return _person_display_name(value) or _unlisted_person_name(value)
+
+
+def _only_unlisted(value: str) -> bool:
+    """A person's name on no list (the listed ones are the strict rule's)."""
+    return not _person_display_name(value) and _unlisted_person_name(value)
+
+
+def _credited_person(value: str) -> bool:
+    """Two or more words with a listed name ("Per https://…" is a preposition; a link
+    list's "Alta Vista http://…" is a site, so a name on no list does not count here)."""
+    return len(value.split()) > 1 and _person_display_name(value)
 
 
 class NameCueRecognizer(RuleRecognizer):
@@ -197,7 +266,9 @@ class MailHeaderNameRecognizer(RuleRecognizer):
     """The display name of an address that reads as a person's
     (:func:`_person_display_name`): in a pasted e-mail header (From, To, Cc…), or written
     ``Name <address>`` anywhere else (changelogs, AUTHORS and copyright files, commit
-    trailers)."""
+    trailers), and a name that opens a line beside its web page (a credit line). Where a
+    line lists people (not in a mail header), a name on no list counts too
+    (:func:`_listed_person`)."""
 
     RULES = (
         # "Name <address>" in a header, and anywhere else: a Debian changelog's
@@ -206,17 +277,40 @@ class MailHeaderNameRecognizer(RuleRecognizer):
             rf"(?<![\w.@])\"?{_NO_LABEL}({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
             0.75, "The display name of an e-mail address (Name <address>)", group=1,
             validate=_person_display_name),
+        # the same, a name on no list, where a line lists a person: an AUTHORS line, a
+        # changelog's sign-off, a copyright holder, a commit trailer — never a header
+        Rule("PERSON", re.compile(
+            rf"(?m:^[ \t]*{_LIST_PREFIX}\"?{_NO_LABEL}({_DISPLAY})\"?[ \t]*<{_ADDRESS}>)"),
+            0.75, "A name listed with its e-mail address (Name <address>)", group=1,
+            validate=_only_unlisted),
         # a table of people and addresses (THANKS, AUTHORS, a contact list):
         # "Andrew Burgess                      aab@cichlid.com"
         Rule("PERSON", re.compile(
             rf"(?m:^[ \t]*{_NO_LABEL}({_DISPLAY})(?:[ \t]{{2,}}|\t)<?{_ADDRESS}>?[ \t]*$)"),
             0.75, "A name in a column beside its e-mail address", group=1,
-            validate=_person_display_name),
+            validate=_listed_person),
+        # a credit line that names a person and links their page (AUTHORS, README
+        # credits): "Geraldo Cockerhan - http://www.blendswap.com/…"
+        Rule("PERSON", re.compile(
+            rf"(?m:^[ \t]*(?:[-*•][ \t]+)?{_COPYRIGHT}?{_NO_LABEL}({_DISPLAY})"
+            rf"(?:[ \t]+[-–—:][ \t]*|[ \t]*\([ \t]*|[ \t]+)<?(?:https?://|www\.))"),
+            0.7, "A name at the start of a line beside a web address (a credit line)",
+            group=1, validate=_credited_person),
         Rule("PERSON", re.compile(
             rf"{_HEADER}<?{_ADDRESS}>?[ \t]+\(\"?({_DISPLAY})\"?\)"),
             0.75, "The display name of an address in an e-mail header", group=1,
             validate=_person_display_name),
     )
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        results = super().analyze(text, entities, nlp_artifacts)
+        lexicon = lexicon_of(nlp_artifacts)
+        if lexicon is None:
+            return results
+        # a name on no list made only of dictionary words is a phrase ("Wild Cats")
+        return [r for r in results
+                if _person_display_name(value := text[r.start:r.end])
+                or not dictionary_words_only(value, lexicon)]
 
 
 _EMAIL = re.compile(r"\b([A-Za-z][A-Za-z0-9._%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
