@@ -57,6 +57,7 @@ KIND_NOUNS: dict[str, tuple[str, str]] = {
     "US_DRIVER_LICENSE": ("driver's licence number", "driver's licence numbers"),
     "UK_NHS": ("NHS number", "NHS numbers"),
     "ID_NUMBER": ("ID number", "ID numbers"),
+    "USERNAME": ("user handle", "user handles"),
     "MEDICAL_LICENSE": ("medical licence number", "medical licence numbers"),
     "HEALTH": ("health detail", "health details"),
     "MEDICAL": ("medical detail", "medical details"),

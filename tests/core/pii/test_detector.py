@@ -367,3 +367,19 @@ def test_the_detector_loads_the_models_dictionary(real_detector):
     lexicon = nlp.vocab.lookups.get_table(LEXICON_TABLE)
     assert dictionary_words_only("Wild Cats", lexicon)
     assert not dictionary_words_only("Dmitry Shachnev", lexicon)
+
+
+def test_a_chat_export_handle_is_found_beside_its_address(real_detector):
+    text = ("[10:02] Jane Roe: @mlopez can you check the invoice? "
+            "Her mail is m.lopez@example.com.\n")
+    found = {(s.type, text[s.start:s.end]) for s in real_detector.detect(text)}
+    assert ("USERNAME", "@mlopez") in found
+    assert ("EMAIL_ADDRESS", "m.lopez@example.com") in found
+
+
+def test_a_phone_number_whose_digits_pass_the_nhs_checksum_stays_a_phone(real_detector):
+    # one 10-digit number in 11 passes the NHS checksum: "415 555 0199" did, and the
+    # NHS number at full confidence beat the phone number around it ("+1" was left)
+    text = "from my phone, +1 415 555 0199\nHis NHS number is 943 476 5919.\n"
+    found = {(s.type, text[s.start:s.end]) for s in real_detector.detect(text)}
+    assert found == {("PHONE_NUMBER", "+1 415 555 0199"), ("UK_NHS", "943 476 5919")}

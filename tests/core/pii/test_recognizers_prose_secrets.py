@@ -122,3 +122,39 @@ def test_new_types_have_a_category_and_whys_never_hold_the_value():
     for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer()):
         for r in rec.analyze(text, None, None):
             assert text[r.start:r.end] not in r.recognition_metadata["preflight_why"]
+
+
+@pytest.mark.parametrize("text,handles", [
+    ("Thanks @jdoe and @alice-w for the fix (see #123).", ["@jdoe", "@alice-w"]),
+    ("@maria.lopez: can you review? cc @here", ["@maria.lopez"]),     # not the broadcast
+    ("Ping @octocat.", ["@octocat"]),                                  # the full stop ends it
+    ("(@j_roe_99)", ["@j_roe_99"]),
+    # an address, a domain, a URL's path, code
+    ("Mail jane@example.com or visit https://medium.com/@writer.", []),
+    ("    @property\n    def name(self):", []),
+    ("@pytest.fixture\ndef thing():", []),
+    ('@app.route("/x")', []),
+    ("@media screen { }", []),
+    (" * @param value the value", []),
+    ("@Override\npublic String toString()", []),
+    ("at @2024 and @ 3pm", []),                                        # no letter; no handle
+])
+def test_user_handles(text, handles):
+    found = run(LabeledIdentifierRecognizer(), text)
+    assert found == [("USERNAME", h) for h in handles]
+
+
+def test_a_handle_is_a_direct_identifier_with_a_readable_stand_in():
+    import random
+
+    from faker import Faker
+
+    from preflight.core.pii.entities import category_of
+    from preflight.core.sanitize.surrogates import surrogate_for
+    from preflight.core.types import Category
+
+    assert category_of("USERNAME") is Category.DIRECT_IDENTIFIER
+    fake = Faker()
+    fake.seed_instance(3)
+    stand_in = surrogate_for("@jdoe", "USERNAME", fake, random.Random(3))
+    assert stand_in.startswith("@") and stand_in != "@jdoe" and len(stand_in) > 2

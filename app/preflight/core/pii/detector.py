@@ -389,7 +389,9 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from preflight.core.pii.recognizers.financial import (
         BankAccountRecognizer, CardNumberRecognizer, IbanChecksumRecognizer,
     )
-    from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
+    from preflight.core.pii.recognizers.identifiers import (
+        ContextualNhsRecognizer, LabeledIdentifierRecognizer,
+    )
     from preflight.core.pii.recognizers.names import (
         AllCapsNameRecognizer, EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
     )
@@ -417,6 +419,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         presidio_log.setLevel(level)
     registry.remove_recognizer("EmailRecognizer")
     registry.remove_recognizer("PhoneRecognizer")  # 8 regions by default: 8 passes
+    registry.remove_recognizer("NhsRecognizer")    # a checksum one number in 11 passes
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
     for recognizer in (
@@ -427,7 +430,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(),
-        OrganizationCueRecognizer(), LabeledIdentifierRecognizer(),
+        OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)

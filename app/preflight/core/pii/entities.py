@@ -34,6 +34,7 @@ CATEGORY_BY_TYPE: dict[str, Category] = {
     "STREET_ADDRESS": D,
     "DENY_LIST": D,
     "ID_NUMBER": D,          # an employee, customer, contract... number after its label
+    "USERNAME": D,           # a user handle ("@jdoe"): one account on a chat or forge
     # quasi identifiers: narrow a person down when combined
     "DATE_OF_BIRTH": Q,
     "DATE_TIME": Q,

@@ -12,7 +12,8 @@ for 30 locales, shipped with a dependency the app already has):
   tagged ORGANIZATION elsewhere in the document → ORGANIZATION;
 - the reverse, in :func:`recheck_organizations`: an ORGANIZATION that is a listed given
   name and listed surname(s) with no company cue ("Briana Hall said…") → PERSON;
-- ALL-CAPS words with no known name ("BEGIN PGP"); one unlisted word that is shaped like
+- ALL-CAPS words with no known name ("BEGIN PGP"), or lower-case ones ("keymap vi",
+  "chmod g-w": commands in a README); one unlisted word that is shaped like
   no name ("XviD") or that the document never writes after a given name or a title
   ("Java", "Kommersant"; "Skorich" stays when "Nick Skorich" is there); several words
   with no known name that hold a common word or end in a plural ("Red Hat", "Sigma
@@ -279,6 +280,8 @@ def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
     names = known_names()
     known = [w for w in words if w.casefold().removesuffix("'s") in names
              or w.casefold().removesuffix("'s") in vouched]
+    if value.islower():
+        known = [w for w in known if len(w) > 2]    # "keymap vi": "Vi" is a name too
     if _COMPANY_AFTER.match(text, span.end) or _SHARES_BEFORE.search(
             text, max(0, span.start - 40), span.start):
         return "company"
@@ -301,6 +304,8 @@ def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
                 text, max(0, span.start - 8), span.start):
             return "person"                     # "Skorich" after "Nick Skorich", "Mr Pes"
         return None                             # "Java", "Kommersant", "Tools"
+    if not any(w[0].isupper() for w in words):
+        return None                             # "keymap vi", "chmod g-w": commands
     if any(w.casefold() in common_words() or (w[0].isupper() and terms.used_in_lower_case(w))
            for w in words) or words[-1].endswith("s"):
         return None                             # "Red Hat", "Sigma Designs"

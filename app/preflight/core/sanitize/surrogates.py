@@ -221,6 +221,8 @@ def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random,
     if t == "EMAIL_ADDRESS":
         user = re.sub(r"[^a-z0-9._]", "", fake.user_name().lower()) or "user"
         return f"{user}@{rng.choice(('example.com', 'example.org', 'example.net'))}"
+    if t == "USERNAME":
+        return "@" + (re.sub(r"[^a-z0-9_]", "", fake.user_name().lower()) or "user")
     if t == "CREDIT_CARD":
         return _card(value, rng)
     if t == "IBAN_CODE":

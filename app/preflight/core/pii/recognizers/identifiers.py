@@ -1,6 +1,7 @@
 """Identifiers a label names: an SSN-shaped number next to "SSN" / "social security",
-and employee, customer, contract (…) numbers after their label ("employee ID NW-204871",
-"Customer No. 4471-220", "contract ref CT-2024-0193").
+employee, customer, contract (…) numbers after their label ("employee ID NW-204871",
+"Customer No. 4471-220", "contract ref CT-2024-0193"), and user handles, which their "@"
+marks ("thanks @jdoe" in a chat export or an issue thread).
 
 Presidio's SSN recognizer drops numbers its validator calls invalid (the famous sample
 078-05-1120, the sequence 123-45-6789); next to an SSN word the number is protected
@@ -11,6 +12,8 @@ nothing matches: "version 2.0.1", "room 204", years and prices stay prose.
 from __future__ import annotations
 
 import re
+
+from presidio_analyzer.predefined_recognizers import NhsRecognizer
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_regex
 
@@ -48,6 +51,35 @@ def _id_like(value: str) -> bool:
     return not re.fullmatch(r"\d+[.,]\d+", value)      # "policy no. 2.5" is a version
 
 
+# A handle: not an address's "@" (a word character before it), not a domain after it.
+_HANDLE = re.compile(
+    r"(?<![\w.@/+=:-])@[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,37}[A-Za-z0-9_])?"
+    r"(?![\w@(-]|\.\w)"
+    # a decorator or annotation line above a definition is code
+    r"(?![^\S\n]*\r?\n[ \t]*(?:@|def\b|class\b|async\b|public\b|private\b|"
+    r"protected\b|static\b|function\b|export\b|fun\b|override\b))")
+#: "@" words of code and chat that are no person's handle: doc-comment tags, decorators,
+#: annotations, CSS and Sass at-rules, Objective-C keywords, chat broadcasts.
+CODE_AT_WORDS = frozenset({
+    "param", "return", "returns", "throws", "throw", "exception", "raises", "type",
+    "rtype", "see", "since", "deprecated", "override", "author", "version", "link",
+    "inheritdoc", "property", "staticmethod", "classmethod", "abstractmethod",
+    "dataclass", "media", "import", "font-face", "keyframes", "charset", "supports",
+    "page", "namespace", "include", "mixin", "extend", "if", "else", "each", "function",
+    "use", "forward", "apply", "tailwind", "layer", "container", "interface",
+    "implementation", "end", "synthesize", "protocol", "optional", "required",
+    "selector", "autoreleasepool", "test", "before", "after", "beforeeach", "aftereach",
+    "component", "injectable", "input", "output", "nonnull", "nullable",
+    "suppresswarnings", "functionalinterface", "safevarargs", "retention", "target",
+    "documented", "inherited", "todo", "fixme", "note", "here", "channel", "everyone",
+    "all", "example", "code", "brief", "details", "file", "class", "var", "const"})
+
+
+def _handle(value: str) -> bool:
+    name = value[1:]
+    return any(c.isalpha() for c in name) and name.casefold() not in CODE_AT_WORDS
+
+
 IDENTIFIER_RULES: tuple[Rule, ...] = (
     Rule("US_SSN", re.compile(r"(?<![\d-])\d{3}([- ]?)\d{2}\1\d{4}(?![\d-])"), 0.85,
          "An SSN-shaped number next to the word SSN or social security",
@@ -59,10 +91,28 @@ IDENTIFIER_RULES: tuple[Rule, ...] = (
     Rule("ID_NUMBER", re.compile(_LABEL + r"[ \t]+" + _CODE, _I), 0.7,
          "A letter-and-digit code right after an employee, customer or contract label",
          group=1, validate=_id_like),
+    Rule("USERNAME", _HANDLE, 0.7,
+         "A user handle (@name), as written in a chat export or an issue thread",
+         validate=_handle),
 )
 
 
 class LabeledIdentifierRecognizer(RuleRecognizer):
-    """SSNs next to their word and labelled employee/customer/contract identifiers."""
+    """SSNs next to their word, labelled employee/customer/contract identifiers and
+    user handles."""
 
     RULES = IDENTIFIER_RULES
+
+
+class ContextualNhsRecognizer(NhsRecognizer):
+    """Presidio's UK NHS number with its checksum as a filter, not as proof: one 10-digit
+    number in eleven passes it, so "+1 415 555 0199" was an NHS number at full
+    confidence and beat the phone number around it. A passing number keeps the
+    pattern's 0.5, raised by an NHS word nearby (Presidio's context words); a failing
+    one is dropped. Registered under Presidio's name, so its "why" stays."""
+
+    def __init__(self) -> None:
+        super().__init__(name="NhsRecognizer")
+
+    def validate_result(self, pattern_text: str) -> bool | None:  # noqa: D102 (Presidio API)
+        return None if super().validate_result(pattern_text) else False
