@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from preflight.core.pii.recognizers.names import (
-    EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
+    EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
 )
 from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
 
@@ -156,8 +156,34 @@ def test_org_cue_skips_sentence_words():
     assert run(OrganizationCueRecognizer(), "The Group met.") == []
 
 
+def test_no_firm_on_a_line_that_lists_people():
+    # the screenshot memo's "To:" line was one firm, and "Fernandez" went out
+    assert run(OrganizationCueRecognizer(), "To: All staff, Fernandez, Harris and Webb") == []
+    assert run(OrganizationCueRecognizer(), "Attendees: Parks, Miller and Rosales") == []
+
+
+def test_the_memo_recipients_are_people_on_the_real_detector(real_detector):
+    text = "MEMORANDUM\nTo: All staff, Fernandez, Harris and Webb\nFrom: Desiree Stafford\n"
+    found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
+    assert found == {"Fernandez", "Harris", "Webb", "Desiree Stafford"}
+
+
 @pytest.mark.slow
 def test_all_caps_name_found_by_recasing(real_detector):
     text = "Signed by JOHN SMITH on behalf of the board."
     spans = real_detector.detect(text)
     assert ("PERSON", "JOHN SMITH") in [(s.type, text[s.start:s.end]) for s in spans]
+
+
+@pytest.mark.parametrize("text,found", [
+    # a memo's recipients: three people, not the firm "Fernandez, Harris and Webb"
+    ("To: All staff, Fernandez, Harris and Webb",
+     [("PERSON", "Fernandez"), ("PERSON", "Harris"), ("PERSON", "Webb")]),
+    ("Attendees: Dr. Jane Roe; Tom Baker, Finance team and Priya",
+     [("PERSON", "Jane Roe"), ("PERSON", "Tom Baker"), ("PERSON", "Priya")]),
+    ("Cc: Legal, HR, Sales", []),                      # departments
+    ("To: All staff", []),
+    ("We hired Fernandez, Harris and Webb as counsel.", []),   # no people line
+])
+def test_names_in_a_list_of_people(text, found):
+    assert run(PeopleLineRecognizer(), text) == found

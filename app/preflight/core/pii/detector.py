@@ -394,6 +394,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     )
     from preflight.core.pii.recognizers.names import (
         AllCapsNameRecognizer, EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
+        PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
@@ -429,7 +430,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
-        EmailNameRecognizer(),
+        EmailNameRecognizer(), PeopleLineRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         *extra_recognizers,
     ):

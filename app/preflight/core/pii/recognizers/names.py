@@ -89,7 +89,8 @@ def _recase(chunk: str, vocab) -> str:
 
 
 # Capitals and small letters of the cased scripts names are commonly written in (Latin
-# with accents, Cyrillic, Greek), so "Dear Иван Петров," is a name too.
+# with accents and Vietnamese letters, Cyrillic, Greek), so "Dear Иван Петров," is a name
+# too.
 _UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
 _LO = "a-zß-öø-ÿā-ž\u1e00-\u1effа-яёєіїα-ωάέήίόύώς"  # Vietnamese too (Latin Extended Additional)
 _NAME = (rf"(?:Mc|Mac|O['’]|La|Le|De|Di|Da|Du|Van|Von)?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?"
@@ -260,6 +261,58 @@ class NameCueRecognizer(RuleRecognizer):
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
             0.7, "A name signing off a message", group=1, validate=_not_generic),
     )
+
+
+#: A line that lists people after its label: a memo's "To:", minutes' "Attendees:".
+PEOPLE_LINE = re.compile(r"(?im)^[ \t]*(?:to|cc|bcc|attendees|present|participants|"
+                         r"invitees|recipients|distribution|apologies|absent|attendance)"
+                         r"[ \t]*:[ \t]*(?P<items>[^\n]*)")
+_LIST_SEPARATOR = re.compile(r"[ \t]*(?:[,;]|\band\b|&)[ \t]*")
+_LISTED_ITEM = re.compile(rf"{_TITLE}?(?P<name>{_FULL})")
+
+
+def _listed_name(value: str) -> bool:
+    """A list item that names a person: a lone listed surname or given name
+    ("Fernandez"), or words that read as a person's name (:func:`_person_display_name`)."""
+    if " " not in value.strip():
+        return (value.casefold() in known_names() and not generic_addressee(value)
+                and value.casefold() not in SENDER_WORDS)
+    return _person_display_name(value)
+
+
+class PeopleLineRecognizer(EntityRecognizer):
+    """Each name in the list of a line that lists people ("To: All staff, Fernandez,
+    Harris and Webb"; "Attendees: Dr. Jane Roe; Tom Baker"): an item of one to three
+    capitalized words with a listed given name or surname, and no word of a group or a
+    service ("All staff", "Finance team"). The model reads such a line as one firm, or
+    tags some of the names only."""
+
+    WHY = "A name in a list of people (To:, Cc:, Attendees:…)"
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if entities and "PERSON" not in entities:
+            return []
+        out = []
+        for line in PEOPLE_LINE.finditer(text):
+            pos, items = line.start("items"), line.group("items")
+            for part in _LIST_SEPARATOR.split(items):
+                at = items.find(part, pos - line.start("items")) if part else -1
+                if at < 0:
+                    continue
+                pos = line.start("items") + at + len(part)
+                m = _LISTED_ITEM.fullmatch(part.strip())
+                if m is None or not _listed_name(m.group("name")):
+                    continue
+                start = line.start("items") + at + part.index(m.group("name"))
+                out.append(make_result(self, "PERSON", start, start + len(m.group("name")),
+                                       0.75, self.WHY))
+        return out
 
 
 class MailHeaderNameRecognizer(RuleRecognizer):
