@@ -19,19 +19,23 @@ _CAPS_WORD = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?![\w'’-])")
 CONTEXT_CHARS = 160  # text kept on each side of a run (within its line) for the NER pass
 
 
-class AllCapsNameRecognizer(EntityRecognizer):
-    """Re-runs the NER model on lines with ALL-CAPS word runs that hold a known given name
-    or surname (:func:`~preflight.core.pii.person_evidence.known_names`), re-cased as a person would
-    write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
-    because re-casing never changes a word's length (words where it would are skipped)."""
-
-    WHY = "Written in capitals; the NER model tags it as a person's name once re-cased"
+class PersonRecognizer(EntityRecognizer):
+    """A Presidio recognizer of PERSON spans alone, with no model to load."""
 
     def __init__(self, name: str | None = None) -> None:
         super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
 
     def load(self) -> None:
         pass
+
+
+class AllCapsNameRecognizer(PersonRecognizer):
+    """Re-runs the NER model on lines with ALL-CAPS word runs that hold a known given name
+    or surname (:func:`~preflight.core.pii.person_evidence.known_names`), re-cased as a person would
+    write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
+    because re-casing never changes a word's length (words where it would are skipped)."""
+
+    WHY = "Written in capitals; the NER model tags it as a person's name once re-cased"
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if (entities and "PERSON" not in entities) or nlp_artifacts is None:
@@ -280,7 +284,7 @@ def _listed_name(value: str) -> bool:
     return _person_display_name(value)
 
 
-class PeopleLineRecognizer(EntityRecognizer):
+class PeopleLineRecognizer(PersonRecognizer):
     """Each name in the list of a line that lists people ("To: All staff, Fernandez,
     Harris and Webb"; "Attendees: Dr. Jane Roe; Tom Baker"): an item of one to three
     capitalized words with a listed given name or surname, and no word of a group or a
@@ -288,12 +292,6 @@ class PeopleLineRecognizer(EntityRecognizer):
     tags some of the names only."""
 
     WHY = "A name in a list of people (To:, Cc:, Attendees:…)"
-
-    def __init__(self, name: str | None = None) -> None:
-        super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
-
-    def load(self) -> None:
-        pass
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if entities and "PERSON" not in entities:
@@ -372,17 +370,11 @@ _DISPLAY_NAME_GAP = re.compile(r"[\"']?[ \t]*<")  # between a display name and i
 _CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]{_NAME}){{0,2}}\b")
 
 
-class EmailNameRecognizer(EntityRecognizer):
+class EmailNameRecognizer(PersonRecognizer):
     """Capitalized words near an email address whose local part spells them
     ("Jane Roe <jane.roe@…>")."""
 
     WHY = "Capitalized words that match the user name of a nearby email address"
-
-    def __init__(self, name: str | None = None) -> None:
-        super().__init__(supported_entities=["PERSON"], name=name, supported_language="en")
-
-    def load(self) -> None:
-        pass
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if entities and "PERSON" not in entities:
