@@ -227,11 +227,9 @@ def dictionary_words_only(value: str, lexicon: Any) -> bool:
     plural of one ("Wild Cats", "Investor Relations"): a phrase, not a name on no list
     ("Dmitry Shachnev", "Geege Schuman", "Neale Pickett")."""
     words = [w.strip(".,").casefold() for w in value.split() if len(w.strip(".,")) > 1]
-
-    def known(w: str) -> bool:
-        return any(form in lexicon for form in (w, w[:-1] if w.endswith("s") else "",
-                                                w[:-2] if w.endswith("es") else "") if form)
-    return bool(words) and all(known(w) for w in words)
+    return bool(words) and all(
+        any(form in lexicon for form in {w, w.removesuffix("s"), w.removesuffix("es")})
+        for w in words)
 
 
 def vouched_names(text: str, spans: list[Span]) -> frozenset[str]:

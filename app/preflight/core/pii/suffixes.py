@@ -27,6 +27,7 @@ def offline_extractor() -> tldextract.TLDExtract:
                                  extra_suffixes=INTERNAL_SUFFIXES)
 
 
-def is_mail_domain(domain: str) -> bool:
-    """True when ``domain`` is a registrable name under a known suffix (``acme.co.uk``)."""
-    return offline_extractor()(domain).fqdn != ""
+def is_mail_domain(address: str) -> bool:
+    """True when the domain of ``address`` (``jane@acme.co.uk``, or the bare domain) is a
+    registrable name under a known suffix."""
+    return offline_extractor()(address).fqdn != ""

@@ -149,12 +149,12 @@ _NO_LABEL = (r"(?!(?i:contact|cheers|thanks|regards|sincerely|best|e-?mail|mail|
              r"customer|client|patient|employee|name|fwd|fw|re|copyright|quoting)\b)")
 # what may open a line that lists a person with an address: a bullet, a changelog's
 # "--", a commit trailer, a copyright statement and its years
+_YEARS = r"\d{4}(?:[ \t]*[-–,][ \t]*\d{4})*,?"          # "2014-2020," "1999, 2005"
 _LIST_PREFIX = (r"(?:(?:--|[-*•]|(?i:(?:signed-off|co-authored|reviewed|acked|tested|"
                 r"reported|suggested)-by|authors?|maintainers?|uploaders?|copyright)[ \t]*:?)"
-                r"[ \t]*)?(?:(?:\([cC]\)|©)[ \t]*)?(?:\d{4}(?:[ \t]*[-–,][ \t]*\d{4})*,?[ \t]+)?")
+                rf"[ \t]*)?(?:(?:\([cC]\)|©)[ \t]*)?(?:{_YEARS}[ \t]+)?")
 # "Copyright (c) 2014-2020, " before a credited name
-_COPYRIGHT = (r"(?:(?i:copyright)(?:[ \t]+(?:\([cC]\)|©))?"
-              r"(?:[ \t]+\d{4}(?:[ \t]*[-–,][ \t]*\d{4})*,?)?[ \t]+)")
+_COPYRIGHT = rf"(?:(?i:copyright)(?:[ \t]+(?:\([cC]\)|©))?(?:[ \t]+{_YEARS})?[ \t]+)"
 #: Words that make a display name a list, a service or a company rather than a person.
 SENDER_WORDS = GENERIC_ORG_WORDS | {
     "news", "newsletter", "list", "lists", "users", "digest", "daily", "weekly", "mailer",
@@ -272,7 +272,7 @@ PEOPLE_LINE = re.compile(r"(?im)^[ \t]*(?:to|cc|bcc|attendees|present|participan
                          r"invitees|recipients|distribution|apologies|absent|attendance)"
                          r"[ \t]*:[ \t]*(?P<items>[^\n]*)")
 _LIST_SEPARATOR = re.compile(r"[ \t]*(?:[,;]|\band\b|&)[ \t]*")
-_LISTED_ITEM = re.compile(rf"{_TITLE}?(?P<name>{_FULL})")
+_LISTED_ITEM = re.compile(rf"[ \t]*{_TITLE}?(?P<name>{_FULL})[ \t\r]*")
 
 
 def _listed_name(value: str) -> bool:
@@ -298,18 +298,13 @@ class PeopleLineRecognizer(PersonRecognizer):
             return []
         out = []
         for line in PEOPLE_LINE.finditer(text):
-            pos, items = line.start("items"), line.group("items")
-            for part in _LIST_SEPARATOR.split(items):
-                at = items.find(part, pos - line.start("items")) if part else -1
-                if at < 0:
-                    continue
-                pos = line.start("items") + at + len(part)
-                m = _LISTED_ITEM.fullmatch(part.strip())
-                if m is None or not _listed_name(m.group("name")):
-                    continue
-                start = line.start("items") + at + part.index(m.group("name"))
-                out.append(make_result(self, "PERSON", start, start + len(m.group("name")),
-                                       0.75, self.WHY))
+            start = line.start("items")      # of the current item
+            for sep in [*_LIST_SEPARATOR.finditer(text, start, line.end()), None]:
+                end = sep.start() if sep else line.end()
+                m = _LISTED_ITEM.fullmatch(text, start, end)
+                if m is not None and _listed_name(m.group("name")):
+                    out.append(make_result(self, "PERSON", *m.span("name"), 0.75, self.WHY))
+                start = sep.end() if sep else end
         return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from preflight.core.pii.recognizers.base import WHY_KEY, Rule, RuleRecognizer
+from preflight.core.pii.recognizers.base import Rule, RuleRecognizer
 from preflight.core.pii.recognizers.names import PEOPLE_LINE
 
 _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
@@ -16,9 +16,9 @@ _SUFFIX = (r"(?:(?:Inc|Ltd|Corp|Co|Bros|L\.L\.C|S\.A|N\.V|B\.V)\.?|Incorporated|
 _SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 
 
-# on a line that lists people, "To: All staff, Fernandez, Harris and Webb" names three
-# people, not the firm "Fernandez, Harris and Webb"
-_PARTNERSHIP_WHY = "A partnership-style firm name (Name, Name and Name)"
+_PARTNERSHIP = Rule("ORGANIZATION", re.compile(
+    rf"(?<![\w-]){_FIRST_NOT}{_SURNAME},[ \t]+{_SURNAME},?[ \t]+(?:and|&)[ \t]+{_SURNAME}"
+    r"(?![\w-])"), 0.55, "A partnership-style firm name (Name, Name and Name)")
 
 
 class OrganizationCueRecognizer(RuleRecognizer):
@@ -29,13 +29,14 @@ class OrganizationCueRecognizer(RuleRecognizer):
         Rule("ORGANIZATION", re.compile(
             rf"(?<![\w-]){_FIRST_NOT}(?:{_WORD}[ \t]+){{0,3}}?{_WORD},?[ \t]+{_SUFFIX}(?![\w-])"),
             0.75, "Capitalized words ending in a company suffix (Inc, LLC, Ltd, Group…)"),
-        Rule("ORGANIZATION", re.compile(
-            rf"(?<![\w-]){_FIRST_NOT}{_SURNAME},[ \t]+{_SURNAME},?[ \t]+(?:and|&)[ \t]+{_SURNAME}"
-            r"(?![\w-])"), 0.55, _PARTNERSHIP_WHY),
+        _PARTNERSHIP,
     )
 
-    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
-        results = super().analyze(text, entities, nlp_artifacts)
-        return [r for r in results if not (
-            r.recognition_metadata.get(WHY_KEY) == _PARTNERSHIP_WHY
-            and PEOPLE_LINE.match(text, text.rfind("\n", 0, r.start) + 1))]
+    def apply_rule(self, rule: Rule, text: str) -> list:  # noqa: D102
+        results = super().apply_rule(rule, text)
+        if rule is not _PARTNERSHIP:
+            return results
+        # on a line that lists people, "To: All staff, Fernandez, Harris and Webb" names
+        # three people, not the firm "Fernandez, Harris and Webb"
+        return [r for r in results
+                if not PEOPLE_LINE.match(text, text.rfind("\n", 0, r.start) + 1)]
