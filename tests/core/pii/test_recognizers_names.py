@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from preflight.core.pii.recognizers.names import (
-    EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
+    CopyrightHolderRecognizer, EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
+    PeopleLineRecognizer,
 )
 from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
 
@@ -187,3 +188,45 @@ def test_all_caps_name_found_by_recasing(real_detector):
 ])
 def test_names_in_a_list_of_people(text, found):
     assert run(PeopleLineRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
+    # a Debian copyright file's holders (git's): firm-tagged, place-tagged, hyphenated
+    ("Copyright: © 2005-2022, Linus Torvalds and others.", [("PERSON", "Linus Torvalds")]),
+    ("Copyright: © 1995-2003, 2010, 2014, 2016 Jean-loup Gailly, Mark Adler",
+     [("PERSON", "Jean-loup Gailly"), ("PERSON", "Mark Adler")]),
+    ("Copyright: © 2003-2009, Davide Libenzi, Johannes E. Schindelin",
+     [("PERSON", "Davide Libenzi"), ("PERSON", "Johannes E. Schindelin")]),
+    ("/* Copyright (C) 2012 by Daniel J. Bernstein */", [("PERSON", "Daniel J. Bernstein")]),
+    # continuation lines, past an address that ends one of them (libssl3's file)
+    ("Copyright: 1995-2020, The OpenSSL Project Authors\n"
+     "\t   1995-1998, Eric A. Young, Tim J. Hudson\n"
+     "\t   2008 Andy Polyakov <appro@openssl.org>\n"
+     "\t   2012-2016 Jean-Philippe Aumasson\n"
+     "License: Apache-2.0\n"
+     "\t   2019 Not Continued\n",
+     [("PERSON", "Eric A. Young"), ("PERSON", "Tim J. Hudson"), ("PERSON", "Andy Polyakov"),
+      ("PERSON", "Jean-Philippe Aumasson")]),
+    # a field's value on its next line, marks before the years, holders between years,
+    # a sentence after the name
+    ("Copyright:\n \u00a9 2004 Scott James Remnant\nLicense: GPL-2+",
+     [("PERSON", "Scott James Remnant")]),
+    ("Copyright: \u00a9 2004-2022 Canonical Ltd.\n           \u00a9 2004-2005 Michiel Sikkes",
+     [("PERSON", "Michiel Sikkes")]),
+    ("Copyright: Ian Murdock (before 1996)\n"
+     "Copyright: 1996-2001 Kevin Dalley 2002 Thomas Schoepf 2003-2023 Andreas Metzler",
+     [("PERSON", "Ian Murdock"), ("PERSON", "Kevin Dalley"), ("PERSON", "Thomas Schoepf"),
+      ("PERSON", "Andreas Metzler")]),
+    ("Copyright: Copyright(C) 1996-2019 Julian Seward. All rights reserved",
+     [("PERSON", "Julian Seward")]),
+    # firms, however they are written
+    ("Copyright: 2010 Oracle America, Inc.", []),
+    ("Copyright (c) 2012 Intel Corporation", []),
+    ("Copyright 2011 Google Inc., 2020 Red Hat", []),
+    ("Copyright (C) 1989 Free Software Foundation, Inc.", []),
+    ("Copyright: 2002 The OpenTSA Project.", []),
+    # prose that mentions copyright
+    ("Copyright law requires Jane Roe to pay.", []),
+])
+def test_copyright_holders(text, found):
+    assert run(CopyrightHolderRecognizer(), text) == found

@@ -6,6 +6,7 @@ retyped as phone numbers."""
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from typing import Any
 
 from preflight.core.pii.entities import (
@@ -91,10 +92,28 @@ class DocTerms:
 
     _DEFINED = re.compile(r"\(([A-Z][A-Z0-9]{1,7}s?)\)")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, lexicon: Container[str] | None = None) -> None:
         self.text = text
+        self.lexicon = lexicon          # English dictionary words (None: not known)
         self.defined_acronyms = set(self._DEFINED.findall(text))
         self._lower_words: set[str] | None = None
+
+    def shouted_phrase(self, start: int, end: int) -> bool:
+        """``text[start:end]`` is common words in capitals inside a passage written in
+        capitals (a licence's "IN NO EVENT SHALL THE COPYRIGHT HOLDER BE LIABLE FOR ANY
+        DATA"): the small model tags such words as firms and places at random. A short
+        capitals line (a heading, "ACME LOGISTICS") is no such passage, and a word on no
+        dictionary ("GOOGLE INC" aside, an acronym, a surname) is kept."""
+        value = self.text[start:end]
+        if self.lexicon is None or not value.isupper():
+            return False
+        line_start = self.text.rfind("\n", 0, start) + 1
+        line_end = self.text.find("\n", end)
+        line = self.text[line_start:len(self.text) if line_end < 0 else line_end]
+        if sum(1 for w in _CAPS_WORD.findall(line)) < SHOUTED_LINE_WORDS:
+            return False
+        words = [w.casefold() for w in value.split() if w.casefold() not in _STOP_WORDS]
+        return all(any(form in self.lexicon for form in _inflected(w)) for w in words)
 
     def used_in_lower_case(self, word: str) -> bool:
         """``word`` is written in lower case somewhere in the prose ("will", "mark"): as a
@@ -109,6 +128,34 @@ class DocTerms:
 
 
 _LOWER_WORD = re.compile(r"\b[a-z][a-z'-]+\b")
+_CAPS_WORD = re.compile(r"\b[A-Z][A-Z'-]+\b")
+#: Words in capitals a line needs to count as a passage in capitals, not a heading.
+SHOUTED_LINE_WORDS = 8
+_STOP_WORDS = {"the", "a", "an", "of", "and", "or", "for", "to", "in", "on", "by", "with",
+               "any", "such", "no", "not", "be", "is", "are", "as", "at", "this", "that"}
+
+
+def _inflected(word: str) -> set[str]:
+    """``word`` and the dictionary forms it may inflect ("IMPLIED" → imply, "HOLDERS" →
+    holder, "ARISING" → arise)."""
+    forms = {word, word.removesuffix("s"), word.removesuffix("es")}
+    if word.endswith("ied"):
+        forms.add(word[:-3] + "y")
+    for suffix in ("ed", "ing"):
+        if word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            forms |= {stem, stem + "e"}
+    return forms
+
+
+def dictionary_words_only(value: str, lexicon: Container[str]) -> bool:
+    """Every word of ``value`` but its initials is an English dictionary word, or the
+    plural of one ("Wild Cats", "Investor Relations"): a phrase, not a name on no list
+    ("Dmitry Shachnev", "Geege Schuman", "Neale Pickett")."""
+    words = [w.strip(".,").casefold() for w in value.split() if len(w.strip(".,")) > 1]
+    return bool(words) and all(
+        any(form in lexicon for form in {w, w.removesuffix("s"), w.removesuffix("es")})
+        for w in words)
 _ADDRESS_TOKEN = re.compile(r"[^\s<>()\[\]\"',;]*@[^\s<>()\[\]\"',;]*|\S*://\S*|\bwww\.\S*")
 _NO_WORD = re.compile(r"[^\w\n]*")
 
@@ -134,6 +181,9 @@ def to_span(text: str, result: Any, deny_category: Category,
         if typ == "PERSON":
             start, end = strip_label_words(text, start, end)
         if start >= end or not plausible_ner(typ, text[start:end], terms):
+            return None
+        if typ in ("ORGANIZATION", "LOCATION") and terms is not None \
+                and terms.shouted_phrase(start, end):
             return None
     elif start >= end:
         return None

@@ -48,7 +48,7 @@ from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
 from preflight.core.pii.person_evidence import (
-    add_lexicon, recheck_organizations, recheck_persons,
+    add_lexicon, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, propagate_values
@@ -106,6 +106,7 @@ class PiiDetector:
         self.warnings: list[str] = []
         self.ner_available: bool | None = None if analyzer is None else True
         self._paragraphs = ParagraphCache()
+        self._lexicon: Any = None      # English dictionary words, once the model loads
 
     # -- loading -------------------------------------------------------------------------
 
@@ -124,7 +125,9 @@ class PiiDetector:
                 # before spaCy: loading a pipeline imports Presidio through its spaCy
                 # factory entry point, which would bypass the lean import
                 import_presidio()
-                self._analyzer = build_analyzer(self._load_nlp())
+                nlp = self._load_nlp()
+                self._lexicon = pipeline_lexicon(nlp)
+                self._analyzer = build_analyzer(nlp)
             return self._analyzer
 
     def _model_path(self) -> Path:
@@ -234,7 +237,7 @@ class PiiDetector:
         settings = self.settings
         deny = DenyListRecognizer(settings.deny_list) if settings.deny_list else None
         deny_category = _deny_category(settings)
-        terms = DocTerms(text)
+        terms = DocTerms(text, self._lexicon)
         allow = term_pattern(settings.allow_list)
         allowed_ranges = [m.span() for m in allow.finditer(text)] if allow else []
         allowed_values = {t.strip().casefold() for t in settings.allow_list if t.strip()}
@@ -393,8 +396,8 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         ContextualNhsRecognizer, LabeledIdentifierRecognizer,
     )
     from preflight.core.pii.recognizers.names import (
-        AllCapsNameRecognizer, EmailNameRecognizer, MailHeaderNameRecognizer, NameCueRecognizer,
-        PeopleLineRecognizer,
+        AllCapsNameRecognizer, CopyrightHolderRecognizer, EmailNameRecognizer,
+        MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
@@ -430,7 +433,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
-        EmailNameRecognizer(), PeopleLineRecognizer(),
+        EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         *extra_recognizers,
     ):

@@ -66,9 +66,10 @@ CATEGORY_PRIORITY: dict[Category, int] = {S: 3, D: 2, C: 1, Q: 0}
 #: Recognizers whose evidence is the NER model's guess rather than a pattern or checksum.
 STATISTICAL_RECOGNIZERS = frozenset({"SpacyRecognizer", "AllCapsNameRecognizer"})
 #: Rules whose evidence for a person outweighs the model's doubts about the same span: a
-#: name that spells its e-mail address, a display name in a mail header. (A title or a
-#: salutation is weaker: "Mr. Speaker".)
-PERSON_EVIDENCE_RECOGNIZERS = frozenset({"EmailNameRecognizer", "MailHeaderNameRecognizer"})
+#: name that spells its e-mail address, a display name in a mail header, a copyright
+#: holder. (A title or a salutation is weaker: "Mr. Speaker".)
+PERSON_EVIDENCE_RECOGNIZERS = frozenset({"EmailNameRecognizer", "MailHeaderNameRecognizer",
+                                         "CopyrightHolderRecognizer"})
 
 
 def category_of(entity_type: str) -> Category:

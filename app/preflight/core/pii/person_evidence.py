@@ -36,7 +36,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms
+from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms, dictionary_words_only
 from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
 from preflight.core.types import Category, Span
 
@@ -216,20 +216,15 @@ def add_lexicon(nlp: Any, model_dir: Path) -> None:
 def lexicon_of(nlp_artifacts: Any) -> Any | None:
     """The dictionary table of the pipeline behind a Presidio analysis, if it has one."""
     try:
-        lookups = nlp_artifacts.nlp_engine.get_nlp("en").vocab.lookups
+        return pipeline_lexicon(nlp_artifacts.nlp_engine.get_nlp("en"))
     except (AttributeError, KeyError, ValueError):
         return None
+
+
+def pipeline_lexicon(nlp: Any) -> Any | None:
+    """The dictionary table :func:`add_lexicon` put into a spaCy pipeline, if any."""
+    lookups = nlp.vocab.lookups
     return lookups.get_table(LEXICON_TABLE) if LEXICON_TABLE in lookups.tables else None
-
-
-def dictionary_words_only(value: str, lexicon: Any) -> bool:
-    """Every word of ``value`` but its initials is an English dictionary word, or the
-    plural of one ("Wild Cats", "Investor Relations"): a phrase, not a name on no list
-    ("Dmitry Shachnev", "Geege Schuman", "Neale Pickett")."""
-    words = [w.strip(".,").casefold() for w in value.split() if len(w.strip(".,")) > 1]
-    return bool(words) and all(
-        any(form in lexicon for form in {w, w.removesuffix("s"), w.removesuffix("es")})
-        for w in words)
 
 
 def vouched_names(text: str, spans: list[Span]) -> frozenset[str]:

@@ -4,6 +4,8 @@ a salutation/field label, and capitalized words that spell an email's local part
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from presidio_analyzer import EntityRecognizer
 
@@ -292,20 +294,84 @@ class PeopleLineRecognizer(PersonRecognizer):
     tags some of the names only."""
 
     WHY = "A name in a list of people (To:, Cc:, Attendees:…)"
+    ITEM = _LISTED_ITEM
+    SEPARATOR = _LIST_SEPARATOR
+
+    def lines(self, text: str) -> Iterator[tuple[int, int]]:
+        """(start, end) of each list of items."""
+        for line in PEOPLE_LINE.finditer(text):
+            yield line.span("items")
+
+    def valid(self, text: str, start: int, end: int, nlp_artifacts: Any) -> bool:
+        """Whether the item ``text[start:end]`` names a person."""
+        return _listed_name(text[start:end])
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if entities and "PERSON" not in entities:
             return []
         out = []
-        for line in PEOPLE_LINE.finditer(text):
-            start = line.start("items")      # of the current item
-            for sep in [*_LIST_SEPARATOR.finditer(text, start, line.end()), None]:
-                end = sep.start() if sep else line.end()
-                m = _LISTED_ITEM.fullmatch(text, start, end)
-                if m is not None and _listed_name(m.group("name")):
+        for start, line_end in self.lines(text):     # start: of the current item
+            for sep in [*self.SEPARATOR.finditer(text, start, line_end), None]:
+                end = sep.start() if sep else line_end
+                m = self.ITEM.fullmatch(text, start, end)
+                if m is not None and self.valid(text, *m.span("name"), nlp_artifacts):
                     out.append(make_result(self, "PERSON", *m.span("name"), 0.75, self.WHY))
                 start = sep.end() if sep else end
         return out
+
+
+# A copyright statement and the holders it names, up to an address or the line's end:
+# "Copyright: © 1995-2003, 2016 Jean-loup Gailly, Mark Adler", "(c) 2009 Davide Libenzi";
+# a Debian copyright file's continuation lines ("           2010, Jane Roe") follow it.
+_MARK = r"(?:\([cC]\)|©)"
+COPYRIGHT_LINE = re.compile(
+    rf"(?im)^[ \t]*(?:[-*#;/!]+[ \t]*)?(?:copyright\b[ \t]*:?[ \t]*|{_MARK}[ \t]*)+"
+    rf"(?:{_YEARS}[ \t]*)?(?:by[ \t]+)?(?P<items>[^\n<(]*)[^\n]*")
+_HOLDERS_MORE = re.compile(
+    rf"\n[ \t]+(?:{_MARK}[ \t]*)?{_YEARS}[ \t]*(?P<items>[^\n<(]*)[^\n]*")
+# between two holders: a comma, "and", a slash, a sentence's end ("Julian Seward. All
+# rights reserved"; not an initial's dot) or the next holder's years ("Ian Murdock
+# 1996-2001 Kevin Dalley")
+_HOLDER_SEPARATOR = re.compile(
+    rf"[ \t]*(?:[,;]|(?<!\*)/(?!\*)|\band\b|&|(?<=[^\W\d_]{{2}})\.(?=[ \t])|"
+    rf"(?<![\w-]){_YEARS}(?![\w-]))[ \t]*")
+_HOLDER_ITEM = re.compile(rf"[ \t]*(?P<name>{_DISPLAY})(?:[ \t.]|\*/)*")   # "… */" ends a comment
+#: A company's legal suffix or a word that closes a firm's name ("Intel Corporation").
+COMPANY_SUFFIX = (r"(?:(?:Inc|Ltd|Corp|Co|Bros|L\.L\.C|S\.A|N\.V|B\.V)\.?|Incorporated|LLC|"
+                  r"Limited|PLC|plc|Corporation|Company|Group|GmbH|AG|SA|SE|NV|BV|LLP|LP|"
+                  r"Holdings|Partners|Associates|Foundation|Bank|Brothers|"
+                  r"(?:and|&)[ \t]+(?:Sons|Co\.?))")
+_FIRM_END = re.compile(rf"(?<![\w-]){COMPANY_SUFFIX}$")
+_FIRM_AFTER = re.compile(rf",?[ \t]*{COMPANY_SUFFIX}(?![\w-])")
+
+
+class CopyrightHolderRecognizer(PeopleLineRecognizer):
+    """Each person a copyright statement names ("Copyright: © 2005-2022, Linus Torvalds
+    and others"; "(c) 2003-2009, Davide Libenzi, Johannes E. Schindelin"), on the line
+    and on a copyright file's indented continuation lines: a name that reads as a
+    person's, listed or not (:func:`_listed_person`), and not made only of dictionary
+    words. The model tags such holders as firms or places, or skips the hyphenated ones
+    ("Jean-loup Gailly"); firms ("Google LLC", "Free Software Foundation") stay out."""
+
+    WHY = "A person named as a copyright holder"
+    ITEM = _HOLDER_ITEM
+    SEPARATOR = _HOLDER_SEPARATOR
+
+    def lines(self, text: str) -> Iterator[tuple[int, int]]:
+        seen: set[tuple[int, int]] = set()    # a "© 2004 …" line is both kinds
+        for line in COPYRIGHT_LINE.finditer(text):
+            match: re.Match[str] | None = line
+            while match is not None:
+                if match.span("items") not in seen:
+                    seen.add(match.span("items"))
+                    yield match.span("items")
+                match = _HOLDERS_MORE.match(text, match.end())
+
+    def valid(self, text: str, start: int, end: int, nlp_artifacts: Any) -> bool:
+        value = text[start:end]
+        return (_listed_person(value) and not _FIRM_END.search(value)
+                and not _FIRM_AFTER.match(text, end)          # "Oracle America, Inc."
+                and not _phrase(value, nlp_artifacts))
 
 
 class MailHeaderNameRecognizer(RuleRecognizer):
@@ -350,13 +416,15 @@ class MailHeaderNameRecognizer(RuleRecognizer):
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         results = super().analyze(text, entities, nlp_artifacts)
-        lexicon = lexicon_of(nlp_artifacts)
-        if lexicon is None:
-            return results
-        # a name on no list made only of dictionary words is a phrase ("Wild Cats")
-        return [r for r in results
-                if _person_display_name(value := text[r.start:r.end])
-                or not dictionary_words_only(value, lexicon)]
+        return [r for r in results if not _phrase(text[r.start:r.end], nlp_artifacts)]
+
+
+def _phrase(value: str, nlp_artifacts: Any) -> bool:
+    """A name on no list made only of dictionary words: a phrase ("Wild Cats"), not a
+    person (False when the pipeline has no dictionary)."""
+    lexicon = lexicon_of(nlp_artifacts)
+    return (lexicon is not None and not _person_display_name(value)
+            and dictionary_words_only(value, lexicon))
 
 
 _EMAIL = re.compile(r"\b([A-Za-z][A-Za-z0-9._%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")

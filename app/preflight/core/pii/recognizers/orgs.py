@@ -6,13 +6,10 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer
-from preflight.core.pii.recognizers.names import PEOPLE_LINE
+from preflight.core.pii.recognizers.names import COMPANY_SUFFIX as _SUFFIX, PEOPLE_LINE
 
 _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
 _WORD = r"[A-Z][\w&'’.-]*"
-_SUFFIX = (r"(?:(?:Inc|Ltd|Corp|Co|Bros|L\.L\.C|S\.A|N\.V|B\.V)\.?|Incorporated|LLC|Limited|"
-           r"PLC|plc|Corporation|Company|Group|GmbH|AG|SA|SE|NV|BV|LLP|LP|Holdings|Partners|"
-           r"Associates|Foundation|Bank|Brothers|(?:and|&)[ \t]+(?:Sons|Co\.?))")
 _SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 
 
