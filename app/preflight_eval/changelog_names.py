@@ -144,6 +144,23 @@ def score(docs: list, policy: str, seen: Callable[[Any], bool]
     return tallies, missed, services.models.spec("ner").name
 
 
+def report(docs: list, policy: str, seen: Callable[[Any], bool], seen_names: str,
+           read: str, units: tuple[str, str], show: int) -> int:
+    """Score ``docs`` (:func:`score`) and print the two tallies and what went out; the exit
+    code (1 when the detector is degraded). ``read``: what of each document was read;
+    ``units``: how documents and names are called."""
+    scored = score(docs, policy, seen)
+    if scored is None:
+        return 1
+    tallies, missed, ner = scored
+    print(f"policy {policy!r}, {read}, detector {ner}")
+    print(tallies["unseen"].line("not looked at", *units))
+    print(tallies["seen"].line(f"read while writing the rules ({seen_names})", *units))
+    for line in missed[:show]:
+        print(f"  went out: {line}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=3, help="entries per changelog")
@@ -157,17 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     if not logs:
         print(f"no changelog.Debian.gz with a person's sign-off under {DOC_ROOT}")
         return 1
-    scored = score(logs, args.policy, lambda log: log.package in SEEN)
-    if scored is None:
-        return 1
-    tallies, missed, ner = scored
-    print(f"policy {args.policy!r}, first {args.entries} entries of each changelog, "
-          f"detector {ner}")
-    print(tallies["unseen"].line("not looked at"))
-    print(tallies["seen"].line(f"read while writing the rules ({', '.join(sorted(SEEN))})"))
-    for line in missed[:args.show]:
-        print(f"  went out: {line}")
-    return 0
+    return report(logs, args.policy, lambda log: log.package in SEEN, ", ".join(sorted(SEEN)),
+                  f"first {args.entries} entries of each changelog",
+                  ("changelogs", "signers' names"), args.show)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from preflight_eval.changelog_names import score
+from preflight_eval.changelog_names import report
 from preflight_eval.credits_names import _NOT_A_PERSON, DOC_ROOT
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -124,17 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no machine-readable copyright file naming a person without address "
               f"under {DOC_ROOT}")
         return 1
-    scored = score(files, args.policy, lambda f: f.package.startswith(SEEN))
-    if scored is None:
-        return 1
-    tallies, missed, ner = scored
-    print(f"policy {args.policy!r}, first {args.lines} lines of each file, detector {ner}")
-    print(tallies["unseen"].line("not looked at", "files", "holders without address"))
-    print(tallies["seen"].line(f"read while writing the rules ({', '.join(SEEN)})",
-                               "files", "holders without address"))
-    for line in missed[:args.show]:
-        print(f"  went out: {line}")
-    return 0
+    return report(files, args.policy, lambda f: f.package.startswith(SEEN), ", ".join(SEEN),
+                  f"first {args.lines} lines of each file",
+                  ("files", "holders without address"), args.show)
 
 
 if __name__ == "__main__":

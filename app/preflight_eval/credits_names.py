@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from preflight_eval.changelog_names import _NOT_PERSON, score
+from preflight_eval.changelog_names import _NOT_PERSON, report
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -121,17 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(f"no AUTHORS/THANKS file with a person's line under {DOC_ROOT}")
         return 1
-    scored = score(files, args.policy, lambda f: f.package.startswith(SEEN))
-    if scored is None:
-        return 1
-    tallies, missed, ner = scored
-    print(f"policy {args.policy!r}, first {args.lines} lines of each file, detector {ner}")
-    print(tallies["unseen"].line("not looked at", "files", "names"))
-    print(tallies["seen"].line(f"read while writing the rules ({', '.join(SEEN)})",
-                               "files", "names"))
-    for line in missed[:args.show]:
-        print(f"  went out: {line}")
-    return 0
+    return report(files, args.policy, lambda f: f.package.startswith(SEEN), ", ".join(SEEN),
+                  f"first {args.lines} lines of each file", ("files", "names"), args.show)
 
 
 if __name__ == "__main__":
