@@ -87,7 +87,13 @@ def test_a_short_display_name_that_spells_the_address(text, found):
     ("install dashed commands (thx\n    Chris Lamb for suggesting it)", [("PERSON", "Chris Lamb")]),
     ("amd64 machine (thx to Marco for detecting this)", [("PERSON", "Marco")]),
     ("Patch by Jane Roe.", [("PERSON", "Jane Roe")]),
+    # a man page's AUTHOR section (the X server's): the model called Packard a firm
+    ("It has since been extensively rewritten by Keith Packard and Bob Scheifler, from MIT.",
+     [("PERSON", "Keith Packard")]),
+    ("This manual page was updated by Patrick Lam.", [("PERSON", "Patrick Lam")]),
     ("Thanks to Microsoft for the report", []),        # no listed name
+    ("Updated by Microsoft Research", []),
+    ("Sponsored by Jane Street Group", []),                # a firm
     ("thanks to the team", []),
 ])
 def test_a_name_credited_for_work(text, found):

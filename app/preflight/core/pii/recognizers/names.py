@@ -129,8 +129,10 @@ def _known_given_name(value: str) -> bool:
 
 def _credited_name(value: str) -> bool:
     """A credited name: Chinese/Japanese/Korean characters, or Latin words whose first is
-    a listed name ("Thanks to Microsoft" is no person)."""
-    return bool(re.fullmatch(_CJK_NAME, value)) or _known_given_name(value)
+    a listed name ("Thanks to Microsoft" is no person) and that end in no company suffix
+    ("Sponsored by Jane Street Group")."""
+    return bool(re.fullmatch(_CJK_NAME, value)) or (_known_given_name(value)
+                                                    and not _FIRM_END.search(value))
 
 
 # The display name of an address in a pasted e-mail header: `From: "R. A. Hettinga"
@@ -257,7 +259,9 @@ class NameCueRecognizer(RuleRecognizer):
             validate=_known_given_name),
         Rule("PERSON", re.compile(
             rf"\b(?i:thanks[ \t]+to|thx(?:[ \t]+to)?|credits?[ \t]+to|(?:reported|suggested|"
-            rf"contributed|written|authored|reviewed|tested|fixed|patch(?:es|ed)?)[ \t]+by|"
+            rf"contributed|(?:re)?written|authored|reviewed|tested|fixed|patch(?:es|ed)?|"
+            rf"maintained|created|developed|updated|added|modified|ported|translated|"
+            rf"designed|implemented|edited|documented|packaged|sponsored)[ \t]+by|"
             rf"courtesy[ \t]+of)(?:[ \t]+|[ \t]*\r?\n[ \t]*)({_FULL}|{_CJK_NAME})(?![\w'’-])"),
             0.7, "A name credited for work (thanks to…, reported by…, patch by…)", group=1,
             validate=_credited_name),
