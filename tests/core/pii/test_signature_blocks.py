@@ -50,3 +50,44 @@ def test_a_tel_field_needs_enough_digits(real_detector):
 def test_a_name_the_model_calls_a_company_is_a_person_unless_a_cue_says_company(
         real_detector, text, value, expected):
     assert (value, expected) in found(real_detector, text)
+
+
+# A man page's AUTHOR section (the X server's), wrapped at a fixed width: the model's span
+# for "Raymond\nDrewry" was cut at the line end and "Drewry" went out.
+_WRAPPED = ("The sample server was originally written by Susan Angebranndt, Raymond\n"
+            "Drewry, Philip Karlton, and Todd Newman, from Digital Equipment\n"
+            "Corporation, with support from a large cast.\n")
+
+
+def test_a_name_broken_by_the_wrap_of_prose_stays_whole(real_detector):
+    persons = {v for v, t in found(real_detector, _WRAPPED) if t == "PERSON"}
+    assert "Raymond\nDrewry" in persons
+
+
+_LEXICON = {"sent", "mandrake", "bush", "corporation"}
+
+
+@pytest.mark.parametrize("text,start,end,wrapped", [
+    (_WRAPPED, "Raymond", "Drewry", True),
+    # the next line's first word: a dictionary word that is no listed name
+    (_WRAPPED.replace("Raymond\nDrewry", "Raymond\nSent"), "Raymond", "Sent", False),
+    ("One more thing about the installer that ships with Linux\nMandrake 8.1 today",
+     "Linux", "Mandrake", False),
+    ("and it was even quoted in a speech by the president George\nBush last year", "George",
+     "Bush", True),                                   # a dictionary word, and a surname
+    # a short line is a signature or a list, not wrapped prose
+    ("Thanks.\n\nPaul Casey\nFlat 24\n", "Paul", "Flat", False),
+    ("Andres Soolo\nAndrew Burgess\n", "Andres", "Burgess", False),
+    # digits, an address, or two breaks are no wrapped name
+    (_WRAPPED.replace("Raymond\nDrewry", "Raymond\n4724"), "Raymond", "4724", False),
+    ("A long line of prose that was written by our colleague Andres Soolo  andres@x.ee\n"
+     "Andrew Burgess", "Andres", "Burgess", False),
+    ("A long line of prose that was written by our colleague and friend Raymond\n\n"
+     "Drewry", "Raymond", "Drewry", False),
+])
+def test_wrapped_names(text, start, end, wrapped):
+    from preflight.core.pii.detector import _wrapped_name
+
+    a = text.index(start)
+    b = text.index(end) + len(end)
+    assert _wrapped_name(text, a, b, _LEXICON) is wrapped

@@ -48,7 +48,7 @@ from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
 from preflight.core.pii.person_evidence import (
-    add_lexicon, pipeline_lexicon, recheck_organizations, recheck_persons,
+    add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, propagate_values
@@ -224,7 +224,7 @@ class PiiDetector:
                     meta = dict(r.recognition_metadata or {})
                     a, b = r.start + start, r.end + start
                     if meta.get("recognizer_name") in STATISTICAL_RECOGNIZERS:
-                        a, b = _first_line(paragraph, a, b)
+                        a, b = _first_line(paragraph, a, b, self._lexicon)
                         if r.entity_type == "PERSON":
                             b = _before_address(paragraph, a, b)
                     if a < b:
@@ -266,10 +266,13 @@ class PiiDetector:
         return resolve_overlaps(spans)
 
 
-def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
+def _first_line(text: str, start: int, end: int, lexicon: Any = None) -> tuple[int, int]:
     """A NER span cut to its first non-blank line: the model reads a signature's name and
     the address line under it as one name ("Carolyn Kline\n4724"), which would lose the
-    name to the address when the two overlap."""
+    name to the address when the two overlap. A name that wrapped prose broke across
+    two lines stays whole (:func:`_wrapped_name`)."""
+    if _wrapped_name(text, start, end, lexicon):
+        return start, end
     pos = start
     for line in text[start:end].split("\n"):
         if line.strip():
@@ -277,6 +280,33 @@ def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
             return a, a + len(line.strip())
         pos += len(line) + 1
     return start, start
+
+
+_NAME_WORDS = re.compile(r"[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*)*")
+#: A line at least this long before its last words is prose wrapped at a fixed width
+#: (e-mail, a man page), not a signature, a list or a table.
+WRAPPED_LINE_CHARS = 40
+
+
+def _wrapped_name(text: str, start: int, end: int, lexicon: Any = None) -> bool:
+    """The span is a name broken by the wrap of a prose line: one line break, the first
+    part closing a long line of prose and the second opening the next line, both only
+    words ("… written by Susan Angebranndt, Raymond\nDrewry, Philip Karlton"), and each
+    word of the second a listed name or no dictionary word ("Tom\nSent", "Linux\nMandrake"
+    are a name and the next line's first word)."""
+    value = text[start:end]
+    if value.count("\n") != 1:
+        return False
+    first, second = value.split("\n")
+    line_start = text.rfind("\n", 0, start) + 1
+    if not (first and second and first == first.rstrip() and second == second.lstrip()
+            and _NAME_WORDS.fullmatch(first) and _NAME_WORDS.fullmatch(second)
+            and len(value.split()) <= 4 and start - line_start >= WRAPPED_LINE_CHARS
+            and text[line_start:start].strip()):
+        return False
+    names = known_names()
+    return all(w.casefold() in names or (lexicon is not None and w.casefold() not in lexicon)
+               for w in second.split())
 
 
 # an address (its whole first word), a bracket, or a table's column gap
