@@ -140,3 +140,21 @@ def test_the_feature_pass_skips_a_dropped_stream() -> None:
     assert not interrupted({"answer": "", "finish_reason": "stop"})   # an empty answer given
     assert not interrupted({"answer": "x", "finish_reason": None})
     assert not interrupted({"error": "d_X failed", "finish_reason": None})
+
+
+def test_a_stop_or_a_failing_stand_in_ends_with_a_resumable_exit_code(tmp_path: Path) -> None:
+    from preflight.core.errors import ProviderError
+    from preflight_eval.utility_data.generate import against_standin
+
+    def stopped(url: str) -> int:
+        raise KeyboardInterrupt
+
+    def failing(url: str) -> int:
+        raise ProviderError("The provider did not answer.", "Try again.")
+
+    seen: list[str] = []
+    assert against_standin(tmp_path / "none.gguf", 1, tmp_path,
+                           lambda url: seen.append(url) or 0, "http://127.0.0.1:9/v1") == 0
+    assert seen == ["http://127.0.0.1:9/v1"]          # an existing server: none started
+    assert against_standin(tmp_path / "none.gguf", 1, tmp_path, stopped, "http://x") == 130
+    assert against_standin(tmp_path / "none.gguf", 1, tmp_path, failing, "http://x") == 1

@@ -31,6 +31,7 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -250,7 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.app.services import build_services
     from preflight.core.config import Settings
 
-    from preflight_eval.utility_common import local_cloud_server
     from preflight_eval.utility_data.settings import use_mechanisms
 
     services = build_services(Settings())      # the defaults, not this user's settings
@@ -269,21 +269,31 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     docs = corpus_documents(Path(args.out), args.seed)
     with tempfile.TemporaryDirectory(prefix="pf-utility-gen-") as tmp:
-        try:
-            if args.cloud_url:
-                url = args.cloud_url
-                return _run(args, url, detector, corrector, standin, docs, Path(tmp))
-            with local_cloud_server(manager.path(args.cloud_role), n_ctx=4096,
-                                    n_threads=args.n_threads,
-                                    log_path=Path(tmp) / "server.log",
-                                    start_timeout=600) as url:
-                return _run(args, url, detector, corrector, standin, docs, Path(tmp))
-        except KeyboardInterrupt:
-            log.warning("stopped; rerun the same command to resume")
-            return 130
-        except ProviderError as err:
-            log.error("the stand-in failed: %s — rerun the same command to resume", err.message)
-            return 1
+        return against_standin(
+            manager.path(args.cloud_role), args.n_threads, Path(tmp),
+            lambda url: _run(args, url, detector, corrector, standin, docs, Path(tmp)),
+            args.cloud_url)
+
+
+def against_standin(model_path: Path, n_threads: int, tmp: Path, job: Callable[[str], int],
+                    cloud_url: str | None = None) -> int:
+    """``job(url)``'s exit code, against ``cloud_url`` or a llama.cpp server started for
+    the run (its log in ``tmp``); a stop (Ctrl-C, SIGTERM) or a failing stand-in ends it
+    with a message that a rerun resumes."""
+    from preflight_eval.utility_common import local_cloud_server
+
+    try:
+        if cloud_url:
+            return job(cloud_url)
+        with local_cloud_server(model_path, n_ctx=4096, n_threads=n_threads,
+                                log_path=tmp / "server.log", start_timeout=600) as url:
+            return job(url)
+    except KeyboardInterrupt:
+        log.warning("stopped; rerun the same command to resume")
+        return 130
+    except ProviderError as err:
+        log.error("the stand-in failed: %s — rerun the same command to resume", err.message)
+        return 1
 
 
 def _run(args: argparse.Namespace, url: str, detector: Any, corrector: Any,

@@ -42,10 +42,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from preflight.core.errors import ProviderError
 from preflight.core.types import SanitizedText
 from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.generate import ProductSender, standin_provider
+from preflight_eval.utility_data.generate import (
+    ProductSender, against_standin, standin_provider,
+)
 from preflight_eval.utility_data.settings import Setting
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -148,7 +149,7 @@ def report(args: argparse.Namespace) -> int:
     rows = read_rows(Path(args.data) / f"{args.cloud_role}.jsonl.gz")
     repeats = read_rows(Path(args.data) / f"repeats-{args.cloud_role}.jsonl.gz")
     if not repeats:
-        print(f"no repeats yet: run python -m preflight_eval.utility_data.repeat", file=sys.stderr)
+        print("no repeats yet: run python -m preflight_eval.utility_data.repeat", file=sys.stderr)
         return 1
     texts, stored = originals(rows), {(r["doc_id"], r["key"]): r for r in rows}
     embedder = build_services(Settings()).embedder()
@@ -198,8 +199,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from preflight.app.services import build_services
     from preflight.core.config import Settings
-    from preflight_eval.utility_common import local_cloud_server
-
     services = build_services(Settings())
     detector = services.detector()
     detector.load()
@@ -207,18 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("the detector is degraded: %s", " ".join(detector.warnings))
         return 1
     with tempfile.TemporaryDirectory(prefix="pf-utility-repeat-") as tmp:
-        try:
-            with local_cloud_server(services.models.path(args.cloud_role), n_ctx=4096,
-                                    n_threads=args.n_threads,
-                                    log_path=Path(tmp) / "server.log",
-                                    start_timeout=600) as url:
-                return _send_all(args, url, detector, Path(tmp))
-        except KeyboardInterrupt:
-            log.warning("stopped; rerun the same command to resume")
-            return 130
-        except ProviderError as err:
-            log.error("the stand-in failed: %s — rerun the same command to resume", err.message)
-            return 1
+        return against_standin(services.models.path(args.cloud_role), args.n_threads,
+                               Path(tmp), lambda url: _send_all(args, url, detector, Path(tmp)))
 
 
 if __name__ == "__main__":
