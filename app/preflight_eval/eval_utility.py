@@ -128,9 +128,15 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
         for name, feats in CONFIGS.items():
             preds[name][idx] = predict(fit_model(fit, feats, seed), held, feats)
         preds[SETTING_MEAN][idx] = setting_mean(fit, held)
+    kinds = np.asarray([r.get("doc_kind", "") for r in rows])
     return {"folds": folds, "rows": len(rows), "documents": len(docs),
             "models": {name: cost_metrics(y, p).to_json() for name, p in preds.items()},
-            "reduction_ci": reduction_interval(rows, preds[BASELINE], preds[FULL], seed=seed)}
+            "reduction_ci": reduction_interval(rows, preds[BASELINE], preds[FULL], seed=seed),
+            "by_document_kind": {
+                str(kind): {"rows": int((kinds == kind).sum()), **{
+                    name: round(float(np.mean(np.abs(preds[name] - y)[kinds == kind] > 0.1))
+                                * 100, 1) for name in (BASELINE, FULL)}}
+                for kind in sorted(set(kinds)) if kind}}
 
 
 def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int = 0
@@ -257,6 +263,11 @@ def format_report(report: dict[str, Any]) -> str:
         cv = entry.get("cross_validated")
         if cv:
             lines.append(f"{variant}: {cross_validated_text(cv)}")
+            if cv.get("by_document_kind"):
+                lines.append(f"{variant}: out of fold per kind of document, Failed ε-only → "
+                             "full: " + ", ".join(
+                                 f"{kind} {m[BASELINE]:.1f} → {m[FULL]:.1f} % ({m['rows']} rows)"
+                                 for kind, m in cv["by_document_kind"].items()))
         iv = entry.get("interval")
         if iv:
             lines.append(f"{variant}: {interval_text(iv)}")

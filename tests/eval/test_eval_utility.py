@@ -40,7 +40,7 @@ def _write(path: Path, docs: int = 90, seed: int = 3) -> None:
             quality = min(1.0, max(0.0, 1.0 - fragility * 60 / eps))
             writer.append({
                 "doc_id": doc_id, "key": f"dx|dx|{eps}|1|0", "split": split_of(doc_id, SEED),
-                "doc_kind": "business", "setting": {"kind": "dx", "method": "dx",
+                "doc_kind": ("business", "email")[d % 2], "setting": {"kind": "dx", "method": "dx",
                                                     "epsilon": eps, "seed": 1,
                                                     "corrected": False},
                 "features": _features(rng, eps, quality),
@@ -74,13 +74,18 @@ def test_report_scores_on_test_documents_only(tmp_path: Path) -> None:
             and r["variant"] == "plain"}
     assert cv["documents"] == len(held) and not held & test_docs
     assert cv["models"][eval_utility.FULL]["rmse"] < cv["models"][eval_utility.BASELINE]["rmse"]
+    kinds = cv["by_document_kind"]         # the same out-of-fold rows, per kind of document
+    assert set(kinds) == {"business", "email"}
+    assert sum(k["rows"] for k in kinds.values()) == cv["rows"]
+    pooled = sum(k[eval_utility.FULL] * k["rows"] for k in kinds.values()) / cv["rows"]
+    assert pooled == pytest.approx(cv["models"][eval_utility.FULL]["failed_pct"], abs=0.1)
     interval = plain["interval"]           # cross-conformal over train + calibration
     assert interval["method"] == "cross" and interval["n_calibration"] == len(
         [r for r in data.rows if r["group"] in fitted and r["variant"] == "plain"])
     assert abs(interval["coverage"] - interval["level"]) < 0.2
     assert interval["split"]["method"] == "split"
     text = eval_utility.format_report(report)
-    assert "cloud_x" in text and "covers" in text
+    assert "cloud_x" in text and "covers" in text and "per kind of document" in text
 
 
 def test_rows_from_answers_of_another_length_are_dropped(tmp_path: Path) -> None:

@@ -93,3 +93,12 @@ def test_the_floor_is_the_spread_within_a_request() -> None:
     assert f["pairs_apart"] == 0.5 and f["floor_pairs"] == 0.5
     assert f["floor_normal"] == pytest.approx(math.erfc(1 / math.sqrt(2)), abs=1e-4)
     assert repeat.floor_report([[0.4]]) == {"requests": 0}
+
+
+def test_the_report_reads_each_row_per_setting_and_per_kind_of_document() -> None:
+    rows = [{"setting": {"kind": k}, "doc_kind": d}
+            for k, d in [("dx", "email"), ("original", "aclsum"), ("dx", "business")]]
+    groups = [g for r in rows for g in repeat.report_groups(r)]
+    assert groups.count("all") == 3 and groups.count("dx") == 2
+    assert repeat.table_order(set(groups)) == [
+        "all", "dx", "original", "aclsum documents", "business documents", "email documents"]

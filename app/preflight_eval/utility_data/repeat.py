@@ -18,12 +18,13 @@ or the row is skipped and counted — and sends it ``--repeats`` more times. Eac
 appended to ``repeats-<stand-in role>.jsonl.gz`` (one gzip member per answer; a rerun
 continues where the last one stopped).
 
-The report pools the answers of each request: the within-request standard deviation σ
-of E (the pooled unbiased variance), the share of answer pairs more than 0.1 apart, and
-the floor itself: the share of answers more than 0.1 from their request's own mean,
-estimated without bias from the pairs (two answers of one request differ by
-√2·(their distance to the mean) in spread: the share of pairs more than 0.1·√2 apart),
-and under a normal spread, 2·Φ(−0.1/σ).
+The report pools the answers of each request, over every row, per setting kind and per
+kind of document: the within-request standard deviation σ of E (the pooled unbiased
+variance), the share of answer pairs more than 0.1 apart, and the floor itself: the
+share of answers more than 0.1 from their request's own mean, estimated without bias
+from the pairs (two answers of one request differ by √2·(their distance to the mean) in
+spread: the share of pairs more than 0.1·√2 apart), and under a normal spread,
+2·Φ(−0.1/σ).
 """
 
 from __future__ import annotations
@@ -141,6 +142,17 @@ def floor_report(groups: list[list[float]]) -> dict[str, Any]:
     }
 
 
+def report_groups(row: dict[str, Any]) -> tuple[str, ...]:
+    """The report's lines a stored row counts in: all, its setting kind, its document kind."""
+    return ("all", row["setting"]["kind"], f"{row['doc_kind']} documents")
+
+
+def table_order(groups: Any) -> list[str]:
+    """All first, then the setting kinds, then the kinds of document, each sorted."""
+    documents = sorted(g for g in groups if g.endswith(" documents"))
+    return ["all", *sorted(set(groups) - {"all", *documents}), *documents]
+
+
 def report(args: argparse.Namespace) -> int:
     from preflight.app.services import build_services
     from preflight.core.config import Settings
@@ -164,15 +176,14 @@ def report(args: argparse.Namespace) -> int:
     for key, more in answers.items():
         excerpt = original_excerpt(texts[key[0]])
         group = [embedder.similarity(excerpt, a) for a in [stored[key]["answer"], *more]]
-        kind = stored[key]["setting"]["kind"]
-        by_kind.setdefault(kind, []).append(group)
-        by_kind.setdefault("all", []).append(group)
+        for kind in report_groups(stored[key]):
+            by_kind.setdefault(kind, []).append(group)
     print(f"stand-in {args.cloud_role}: repeated requests (rebuilt requests that differed "
           f"from the stored one, not sent: {skipped})")
     print("| rows | requests | answers | σ of E within a request | pairs > 0.1 apart | "
           "floor of Failed (pairs) | floor (normal) |")
     print("|---|---|---|---|---|---|---|")
-    for kind in ["all", *sorted(k for k in by_kind if k != "all")]:
+    for kind in table_order(by_kind):
         f = floor_report(by_kind[kind])
         if f["requests"]:
             print(f"| {kind} | {f['requests']} | {f['answers']} | {f['sigma']:.3f} | "
