@@ -42,7 +42,7 @@ import numpy as np
 from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, shipped_bundle_path
 from preflight_eval.eval_utility import ci_text, reduction_interval
-from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, split_of
+from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, held_out_documents
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.e2e_utility")
@@ -59,20 +59,6 @@ SETTINGS: tuple[tuple[str, str, float | None], ...] = (
     ("hybrid, middle ε", "identifiers-dx", 0.5),
 )
 SEED_DX = 7
-
-
-def held_out_documents(docs: Sequence[Document], n: int) -> list[Document]:
-    """The last ``n`` TEST-split documents of the generation order, kinds interleaved."""
-    test = [d for d in reversed(docs) if split_of(d.doc_id, SEED) == "test"]
-    by_kind: dict[str, list[Document]] = {}
-    for d in test:
-        by_kind.setdefault(d.kind, []).append(d)
-    out: list[Document] = []
-    while len(out) < n and any(by_kind.values()):
-        for kind in sorted(by_kind):
-            if by_kind[kind] and len(out) < n:
-                out.append(by_kind[kind].pop(0))
-    return out
 
 
 def _epsilon_at(epsilon_range: tuple[float, float], where: float) -> float:

@@ -36,8 +36,9 @@ from preflight.core.send.answer_text import REPEAT_REASON, RepeatWatch, finish_a
 from preflight.core.send.local import guarded_answer
 from preflight.core.tasks import SUMMARIZE
 from preflight.core.utility.defaults import default_min_utility
-from preflight_eval.e2e_utility import held_out_documents
-from preflight_eval.utility_data.corpus import DATA_DIR, Document, generation_order
+from preflight_eval.utility_data.corpus import (
+    DATA_DIR, Document, generation_order, held_out_documents,
+)
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.local_answer_study")

@@ -10,14 +10,16 @@ import pytest
 from preflight.core.utility.features import FAST_FEATURES
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
 from preflight_eval import e2e_utility
-from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, split_of
+from preflight_eval.utility_data.corpus import (
+    DATA_DIR, SEED, Document, held_out_documents, split_of,
+)
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 
 def test_only_test_split_documents_are_sent_kinds_interleaved() -> None:
     docs = [Document(f"{kind}:{i:04d}", kind, kind, "text") for i in range(60)
             for kind in ("aclsum", "email", "business")]
-    chosen = e2e_utility.held_out_documents(docs, 6)
+    chosen = held_out_documents(docs, 6)
     assert len(chosen) == 6
     assert all(split_of(d.doc_id, SEED) == "test" for d in chosen)
     assert {d.kind for d in chosen} == {"aclsum", "email", "business"}

@@ -17,9 +17,11 @@ from _loopback import CaptureServer, Reply  # noqa: E402
 
 from preflight.core.send.providers import create_client  # noqa: E402
 from preflight.core.tasks import SUMMARIZE  # noqa: E402
-from preflight_eval.utility_data.corpus import Document  # noqa: E402
+from preflight_eval.utility_data.corpus import (  # noqa: E402
+    E2E_RESERVED, SEED, Document, held_out_documents, split_of,
+)
 from preflight_eval.utility_data.generate import (  # noqa: E402
-    Generator, ProductSender, standin_provider,
+    Generator, ProductSender, standin_provider, visiting_order,
 )
 from preflight_eval.utility_data.settings import OperatorKind, Setting  # noqa: E402
 from preflight_eval.utility_data.shards import read_rows  # noqa: E402
@@ -43,7 +45,8 @@ class CorrectedRedact(OperatorKind):
 
 def _generator(out: Path, url: str, kinds: dict) -> Generator:
     args = argparse.Namespace(out=str(out), time_limit=60.0, max_docs=0, seed=1,
-                              cloud_role="cloud_test", corrector_name="upper-case test repair")
+                              first_split=None, cloud_role="cloud_test",
+                              corrector_name="upper-case test repair")
     detector = FakeDetector()
     sender = ProductSender(standin_provider(url, "standin-model"), detector,
                            out / "audit.sqlite3")
@@ -158,3 +161,22 @@ def test_a_stop_or_a_failing_stand_in_ends_with_a_resumable_exit_code(tmp_path: 
     assert seen == ["http://127.0.0.1:9/v1"]          # an existing server: none started
     assert against_standin(tmp_path / "none.gguf", 1, tmp_path, stopped, "http://x") == 130
     assert against_standin(tmp_path / "none.gguf", 1, tmp_path, failing, "http://x") == 1
+
+
+def test_visiting_the_test_split_first_keeps_positions_and_the_end_to_end_documents() -> None:
+    docs = [Document(f"{kind}:{i:04d}", kind, kind, "text") for i in range(80)
+            for kind in ("memo", "aclsum", "email")]
+    reserved = {d.doc_id for d in held_out_documents(docs, E2E_RESERVED)}
+    assert len(reserved) == E2E_RESERVED
+
+    plain = visiting_order(docs)
+    assert [d.doc_id for _i, d in plain] == [d.doc_id for d in docs if d.doc_id not in reserved]
+    assert all(docs[i] is d for i, d in plain)          # positions are generation order
+
+    first = visiting_order(docs, "test")
+    splits = [split_of(d.doc_id, SEED) for _i, d in first]
+    n_test = splits.count("test")
+    assert n_test > 0 and set(splits[:n_test]) == {"test"} and "test" not in splits[n_test:]
+    assert sorted(first, key=lambda v: v[0]) == plain   # the same visits, reordered
+    assert all(docs[i] is d for i, d in first)          # each keeps its own position
+    assert not reserved & {d.doc_id for _i, d in first}

@@ -23,7 +23,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from preflight.core import paths
 from preflight.core.fsutil import atomic_write_bytes, atomic_write_text
@@ -104,6 +104,28 @@ def build_corpus(seed: int = SEED, n_email: int = N_EMAIL,
 def generation_order(docs: list[Document], seed: int = SEED) -> list[Document]:
     """A deterministic random order (kinds interleaved), independent of the input order."""
     return sorted(docs, key=lambda d: hashlib.sha256(f"order|{seed}|{d.doc_id}".encode()).digest())
+
+
+# Test documents at the end of the generation order that the generator never sends: the
+# end-to-end check (:mod:`preflight_eval.e2e_utility`) takes its unseen documents from
+# there (10 so far), so a generator run that visits the test split first cannot reach them.
+E2E_RESERVED = 16
+
+
+def held_out_documents(docs: Sequence[Document], n: int) -> list[Document]:
+    """The last ``n`` TEST-split documents of ``docs`` (the generation order), kinds
+    interleaved: the end-to-end check's documents, which the generator never sends
+    (:data:`E2E_RESERVED`)."""
+    test = [d for d in reversed(docs) if split_of(d.doc_id, SEED) == "test"]
+    by_kind: dict[str, list[Document]] = {}
+    for d in test:
+        by_kind.setdefault(d.kind, []).append(d)
+    out: list[Document] = []
+    while len(out) < n and any(by_kind.values()):
+        for kind in sorted(by_kind):
+            if by_kind[kind] and len(out) < n:
+                out.append(by_kind[kind].pop(0))
+    return out
 
 
 def split_table(docs: list[Document], seed: int = SEED) -> dict[str, Any]:
