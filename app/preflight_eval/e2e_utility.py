@@ -42,7 +42,9 @@ import numpy as np
 from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, shipped_bundle_path
 from preflight_eval.eval_utility import ci_text, reduction_interval
-from preflight_eval.utility_data.corpus import DATA_DIR, SEED, Document, held_out_documents
+from preflight_eval.utility_data.corpus import (
+    DATA_DIR, E2E_RESERVED, SEED, Document, held_out_documents,
+)
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.e2e_utility")
@@ -319,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="score with this bundle instead of the shipped one (e.g. an older "
                          "one from git, to compare on the same sends)")
     args = ap.parse_args(argv)
+    if args.docs > E2E_RESERVED:
+        ap.error(f"--docs {args.docs}: at most {E2E_RESERVED}, the test documents the "
+                 "generator never sends (E2E_RESERVED in utility_data/corpus.py)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     path = Path(args.out) / f"e2e-{args.cloud_role}.jsonl.gz"
     predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else

@@ -11,7 +11,7 @@ from preflight.core.utility.features import FAST_FEATURES
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
 from preflight_eval import e2e_utility
 from preflight_eval.utility_data.corpus import (
-    DATA_DIR, SEED, Document, held_out_documents, split_of,
+    DATA_DIR, E2E_RESERVED, SEED, Document, held_out_documents, split_of,
 )
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -128,3 +128,11 @@ def test_refeature_recomputes_features_and_keeps_the_sends(
     assert rows["d_X whole text, low ε"]["predicted_full"] == 0.5     # kept, counted
     assert rows["original"]["payload"] == "doc text"
     assert not (tmp_path / "e2e-x.jsonl.gz.new").exists()
+
+
+def test_more_documents_than_the_generator_leaves_unseen_is_refused(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        e2e_utility.main(["--docs", str(E2E_RESERVED + 1), "--report"])
+    assert stop.value.code == 2
+    assert "E2E_RESERVED" in capsys.readouterr().err
