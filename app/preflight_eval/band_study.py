@@ -30,7 +30,7 @@ import numpy as np
 
 from preflight.core.utility.features import FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import calibrated, predict_rows
-from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
+from preflight_eval.utility_data.rows import add_data_arguments, plain_rows
 
 LEVEL = 0.8
 METHODS = {"split conformal (calibration documents)": False,
@@ -107,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     add_data_arguments(ap)
     ap.add_argument("--splits", type=int, default=16)
     args = ap.parse_args(argv)
-    data = load(features_path(args), args.rows)
-    rows = [r for r in data.rows if r["variant"] == "plain"]
-    print(format_study(study(rows, args.splits)))
+    print(format_study(study(plain_rows(args), args.splits)))
     return 0
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import statistics
 from typing import Any, Sequence
@@ -36,7 +35,7 @@ import numpy as np
 
 from preflight.core.utility.features import BASELINE_FEATURES, FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import fit_model, predict_rows
-from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
+from preflight_eval.utility_data.rows import add_data_arguments, plain_rows, write_json
 
 MODELS = {"baseline": BASELINE_FEATURES, "full": FULL_MODEL_FEATURES}
 FOLDS = 5
@@ -154,16 +153,13 @@ def main(argv: list[str] | None = None) -> int:
                     "every-document check")
     ap.add_argument("--json", default=None, help="also write the result here")
     args = ap.parse_args(argv)
-    data = load(features_path(args), args.rows)
-    rows = [r for r in data.rows if r["variant"] == "plain"]
+    rows = plain_rows(args)
     if not any(r["split"] == "test" for r in rows):
         raise SystemExit("no test documents in the data set yet")
     result = {"rows": len(rows), "redrawn": redrawn(rows, args.splits),
               "documents": every_document(rows, args.seeds)}
     print(format_study(result))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1, ensure_ascii=False)
+    write_json(args.json, result)
     return 0
 
 

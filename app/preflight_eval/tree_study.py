@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
 from typing import Any, Sequence
 
@@ -26,7 +25,7 @@ import numpy as np
 from preflight.core.utility.features import BASELINE_FEATURES, FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import TREE_PARAMS, default_leaf, out_of_fold_residuals
 from preflight.core.utility.predictor import cost_metrics
-from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
+from preflight_eval.utility_data.rows import add_data_arguments, plain_rows, write_json
 
 MODELS = {"ε-only baseline": BASELINE_FEATURES, "full": FULL_MODEL_FEATURES}
 GRID: dict[str, Sequence[Any]] = {
@@ -108,12 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3, help="fold assignments to average")
     ap.add_argument("--json", default=None, help="also write the whole ranking here")
     args = ap.parse_args(argv)
-    data = load(features_path(args), args.rows)
-    result = study([r for r in data.rows if r["variant"] == "plain"], args.seeds)
+    result = study(plain_rows(args), args.seeds)
     print(format_study(result))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1, ensure_ascii=False)
+    write_json(args.json, result)
     return 0
 
 

@@ -3,10 +3,18 @@ splits of the same documents, and scores every document out of fold."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
+import sys
+from pathlib import Path
+
+import pytest
 
 from preflight_eval import split_study
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_eval_utility import _write  # noqa: E402 - the same synthetic features file
 
 
 def _rows(docs: int = 60, hard_test: bool = False, seed: int = 5) -> list[dict]:
@@ -48,3 +56,15 @@ def test_test_documents_unlike_the_rest_are_found_out_of_fold() -> None:
     text = split_study.format_study({"rows": len(rows), "redrawn": result,
                                      "documents": split_study.every_document(rows, 1)})
     assert "committed split" in text and "committed test documents" in text
+
+
+def test_the_command_reads_a_features_file_and_writes_its_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write(tmp_path / "features-cloud_x-slm_y.jsonl.gz", docs=40)
+    out = tmp_path / "study.json"
+    assert split_study.main(["--data", str(tmp_path), "--cloud-role", "cloud_x", "--slm-role",
+                             "slm_y", "--splits", "3", "--seeds", "1",
+                             "--json", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["redrawn"]["splits"] == 3 and result["rows"] > 0
+    assert "committed split" in capsys.readouterr().out

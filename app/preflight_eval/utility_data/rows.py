@@ -21,6 +21,7 @@ the product no longer ships: :func:`.features.old_dx_row`).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,3 +148,16 @@ def add_data_arguments(ap: Any) -> None:
 
 def features_path(args: Any) -> Path:
     return Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
+
+
+def plain_rows(args: Any) -> list[dict[str, Any]]:
+    """The uncorrected rows of the features file that :func:`add_data_arguments`'
+    options name (the studies that read one file)."""
+    return [r for r in load(features_path(args), args.rows).rows if r["variant"] == "plain"]
+
+
+def write_json(path: str | None, result: Any) -> None:
+    """A study's whole result, when ``--json PATH`` asked for it."""
+    if path:
+        Path(path).write_text(json.dumps(result, indent=1, ensure_ascii=False),
+                              encoding="utf-8")
