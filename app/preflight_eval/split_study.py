@@ -26,7 +26,6 @@ a fixed model can stray.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import random
 import statistics
 from typing import Any, Sequence
@@ -34,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from preflight.core.utility.features import BASELINE_FEATURES, FULL_MODEL_FEATURES
-from preflight.core.utility.fitting import fit_model, predict_rows
+from preflight.core.utility.fitting import fit_model, out_of_fold_residuals, predict_rows
 from preflight_eval.utility_data.rows import add_data_arguments, plain_rows, write_json
 
 MODELS = {"baseline": BASELINE_FEATURES, "full": FULL_MODEL_FEATURES}
@@ -85,37 +84,20 @@ def every_document(rows: Sequence[dict[str, Any]], seeds: int = 3) -> dict[str, 
     """Failed of both models out of fold over all documents, read apart on the committed
     test documents and on the others (overall and per kind of document), averaged over
     ``seeds`` fold assignments."""
-    groups: dict[str, dict[str, list[float]]] = {}
-    for seed in range(seeds):
-        docs = sorted({r["group"] for r in rows},
-                      key=lambda g: hashlib.sha256(f"{seed}|{g}".encode()).hexdigest())
-        fold = {g: i % FOLDS for i, g in enumerate(docs)}
-        failed = {name: np.zeros(len(rows), dtype=bool) for name in MODELS}
-        for k in range(FOLDS):
-            fit = [r for r in rows if fold[r["group"]] != k]
-            idx = [i for i, r in enumerate(rows) if fold[r["group"]] == k]
-            held = [rows[i] for i in idx]
-            for name, names in MODELS.items():
-                failed[name][idx] = _failed(held, predict_rows(fit_model(fit, names, seed),
-                                                               held, names))
-        for part in ("test", "other"):
-            for kind in ("all", *sorted({r.get("doc_kind", "") for r in rows} - {""})):
-                mask = np.asarray([(r["split"] == "test") == (part == "test")
-                                   and kind in ("all", r.get("doc_kind")) for r in rows])
-                if not mask.any():
-                    continue
-                entry = groups.setdefault(f"{part}|{kind}", {"rows": [], "baseline": [],
-                                                             "full": []})
-                entry["rows"].append(float(mask.sum()))
-                for name in MODELS:
-                    entry[name].append(float(failed[name][mask].mean() * 100))
+    failed = {name: np.mean([np.abs(out_of_fold_residuals(rows, names, seed, FOLDS)) > 0.1
+                             for seed in range(seeds)], axis=0) * 100
+              for name, names in MODELS.items()}
+    is_test = np.asarray([r["split"] == "test" for r in rows])
+    kinds = np.asarray([r.get("doc_kind", "") for r in rows])
     out: dict[str, Any] = {"seeds": seeds, "folds": FOLDS, "groups": {}}
-    for key, entry in groups.items():
-        part, kind = key.split("|")
-        base, full = statistics.fmean(entry["baseline"]), statistics.fmean(entry["full"])
-        out["groups"].setdefault(part, {})[kind] = {
-            "rows": int(entry["rows"][0]), "baseline": round(base, 1), "full": round(full, 1),
-            "difference": round(base - full, 1)}
+    for part, inside in (("test", is_test), ("other", ~is_test)):
+        for kind in ("all", *sorted(set(kinds) - {""})):
+            mask = inside & ((kinds == kind) | (kind == "all"))
+            if mask.any():
+                base, full = (float(failed[name][mask].mean()) for name in MODELS)
+                out["groups"].setdefault(part, {})[kind] = {
+                    "rows": int(mask.sum()), "baseline": round(base, 1),
+                    "full": round(full, 1), "difference": round(base - full, 1)}
     return out
 
 
