@@ -388,8 +388,9 @@ class FakeBackend:
             progress(1.0, "done")
         min_u = self.settings.policy.min_utility
         for e, u in curve:
-            if u >= min_u:
-                return Recommendation("send", float(e), u, u, min_u, None)
+            if u >= min_u:       # like the core's, it carries the text it measured at ε
+                return Recommendation("send", float(e), u, u, min_u, None,
+                                      sanitized=prepared.at(float(e)))
         return Recommendation("keep_local", None, curve[-1][1], curve[-1][1], min_u,
                               "A local summary of the document")
 

@@ -259,6 +259,8 @@ _FEATURE_WORDS = {
     "pii_left": lambda v: f"{v:.0f} personal item(s) still in the text",
     "frac_pii_left": lambda v: f"{_share(v)} of personal items still in the text",
     "log_words": lambda v: f"a {math.expm1(v):.0f}-word document",
+    "letter_share": lambda v: f"{_share(v)} of the document's characters are letters",
+    "field_line_share": lambda v: f"{_share(v)} of its lines are \"Label: value\" fields",
     "sim_sanitized": lambda v: f"the sanitized text matches the original at {v:.2f}",
     "sim_slm_original": lambda v: f"the local model's answer on the original matches it at "
                                   f"{v:.2f}",

@@ -51,7 +51,13 @@ class AssessmentOps:
     def _on_prediction(self, pred: Prediction, res) -> None:
         if res is not self.result:
             return             # predicted for a result that is gone: it vouches for nothing
+        current = self.prediction
+        if (not pred.refined and current is not None and current.refined
+                and self._predicted_result is res):
+            return             # the refined prediction of this text stays; an instant one
+                               # that finished later says less
         self.prediction = pred
+        self._predicted_result = res
         self.sig_prediction.emit(pred)
         self._place_on_curve()
 
@@ -149,6 +155,13 @@ class AssessmentOps:
             self.sig_status.emit(f"ε set to {rec.epsilon:.3g}, the most private setting that "
                                  "meets your minimum utility.")
             self.set_epsilon(float(rec.epsilon))
+            res, pred = self.result, self.prediction
+            if (res is not None and rec.sanitized is not None
+                    and res.sanitized.text == rec.sanitized.text
+                    and not (pred is not None and pred.refined
+                             and self._predicted_result is res)):
+                # ε was already there: no new preview comes, so show the search's measure
+                self._run_refined_prediction()
         else:
             self.sig_status.emit(no_epsilon_message(rec.min_utility))
 

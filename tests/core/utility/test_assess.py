@@ -43,6 +43,32 @@ def test_refine_computes_abcd_and_caches_the_original_answer(fake_slm, fake_embe
     assert assessor.slm_calls == 3
 
 
+def test_a_text_already_measured_is_predicted_again_without_the_slm(fake_slm, fake_embedder):
+    # "Find best ε" refines its candidate; the window then refines the same text at that ε
+    assessor = make(fake_slm, fake_embedder, offset=0.01)
+    first = assessor.refine(DOC, dx_like(DOC, 60.0))
+    calls = len(fake_slm.calls)
+    assessor.predictor.refined_offset = 0.05         # the regressor learned meanwhile
+    again = assessor.refine(DOC, dx_like(DOC, 60.0))
+    assert len(fake_slm.calls) == calls and assessor.slm_calls == calls
+    assert again.features == first.features and again.slm_answer == first.slm_answer
+    assert again.predicted == pytest.approx(first.predicted + 0.04)   # predicted anew
+    # another ε, the repair option or other spans are other measurements
+    assessor.refine(DOC, dx_like(DOC, 61.0))
+    assessor.refine(DOC, dx_like(DOC, 60.0), correct=True)
+    assert [k for k, _ in fake_slm.calls[calls:]] == ["summarize", "correct", "summarize"]
+
+
+def test_a_cancelled_refinement_is_not_remembered(fake_slm, fake_embedder):
+    assessor = make(fake_slm, fake_embedder)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled):
+        assessor.refine(DOC, dx_like(DOC, 60.0), cancel=stop)
+    assessor.refine(DOC, dx_like(DOC, 60.0))
+    assert [k for k, _ in fake_slm.calls].count("summarize") == 2   # measured for real
+
+
 def test_correction_repairs_dx_text_before_the_slm_reads_it(fake_slm, fake_embedder):
     assessor = make(fake_slm, fake_embedder)
     res = assessor.refine(DOC, dx_like(DOC, 50.0), correct=True)

@@ -38,7 +38,7 @@ def test_pessimistic_refinement_moves_up_within_the_budget(fake_slm, fake_embedd
 
 def test_a_constant_gap_is_corrected_in_one_step(fake_slm, fake_embedder):
     # refined = fast − 0.15: the first candidate (ε ≈ 60) fails by 0.15, so the second
-    # aims where the instant curve clears 0.6 by that gap and the margin (0.07): ε ≈ 82,
+    # aims where the instant curve clears 0.6 by that gap and SHIFT_MARGIN (0.04): ε ≈ 80,
     # just past the refined crossing (ε ≈ 75)
     rec, _ = run(fake_slm, fake_embedder, 0.6, offset=-0.15)
     refined = [p for p in rec.probes if p["stage"] == "refined"]

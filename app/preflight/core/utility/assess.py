@@ -6,7 +6,10 @@ Two stages, so the window can show something at once and something better soon a
    regressor (well under 50 ms).
 2. :meth:`UtilityAssessor.refine` — B, C, D and the SLM's perplexity, then the ``full``
    regressor. The SLM's answer on the *original* (feature C) is cached per document, so
-   moving the ε slider costs one SLM answer on the sanitized text, not two.
+   moving the ε slider costs one SLM answer on the sanitized text, not two. A text
+   already measured (the candidate "Find best ε" chose, a slider moved back) is not
+   measured again: the last :data:`MEASURED_TEXTS` measurements are kept, and only the
+   regressor runs on them (it may have learned since).
 
 Optionally (``correct=True``) the SLM first repairs the sanitized text's grammar; D and the
 text that would be sent are then the repaired ones (the paper's "Corrected = Yes").
@@ -35,6 +38,7 @@ from preflight.core.utility.predictor import Estimate, UtilityPredictor
 
 Progress = Callable[[float, str], None]
 SLM = LanguageModel          # the name this module used before the ports existed
+MEASURED_TEXTS = 32          # refinements remembered (features and answers: a few kB each)
 
 # Grammar repair rewrites the whole text, so it cannot run on an excerpt: above this many
 # words it is skipped (and said so in Assessment.meta) instead of truncating what is sent.
@@ -159,6 +163,8 @@ class UtilityAssessor:
         self._answer_task = dataclasses.replace(task, max_tokens=int(answer_tokens))
         self._docs: OrderedDict[str, _DocCache] = OrderedDict()
         self._cache_documents = cache_documents
+        self._measured: OrderedDict[str, tuple[Features, str, str, dict[str, Any]]] = \
+            OrderedDict()
         self._lock = threading.Lock()
         self.slm_calls = 0          # generations run (for the recommendation's budget)
         self._all_features = all_features
@@ -314,11 +320,23 @@ class UtilityAssessor:
         ``slm_done``: see :meth:`measure`.
         """
         correct = correct and sanitized.method == "dx"
-        notes: dict[str, Any] = {}
-        feats, text, answer = self.measure(
-            original, sanitized, spans, correct=correct, cancel=cancel, progress=progress,
-            notes=notes, slm_done=slm_done,
-        )
+        key = _measurement_key(original, sanitized, spans, correct)
+        with self._lock:
+            known = self._measured.get(key)
+            if known is not None:
+                self._measured.move_to_end(key)
+        if known is not None:
+            feats, text, answer, notes = known[0], known[1], known[2], dict(known[3])
+        else:
+            notes = {}
+            feats, text, answer = self.measure(
+                original, sanitized, spans, correct=correct, cancel=cancel,
+                progress=progress, notes=notes, slm_done=slm_done,
+            )
+            with self._lock:
+                self._measured[key] = (feats, text, answer, dict(notes))
+                while len(self._measured) > MEASURED_TEXTS:
+                    self._measured.popitem(last=False)
         correct = correct and "correction_skipped" not in notes
         est_fast = self.predictor.estimate(feats, refined=False, corrected=correct)
         est = self.predictor.estimate(feats, refined=True, corrected=correct)
@@ -341,3 +359,17 @@ class UtilityAssessor:
             raise Cancelled()
         self.slm_calls += 1
         return (model or self.slm).run(task, text, cancel=cancel)
+
+
+def _measurement_key(original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                     correct: bool) -> str:
+    """What a refinement's features depend on: both texts, the sanitization's record (ε,
+    policy, token counts), the detected spans and the repair option."""
+    h = hashlib.sha256()
+    for part in (original, sanitized.text, sanitized.method, repr(sorted(
+            (sanitized.info or {}).items(), key=lambda kv: kv[0])),
+            repr(sanitized.changes), repr([(s.start, s.end, s.type) for s in spans]),
+            repr(correct)):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()

@@ -351,6 +351,9 @@ def fit_models(
     if len(docs) >= 3:
         doc_fit, doc_cal, doc_test = group_split(docs) if measure else (docs, [], [])
         for name, feats in UNSANITIZED_MODELS.items():
+            # a document feature no row has (rows written before it existed) is left out,
+            # so the model does not wait for a value its training never saw
+            feats = tuple(n for n in feats if any(_finite(d.get(n)) for d in docs)) or feats
             models[name] = fit_calibrated(doc_fit, doc_cal, doc_test, feats, seed=seed,
                                           level=level, per_document=True)
     return models, {"conformal": coverage, "unsanitized_documents": len(docs)}
