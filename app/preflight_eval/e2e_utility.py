@@ -45,6 +45,7 @@ from preflight_eval.eval_utility import ci_text, reduction_interval
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, E2E_RESERVED, SEED, Document, held_out_documents,
 )
+from preflight_eval.utility_data.rows import rewrite_rows
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.e2e_utility")
@@ -176,12 +177,7 @@ class EndToEnd:
             log.info("%s · %s: predicted %s (was %s), realized %s", doc.doc_id,
                      old["setting"], _fmt(row.get("predicted_full")),
                      _fmt(old.get("predicted_full")), _fmt(row.get("realized")))
-        tmp = path.with_name(path.name + ".new")
-        tmp.unlink(missing_ok=True)
-        writer = ShardWriter(tmp)
-        for row in out:
-            writer.append(row)
-        tmp.replace(path)
+        rewrite_rows(path, out)
         return counts
 
     def _sanitize(self, doc: Document, spans: Sequence[Any], preset: str, where: float | None,

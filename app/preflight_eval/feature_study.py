@@ -16,7 +16,6 @@ document, and RMSE.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,7 +28,7 @@ from preflight.core.utility.features import (
     FULL_MODEL_FEATURES,
 )
 from preflight.core.utility.fitting import document_rows, out_of_fold_residuals
-from preflight_eval.utility_data.rows import add_data_arguments, plain_rows, write_json
+from preflight_eval.utility_data.rows import seeded_study_main
 
 KINDS = ("aclsum", "business", "email")
 
@@ -99,15 +98,7 @@ def format_study(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_arguments(ap)
-    ap.add_argument("--seeds", type=int, default=3, help="fold assignments")
-    ap.add_argument("--json", default=None)
-    args = ap.parse_args(argv)
-    result = study(plain_rows(args), args.seeds)
-    print(format_study(result))
-    write_json(args.json, result)
-    return 0
+    return seeded_study_main(argv, __doc__, study, format_study)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ committed split stays an honest check of whatever is chosen here.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import statistics
 from typing import Any, Sequence
@@ -25,7 +24,7 @@ import numpy as np
 from preflight.core.utility.features import BASELINE_FEATURES, FULL_MODEL_FEATURES
 from preflight.core.utility.fitting import TREE_PARAMS, default_leaf, out_of_fold_residuals
 from preflight.core.utility.predictor import cost_metrics
-from preflight_eval.utility_data.rows import add_data_arguments, plain_rows, write_json
+from preflight_eval.utility_data.rows import seeded_study_main
 
 MODELS = {"ε-only baseline": BASELINE_FEATURES, "full": FULL_MODEL_FEATURES}
 GRID: dict[str, Sequence[Any]] = {
@@ -102,15 +101,7 @@ def format_study(result: dict[str, Any], top: int = 5) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_arguments(ap)
-    ap.add_argument("--seeds", type=int, default=3, help="fold assignments to average")
-    ap.add_argument("--json", default=None, help="also write the whole ranking here")
-    args = ap.parse_args(argv)
-    result = study(plain_rows(args), args.seeds)
-    print(format_study(result))
-    write_json(args.json, result)
-    return 0
+    return seeded_study_main(argv, __doc__, study, format_study)
 
 
 if __name__ == "__main__":

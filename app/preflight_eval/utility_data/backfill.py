@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from preflight.core.utility.features import DOCUMENT_FORM_FEATURES, document_form
-from preflight_eval.utility_data.shards import ShardWriter, read_rows
+from preflight_eval.utility_data.rows import rewrite_rows
+from preflight_eval.utility_data.shards import read_rows
 
 log = logging.getLogger("preflight_eval.utility_data.backfill")
 
@@ -48,12 +49,7 @@ def backfill(path: Path, texts: Mapping[str, str]) -> dict[str, int]:
     for row in rows:
         counts[with_document_form(row, texts)] += 1
     if counts["added"]:
-        tmp = path.with_name(path.name + ".new")
-        tmp.unlink(missing_ok=True)
-        writer = ShardWriter(tmp)
-        for row in rows:
-            writer.append(row)
-        tmp.replace(path)
+        rewrite_rows(path, rows)
     return counts
 
 

@@ -25,11 +25,11 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.shards import read_rows
+from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 # The cap on the SLM's answers of the feature rows written before it was recorded.
 LEGACY_ANSWER_TOKENS = 142
@@ -161,3 +161,32 @@ def write_json(path: str | None, result: Any) -> None:
     if path:
         Path(path).write_text(json.dumps(result, indent=1, ensure_ascii=False),
                               encoding="utf-8")
+
+
+def seeded_study_main(argv: list[str] | None, doc: str | None,
+                      study: Callable[[list[dict[str, Any]], int], Any],
+                      format_study: Callable[[Any], str]) -> int:
+    """``main()`` of a study over one features file's plain rows whose only option of its
+    own is ``--seeds`` (fold assignments), printed and, with ``--json``, written whole."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    add_data_arguments(ap)
+    ap.add_argument("--seeds", type=int, default=3, help="fold assignments to average")
+    ap.add_argument("--json", default=None, help="also write the whole result here")
+    args = ap.parse_args(argv)
+    result = study(plain_rows(args), args.seeds)
+    print(format_study(result))
+    write_json(args.json, result)
+    return 0
+
+
+def rewrite_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Replace a row file with ``rows``, through a temporary file: an interrupted rewrite
+    leaves the old file whole."""
+    tmp = Path(path).with_name(Path(path).name + ".new")
+    tmp.unlink(missing_ok=True)
+    writer = ShardWriter(tmp)
+    for row in rows:
+        writer.append(row)
+    tmp.replace(path)
