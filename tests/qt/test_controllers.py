@@ -8,6 +8,7 @@ import pytest
 from fakes import SAMPLE
 
 from preflight.core.tasks import Task
+from preflight.core.utility.recommend import Recommendation
 from preflight.qt.answers import AnswerController
 from preflight.qt.controllers import DocumentController
 from preflight.qt.qt_workers import wait_all
@@ -104,34 +105,47 @@ def test_predictions_curve_and_find_best(qtbot, doc, fake_backend):
     assert doc.epsilon == pytest.approx(doc.recommendation.epsilon)
 
 
-@pytest.mark.parametrize("start", [1.0, 10.0])     # ε moves to the choice / is there already
+def _refined_at(doc, epsilon) -> bool:
+    return bool(doc.result is not None and doc.result.epsilon == pytest.approx(epsilon)
+                and doc.prediction is not None and doc.prediction.refined)
+
+
 def test_the_chosen_epsilon_shows_the_searchs_refined_prediction_at_once(qtbot, doc,
-                                                                         fake_backend, start):
+                                                                         fake_backend):
     """After "Find best ε" the window refines the chosen text at once (the assessor
     remembers what the search measured), not after the slider's pause, and an instant
     prediction that finishes later does not replace it: the pane never says "below your
     minimum" beside a status that says the ε meets it."""
     fake_backend.settings.policy.min_utility = 0.6
     doc._refine_timer.setInterval(60_000)       # only the immediate path can refine now
-    doc.set_epsilon(start)
+    doc.set_epsilon(1.0)                        # far below any ε that meets 0.6
     doc.set_text(SAMPLE)
     qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prepared is not None),
                     timeout=3000)
     doc.find_best_epsilon()
     qtbot.waitUntil(lambda: bool(doc.recommendation is not None), timeout=3000)
     rec = doc.recommendation
-    assert rec.decision == "send" and rec.sanitized is not None
-    assert (rec.epsilon == start) == (start == 10.0)     # both paths are taken
-
-    def refined_at_choice() -> bool:
-        return bool(doc.result is not None and doc.result.epsilon == pytest.approx(rec.epsilon)
-                    and doc.prediction is not None and doc.prediction.refined)
-
-    qtbot.waitUntil(refined_at_choice, timeout=3000)
+    assert rec.decision == "send" and rec.sanitized is not None and rec.epsilon > 1.0
+    qtbot.waitUntil(lambda: _refined_at(doc, rec.epsilon), timeout=3000)
     assert doc.result.sanitized.text == rec.sanitized.text
     qtbot.wait(300)                              # the instant prediction (60 ms) came too
-    assert refined_at_choice()
+    assert _refined_at(doc, rec.epsilon)
     assert doc.prediction.value == pytest.approx(rec.predicted_utility)
+
+
+def test_a_choice_at_the_current_epsilon_is_refined_at_once_too(qtbot, doc, fake_backend):
+    """The search may choose the ε the slider already shows: no new preview comes, and
+    the refined prediction must not wait for the slider's pause either."""
+    doc._refine_timer.setInterval(60_000)
+    doc.set_epsilon(30.0)
+    doc.set_text(SAMPLE)
+    qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prediction is not None),
+                    timeout=3000)
+    assert not doc.prediction.refined
+    here = doc.result.sanitized
+    doc._on_recommendation(Recommendation("send", 30.0, 0.7, 0.7, 0.6, None, sanitized=here),
+                           doc.prepared)
+    qtbot.waitUntil(lambda: _refined_at(doc, 30.0), timeout=3000)
 
 
 def test_resample_changes_noise(qtbot, doc):
