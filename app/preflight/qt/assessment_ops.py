@@ -61,6 +61,18 @@ class AssessmentOps:
         self.sig_prediction.emit(pred)
         self._place_on_curve()
 
+    def _refine_searched_text(self) -> bool:
+        """Refine now, not after the slider's pause, when the preview shows the text "Find
+        best ε" chose: the search measured it, so the assessor answers from memory. False
+        when the preview shows another text or its refined prediction is already shown."""
+        rec, res, pred = self.recommendation, self.result, self.prediction
+        if (rec is None or rec.sanitized is None or res is None
+                or res.sanitized.text != rec.sanitized.text
+                or (pred is not None and pred.refined and self._predicted_result is res)):
+            return False
+        self._run_refined_prediction()
+        return True
+
     def _place_on_curve(self) -> None:
         """Read the instant prediction from the current preparation's utility curve (d_X
         only): the number and the chart then agree, and the number never falls as ε
@@ -155,13 +167,7 @@ class AssessmentOps:
             self.sig_status.emit(f"ε set to {rec.epsilon:.3g}, the most private setting that "
                                  "meets your minimum utility.")
             self.set_epsilon(float(rec.epsilon))
-            res, pred = self.result, self.prediction
-            if (res is not None and rec.sanitized is not None
-                    and res.sanitized.text == rec.sanitized.text
-                    and not (pred is not None and pred.refined
-                             and self._predicted_result is res)):
-                # ε was already there: no new preview comes, so show the search's measure
-                self._run_refined_prediction()
+            self._refine_searched_text()     # ε was already there: no new preview comes
         else:
             self.sig_status.emit(no_epsilon_message(rec.min_utility))
 

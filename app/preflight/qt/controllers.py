@@ -398,13 +398,7 @@ class DocumentController(QObject, AssessmentOps, PolicyOps, FreshnessOps):
         self.sig_preview_changed.emit(self.result)
         self.sig_actions.emit()
         self._fast_timer.start()
-        rec = self.recommendation
-        if rec is not None and rec.sanitized is not None and rec.sanitized.text == sanitized.text:
-            # the ε "Find best ε" chose: the search measured this very text, so its refined
-            # prediction is at hand (the assessor remembers it) — shown now, not after the
-            # pause that waits for the user to stop moving the slider
-            self._run_refined_prediction()
-        else:
+        if not self._refine_searched_text():
             self._refine_timer.start()
         self._estimate_timer.start()
         self._after_preview_step()

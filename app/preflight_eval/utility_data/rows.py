@@ -20,6 +20,7 @@ the product no longer ships: :func:`.features.old_dx_row`).
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import math
@@ -168,8 +169,6 @@ def seeded_study_main(argv: list[str] | None, doc: str | None,
                       format_study: Callable[[Any], str]) -> int:
     """``main()`` of a study over one features file's plain rows whose only option of its
     own is ``--seeds`` (fold assignments), printed and, with ``--json``, written whole."""
-    import argparse
-
     ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     add_data_arguments(ap)
     ap.add_argument("--seeds", type=int, default=3, help="fold assignments to average")
