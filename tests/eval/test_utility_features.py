@@ -169,3 +169,26 @@ def test_shards_split_the_documents_and_concatenate_into_the_whole_pass(tmp_path
         return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
 
     assert keyed(joined) == keyed(whole)
+
+
+def test_a_plain_pass_leaves_the_corrected_rows_to_a_later_pass(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    whole = tmp_path / "whole.jsonl.gz"
+    FeaturePass(rows_path, whole, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    out = tmp_path / "features.jsonl.gz"
+    slm = FakeSLM()
+    FeaturePass(rows_path, out, UtilityAssessor(slm=slm, embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1, variant="plain").run()
+    plain = read_rows(out)
+    assert plain and not any(r["setting"]["corrected"] for r in plain)
+    assert not [c for c in slm.calls if c[0] == "correct"]      # no repair was generated
+    FeaturePass(rows_path, out, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()       # the rest, resumed
+    rows = read_rows(out)
+    assert rows[:len(plain)] == plain and any(r["setting"]["corrected"] for r in rows)
+
+    def keyed(path: Path) -> dict:
+        return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
+
+    assert keyed(out) == keyed(whole)

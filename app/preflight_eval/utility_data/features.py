@@ -51,6 +51,7 @@ log = logging.getLogger("preflight_eval.utility_data.features")
 WORD_BOUNDARIES_FROM = "2026-11-22T23:00:35"
 _DX_KINDS = ("dx", "identifiers-dx")
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+VARIANTS = ("all", "plain", "corrected")
 
 
 def old_dx_row(row: dict[str, Any]) -> bool:
@@ -127,7 +128,7 @@ class FeaturePass:
                  kinds: dict[str, Any] | None = None, seed: int = SEED,
                  time_limit_min: float = 60.0, max_docs: int = 0,
                  answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
-                 shard: tuple[int, int] = (0, 1)) -> None:
+                 shard: tuple[int, int] = (0, 1), variant: str = "all") -> None:
         self.rows_path = Path(rows_path)
         self.writer = ShardWriter(out_path)
         self.out_path = Path(out_path)
@@ -141,6 +142,15 @@ class FeaturePass:
         self.max_docs = max_docs
         self.answer_tokens = answer_tokens
         self.shard = shard
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+        self.variant = variant
+
+    def wanted(self, row: dict[str, Any]) -> bool:
+        """Whether ``row``'s variant is one this pass computes (plain: sent as sanitized;
+        corrected: repaired by the SLM first, which costs a whole-text generation)."""
+        corrected = bool(row["setting"].get("corrected"))
+        return self.variant == "all" or corrected == (self.variant == "corrected")
 
     def run(self) -> None:
         rows = read_rows(self.rows_path)
@@ -151,7 +161,7 @@ class FeaturePass:
                 continue
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
                     and "error" not in r and (doc_id, r["key"]) not in self.done
-                    and not old_dx_row(r) and not interrupted(r)]
+                    and not old_dx_row(r) and not interrupted(r) and self.wanted(r)]
             if not todo:
                 continue
             text = orig["text"]
@@ -218,6 +228,11 @@ def main(argv: list[str] | None = None) -> int:
                     "the I-th (run N processes into N files, then cat them)")
     ap.add_argument("--reuse-repairs", default=None, help="an earlier feature file of the "
                     "same SLM whose verified grammar repairs are looked up, not rerun")
+    ap.add_argument("--variant", choices=VARIANTS, default="all",
+                    help="only the plain rows (the acceptance rule's variant) or only the "
+                         "corrected ones, whose grammar repair is a whole-text generation "
+                         "(several times a plain row's time with a slower SLM); a later "
+                         "pass with 'all' fills in the rest")
     args = ap.parse_args(argv)
     shard = tuple(int(x) for x in args.shard.split("/"))
     if len(shard) != 2 or not 0 <= shard[0] < shard[1]:
@@ -244,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor(),
                         answer_tokens=args.answer_tokens, all_features=True),
         services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs,
-        answer_tokens=args.answer_tokens, shard=shard)
+        answer_tokens=args.answer_tokens, shard=shard, variant=args.variant)
     try:
         feature_pass.run()
     except KeyboardInterrupt:
