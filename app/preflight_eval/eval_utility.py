@@ -41,6 +41,7 @@ from preflight.core.utility.features import (
     FULL_MODEL_FEATURES,
     METHODS,
     PAPER_FEATURES,
+    SANITIZED_PERPLEXITY,
 )
 from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
@@ -65,6 +66,15 @@ INTERVAL_LEVEL = 0.8
 CV_FOLDS = 5
 BOOTSTRAP = 2000                 # document resamples for the interval of a Failed difference
 MIN_ROWS = 20
+
+
+def scored_configs(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """The models ``rows`` can score: those that read the sanitized text's perplexity
+    only when every row has it (a pass run with ``--skip-unread`` leaves it out)."""
+    if all(r.get("sanitized_perplexity", True) for r in rows):
+        return dict(CONFIGS)
+    return {name: feats for name, feats in CONFIGS.items()
+            if not set(feats) & set(SANITIZED_PERPLEXITY)}
 
 
 def predict(model: Any, rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
@@ -120,12 +130,13 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
         return None
     fold_of = {g: i % folds for i, g in enumerate(docs)}
     y = np.asarray([r["target"] for r in rows])
-    preds: dict[str, np.ndarray] = {name: np.zeros(len(rows)) for name in [*CONFIGS, SETTING_MEAN]}
+    configs = scored_configs(rows)
+    preds: dict[str, np.ndarray] = {name: np.zeros(len(rows)) for name in [*configs, SETTING_MEAN]}
     for k in range(folds):
         fit = [r for r in rows if fold_of[r["group"]] != k]
         idx = [i for i, r in enumerate(rows) if fold_of[r["group"]] == k]
         held = [rows[i] for i in idx]
-        for name, feats in CONFIGS.items():
+        for name, feats in configs.items():
             preds[name][idx] = predict(fit_model(fit, feats, seed), held, feats)
         preds[SETTING_MEAN][idx] = setting_mean(fit, held)
     kinds = np.asarray([r.get("doc_kind", "") for r in rows])
@@ -212,7 +223,12 @@ def evaluate(data: DataSet, seed: int = 0) -> dict[str, Any]:
             "target_mean": round(float(y.mean()), 4), "models": {},
         }
         preds: dict[str, np.ndarray] = {}
-        for name, feats in CONFIGS.items():
+        configs = scored_configs(rows)
+        if len(configs) < len(CONFIGS):
+            entry["not_scored"] = {
+                "models": [n for n in CONFIGS if n not in configs],
+                "rows_without": sum(not r.get("sanitized_perplexity", True) for r in rows)}
+        for name, feats in configs.items():
             preds[name] = predict(fit_model(known, feats, seed), test, feats)
             entry["models"][name] = cost_metrics(y, preds[name]).to_json()
             if name == FULL:
@@ -260,6 +276,11 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{entry['test_documents']} documents; Failed "
                      f"{entry['failed_reduction_points']:+.1f} points vs the ε-only baseline "
                      f"({ci_text(entry['reduction_ci'], entry['test_documents'])})")
+        skipped = entry.get("not_scored")
+        if skipped:
+            lines.append(f"{variant}: not scored: {', '.join(skipped['models'])} — "
+                         f"{skipped['rows_without']} rows have no sanitized-text perplexity "
+                         "(a feature pass run with --skip-unread)")
         cv = entry.get("cross_validated")
         if cv:
             lines.append(f"{variant}: {cross_validated_text(cv)}")

@@ -285,3 +285,27 @@ def test_tree_settings_a_caller_gives_win_and_a_leaf_floor_still_holds() -> None
     assert tuned.max_depth == 5 and tuned.min_samples_leaf == 8
     assert make_regressor(40, min_leaf=10).min_samples_leaf == 10
     assert make_regressor(40).min_samples_leaf == 3
+
+
+def test_a_file_with_rows_lacking_the_sanitized_perplexity_leaves_out_that_model(
+        tmp_path: Path) -> None:
+    path = tmp_path / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path)
+    whole = eval_utility.evaluate(load(path))
+    assert "full + sanitized-text perplexity" in whole["variants"]["plain"]["models"]
+    lean = tmp_path / "lean" / path.name
+    lean.parent.mkdir()
+    writer = ShardWriter(lean)
+    for i, r in enumerate(read_rows(path)):        # a later pass run with --skip-unread
+        writer.append({**r, "sanitized_perplexity": i < 100})
+    report = eval_utility.evaluate(load(lean))
+    plain = report["variants"]["plain"]
+    assert "full + sanitized-text perplexity" not in plain["models"]
+    assert "full + sanitized-text perplexity" not in plain["cross_validated"]["models"]
+    assert plain["not_scored"] == {"models": ["full + sanitized-text perplexity"],
+                                   "rows_without": sum(not r["sanitized_perplexity"] for r in
+                                                       load(lean).rows if r["variant"] == "plain")}
+    # the other models, the rule's among them, read exactly as before
+    for name in (eval_utility.FULL, eval_utility.BASELINE):
+        assert plain["models"][name] == whole["variants"]["plain"]["models"][name]
+    assert "not scored: full + sanitized-text perplexity" in eval_utility.format_report(report)

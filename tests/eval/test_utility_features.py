@@ -3,6 +3,7 @@ UtilityAssessor (fake SLM and embedder that follow its protocols), resumable."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -192,3 +193,25 @@ def test_a_plain_pass_leaves_the_corrected_rows_to_a_later_pass(tmp_path: Path) 
         return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
 
     assert keyed(out) == keyed(whole)
+
+
+def test_a_pass_without_unread_features_skips_the_sanitized_perplexity(tmp_path: Path) -> None:
+    rows_path = _generated(tmp_path)
+    rows = {}
+    for every in (True, False):
+        out = tmp_path / f"features-{every}.jsonl.gz"
+        FeaturePass(rows_path, out, UtilityAssessor(slm=FakeSLM(), embedder=FakeEmbedder(),
+                                                    all_features=every),
+                    FakeDetector(), kinds=_kinds(), seed=1).run()
+        rows[every] = {(r["doc_id"], r["key"]): r for r in read_rows(out)}
+    assert rows[True].keys() == rows[False].keys()
+    for key, full in rows[True].items():
+        lean = rows[False][key]
+        assert full["sanitized_perplexity"] and not lean["sanitized_perplexity"]
+        assert math.isfinite(full["features"]["log_ppl_sanitized"])
+        assert lean["features"]["log_ppl_sanitized"] is None
+        assert lean["features"]["log_ppl_ratio"] is None
+        same = {k: v for k, v in full["features"].items()
+                if k not in ("log_ppl_sanitized", "log_ppl_ratio")}
+        assert {k: lean["features"][k] for k in same} == same     # everything else unchanged
+        assert lean["target"] == full["target"]

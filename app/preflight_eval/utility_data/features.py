@@ -198,6 +198,8 @@ class FeaturePass:
             "features_from": "recreated" if reproduced else "stored payload",
             "row_created": row.get("created"),
             "repair_matches_payload": worked == row["payload"],
+            # False: the sanitized text's perplexity (no shipped model reads it) was skipped
+            "sanitized_perplexity": self.assessor.scores_sanitized_perplexity(),
             "seconds": round(time.monotonic() - t0, 2),
         }
         if not reproduced:
@@ -228,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
                     "the I-th (run N processes into N files, then cat them)")
     ap.add_argument("--reuse-repairs", default=None, help="an earlier feature file of the "
                     "same SLM whose verified grammar repairs are looked up, not rerun")
+    ap.add_argument("--skip-unread", action="store_true",
+                    help="compute only the features a shipped model reads, as the product "
+                         "does: no perplexity pass on the sanitized text (about a quarter of "
+                         "a plain row's time); its rows say so (sanitized_perplexity false) and "
+                         "eval_utility leaves the model that reads it out for their file")
     ap.add_argument("--variant", choices=VARIANTS, default="all",
                     help="only the plain rows (the acceptance rule's variant) or only the "
                          "corrected ones, whose grammar repair is a whole-text generation "
@@ -257,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out) if args.out else data / f"features-{args.cloud_role}-{args.slm_role}"
                                                 ".jsonl.gz",
         UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor(),
-                        answer_tokens=args.answer_tokens, all_features=True),
+                        answer_tokens=args.answer_tokens, all_features=not args.skip_unread),
         services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs,
         answer_tokens=args.answer_tokens, shard=shard, variant=args.variant)
     try:

@@ -78,6 +78,8 @@ def flat_row(r: dict[str, Any]) -> dict[str, Any]:
         doc_kind=r.get("doc_kind", ""),
         method=setting["method"], kind=setting["kind"], epsilon_setting=setting.get("epsilon"),
         seed=setting.get("seed"),
+        # rows of a pass run with --skip-unread have no sanitized-text perplexity
+        sanitized_perplexity=bool(r.get("sanitized_perplexity", True)),
     )
     return flat
 

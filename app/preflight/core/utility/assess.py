@@ -237,7 +237,9 @@ class UtilityAssessor:
                     self._docs.popitem(last=False)
         return hit
 
-    def _scores_sanitized_perplexity(self) -> bool:
+    def scores_sanitized_perplexity(self) -> bool:
+        """Whether a refinement runs the perplexity pass on the sanitized text: for a
+        training-set builder that asks for every feature, or a bundle that reads it."""
         return self._all_features or any(self.predictor.reads(name)
                                          for name in SANITIZED_PERPLEXITY)
 
@@ -288,7 +290,7 @@ class UtilityAssessor:
         answer = self._generate(self._answer_task, sample.sanitized, cancel) \
             if sample.sanitized.strip() else ""
         ppl_s = (self._perplexity(sample.sanitized)
-                 if sample.sanitized.strip() and self._scores_sanitized_perplexity()
+                 if sample.sanitized.strip() and self.scores_sanitized_perplexity()
                  else float("nan"))
         if slm_done is not None:
             slm_done()
