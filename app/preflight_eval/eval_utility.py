@@ -14,6 +14,9 @@ mean realized utility over the fitted documents, the bar any model must clear).
 The interval line gives the band's coverage on the test documents: the product's
 cross-conformal band (radius from the out-of-fold residuals over the TRAIN and
 CALIBRATION documents), and split conformal (CALIBRATION documents alone) beside it.
+When a stand-in has features from several local SLMs, they are compared on the sends
+every file holds, out of fold over the TRAIN and CALIBRATION documents only: the choice
+of the default SLM never reads a test document.
 
     python -m preflight_eval.eval_utility                 # every features file, printed
     python -m preflight_eval.eval_utility --json report.json
@@ -152,16 +155,18 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
 
 def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int = 0
                  ) -> dict[str, Any] | None:
-    """The local SLMs of one stand-in, compared on the SAME sends: the plain rows that
-    every features file holds (same document, same setting, same cloud answer, so E is
-    identical and only the SLM's features differ), scored out of fold by document over
-    every document they cover (the test split alone is too small while the slower SLM's
-    pass covers part of the data). Failed and RMSE of the paper's ABCD model and of the
-    full model, per SLM."""
+    """The local SLMs of one stand-in, compared on the SAME sends: the plain rows of the
+    train and calibration documents that every features file holds (same document, same
+    setting, same cloud answer, so E is identical and only the SLM's features differ),
+    scored out of fold by document. The test documents stay out (since session 21), so
+    choosing the default SLM by this comparison never reads them: the per-file report
+    reads the test split once for each SLM. Failed and RMSE of the paper's ABCD model, of
+    the full model and of the ε-only baseline per SLM, and the full model's Failed per
+    kind of document."""
     if len(datasets) < 2:
         return None
-    keyed = [{(r["group"], r["key"]): r for r in d.rows if r["variant"] == "plain"}
-             for d in datasets]
+    keyed = [{(r["group"], r["key"]): r for r in d.rows
+              if r["variant"] == "plain" and r["split"] != "test"} for d in datasets]
     common = sorted(set.intersection(*(set(k) for k in keyed)))
     if len(common) < MIN_ROWS:
         return {"rows": len(common), "slms": [d.slm for d in datasets]}
@@ -173,6 +178,9 @@ def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int =
             return {"rows": len(common), "slms": [x.slm for x in datasets]}
         out["slms"][d.slm] = {name: cv["models"][name] for name in (
             "ABCD (paper)", FULL, BASELINE)}
+        out.setdefault("by_document_kind", {})[d.slm] = {
+            kind: {"rows": m["rows"], BASELINE: m[BASELINE], FULL: m[FULL]}
+            for kind, m in cv["by_document_kind"].items()}
     return out
 
 
@@ -333,11 +341,15 @@ def format_comparison(cloud: str, comp: dict[str, Any]) -> str:
         return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: {comp['rows']} "
                 f"sends have features from all of them — too few to compare yet")
     lines = [f"local SLMs on the same {comp['rows']} sends of stand-in {cloud} "
-             f"({comp['documents']} documents, out of fold by document):"]
+             f"({comp['documents']} train + calibration documents, out of fold by "
+             "document; no test document):"]
     for slm, models in comp["slms"].items():
         lines.append(f"  {slm:<14} " + ", ".join(
             f"{name.split(' (')[0]} Failed {m['failed_pct']:.1f}% RMSE {m['rmse']:.3f}"
             for name, m in models.items()))
+    for slm, kinds in comp.get("by_document_kind", {}).items():
+        lines.append(f"  {slm:<14} full per kind: " + ", ".join(
+            f"{kind} {m[FULL]:.1f} % ({m['rows']} rows)" for kind, m in kinds.items()))
     return "\n".join(lines)
 
 

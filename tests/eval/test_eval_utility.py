@@ -213,11 +213,21 @@ def test_slms_are_compared_on_the_same_sends(tmp_path: Path) -> None:
         writer.append(dict(row, features=feats))
     datasets = [load(p) for _c, _s, p in feature_files(tmp_path)]
     comp = eval_utility.compare_slms(datasets)
-    n_plain = sum(1 for r in datasets[0].rows if r["variant"] == "plain")
-    assert comp["rows"] == sum(1 for r in datasets[1].rows if r["variant"] == "plain") < n_plain
+
+    def compared(rows: list) -> list:
+        return [r for r in rows if r["variant"] == "plain" and r["split"] != "test"]
+
+    assert any(r["split"] == "test" for r in datasets[1].rows)
+    # the test documents never enter the choice of SLM
+    assert comp["rows"] == len(compared(datasets[1].rows)) < len(compared(datasets[0].rows))
+    assert comp["documents"] == len({r["group"] for r in compared(datasets[1].rows)})
     full = {slm: models[eval_utility.FULL]["rmse"] for slm, models in comp["slms"].items()}
     assert full["slm_good"] < full["slm_noise"]
-    assert "slm_good" in eval_utility.format_comparison("cloud_x", comp)
+    kinds = comp["by_document_kind"]["slm_good"]
+    assert set(kinds) == {"business", "email"}
+    assert sum(k["rows"] for k in kinds.values()) == comp["rows"]
+    text = eval_utility.format_comparison("cloud_x", comp)
+    assert "slm_good" in text and "no test document" in text and "full per kind" in text
     assert eval_utility.compare_slms(datasets[:1]) is None
 
 
