@@ -49,7 +49,9 @@ from preflight.core.utility.features import (
 from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
 from preflight_eval.utility_data.corpus import DATA_DIR
-from preflight_eval.utility_data.rows import DataSet, feature_files, load
+from preflight_eval.utility_data.rows import (
+    DataSet, answered_test_documents, feature_files, load,
+)
 
 CONFIGS: dict[str, tuple[str, ...]] = {
     "ε-only baseline (A + method)": BASELINE_FEATURES,
@@ -209,7 +211,12 @@ def conformal_coverage(names: Sequence[str], train: Sequence[dict[str, Any]],
     return None if shipped is None else {"level": level, **shipped, "split": band(False)}
 
 
-def evaluate(data: DataSet, seed: int = 0) -> dict[str, Any]:
+def evaluate(data: DataSet, seed: int = 0, answered_test_documents: int | None = None
+             ) -> dict[str, Any]:
+    """The report of one features file. ``answered_test_documents``: how many test
+    documents the stand-in answered (:func:`~preflight_eval.utility_data.rows.
+    answered_test_documents`); a file that covers fewer — a slower SLM's pass still under
+    way — is scored on the ones it has, but the acceptance rule is not read on it."""
     report: dict[str, Any] = {
         "cloud": data.cloud, "slm": data.slm, "file": data.path.name,
         "rows": len(data.rows), "documents": data.documents, "dropped": data.dropped,
@@ -251,10 +258,14 @@ def evaluate(data: DataSet, seed: int = 0) -> dict[str, Any]:
                                                    seed=seed)
         report["variants"][variant] = entry
     plain = report["variants"].get("plain")
+    covers = bool(plain) and (answered_test_documents is None
+                              or plain["test_documents"] >= answered_test_documents)
     report["acceptance"] = {
         "rule": f"full Failed ≤ ε-only baseline Failed − {ACCEPT_POINTS:g} points and "
                 f"≤ {ACCEPT_MAX_FAILED:g} % (test documents, plain variant)",
-        "met": bool(plain and plain["failed_reduction_points"] >= ACCEPT_POINTS
+        "covers_test_split": covers,
+        "answered_test_documents": answered_test_documents,
+        "met": bool(covers and plain["failed_reduction_points"] >= ACCEPT_POINTS
                     and plain["models"][FULL]["failed_pct"] <= ACCEPT_MAX_FAILED),
         "reduction_points": plain["failed_reduction_points"] if plain else None,
         "reduction_ci": plain["reduction_ci"] if plain else None,
@@ -301,10 +312,20 @@ def format_report(report: dict[str, Any]) -> str:
         if iv:
             lines.append(f"{variant}: {interval_text(iv)}")
         lines.append("")
-    acc = report["acceptance"]
-    lines.append(f"acceptance ({acc['rule']}): {'MET' if acc['met'] else 'NOT MET'} "
-                 f"({acc['reduction_points']} points)")
+    lines.append(acceptance_text(report["acceptance"]))
     return "\n".join(lines)
+
+
+def acceptance_text(acc: dict[str, Any]) -> str:
+    """The acceptance line: MET / NOT MET, or NOT READ when the file covers only part of
+    the test documents the stand-in answered (its reading on them is given, as a subset)."""
+    if not acc.get("covers_test_split", True):
+        return (f"acceptance ({acc['rule']}): NOT READ — these features cover "
+                f"{acc['test_documents']} of the {acc['answered_test_documents']} test "
+                "documents the stand-in answered; the rule is read once they cover all "
+                f"(on this subset: {acc['reduction_points']:+.1f} points)")
+    return (f"acceptance ({acc['rule']}): {'MET' if acc['met'] else 'NOT MET'} "
+            f"({acc['reduction_points']} points)")
 
 
 def interval_text(iv: dict[str, Any]) -> str:
@@ -371,10 +392,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     reports = []
     by_cloud: dict[str, list[DataSet]] = {}
+    answered: dict[str, int | None] = {}
     for cloud, _slm, path in files:
         data = load(path, args.rows)
         by_cloud.setdefault(cloud, []).append(data)
-        report = evaluate(data, seed=args.seed)
+        if cloud not in answered:
+            answered[cloud] = answered_test_documents(Path(args.data) / f"{cloud}.jsonl.gz")
+        report = evaluate(data, seed=args.seed, answered_test_documents=answered[cloud])
         reports.append(report)
         print(format_report(report))
         print()

@@ -319,3 +319,42 @@ def test_a_file_with_rows_lacking_the_sanitized_perplexity_leaves_out_that_model
     for name in (eval_utility.FULL, eval_utility.BASELINE):
         assert plain["models"][name] == whole["variants"]["plain"]["models"][name]
     assert "not scored: full + sanitized-text perplexity" in eval_utility.format_report(report)
+
+
+def test_the_rule_is_not_read_on_a_file_covering_part_of_the_test_split(tmp_path: Path) -> None:
+    path = tmp_path / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path)
+    data = load(path)
+    n_test = len({r["group"] for r in data.rows if r["split"] == "test"
+                  and r["variant"] == "plain"})
+    whole = eval_utility.evaluate(data, answered_test_documents=n_test)
+    assert whole["acceptance"]["covers_test_split"]
+    assert whole["acceptance"]["met"] == eval_utility.evaluate(data)["acceptance"]["met"]
+    part = eval_utility.evaluate(data, answered_test_documents=n_test + 5)
+    acc = part["acceptance"]
+    assert not acc["covers_test_split"] and not acc["met"]
+    assert acc["reduction_points"] == whole["acceptance"]["reduction_points"]
+    text = eval_utility.format_report(part)
+    assert f"NOT READ — these features cover {n_test} of the {n_test + 5} test" in text
+    assert "MET" not in text.replace("NOT READ", "")
+
+
+def test_answered_test_documents_counts_what_a_feature_pass_can_compute(tmp_path: Path) -> None:
+    from preflight_eval.utility_data.rows import answered_test_documents
+
+    def send(doc: str, split: str, kind: str, **extra: object) -> dict:
+        return {"doc_id": doc, "split": split, "key": kind, "answer": "An answer.",
+                "finish_reason": "stop", "created": "2026-11-25T00:00:00+00:00",
+                "setting": {"kind": kind, "method": kind}, **extra}
+
+    path = tmp_path / "cloud_x.jsonl.gz"
+    writer = ShardWriter(path)
+    for row in (send("a", "test", "original"), send("a", "test", "placeholder"),
+                send("b", "test", "original"),                       # only its unaltered send
+                send("c", "test", "placeholder", error="HTTP 500"),  # the send failed
+                send("d", "test", "dx", answer="", finish_reason=None),   # a torn stream
+                send("e", "test", "dx", created="2026-11-22T20:00:00+00:00"),  # retired d_X
+                send("f", "train", "placeholder")):
+        writer.append(row)
+    assert answered_test_documents(path) == 1
+    assert answered_test_documents(tmp_path / "missing.jsonl.gz") is None

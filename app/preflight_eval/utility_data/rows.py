@@ -191,3 +191,17 @@ def rewrite_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         writer.append(row)
     tmp.replace(path)
+
+
+def answered_test_documents(path: Path) -> int | None:
+    """How many TEST documents the stand-in's rows file (``<stand-in role>.jsonl.gz``)
+    holds a sanitized send for that a feature pass computes (not an error, a torn stream
+    or a d_X row of the retired mechanism): the documents a features file must cover
+    before the acceptance rule is read on it. None without that file."""
+    from preflight_eval.utility_data.features import interrupted, old_dx_row
+
+    if not Path(path).exists():
+        return None
+    return len({r["doc_id"] for r in read_rows(path)
+                if r.get("split") == "test" and r["setting"]["kind"] != "original"
+                and "error" not in r and not interrupted(r) and not old_dx_row(r)})
