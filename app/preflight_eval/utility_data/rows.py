@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight_eval.utility_data.corpus import DATA_DIR
+from preflight_eval.utility_data.features import interrupted, old_dx_row
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 # The cap on the SLM's answers of the feature rows written before it was recorded.
@@ -198,8 +199,6 @@ def answered_test_documents(path: Path) -> int | None:
     holds a sanitized send for that a feature pass computes (not an error, a torn stream
     or a d_X row of the retired mechanism): the documents a features file must cover
     before the acceptance rule is read on it. None without that file."""
-    from preflight_eval.utility_data.features import interrupted, old_dx_row
-
     if not Path(path).exists():
         return None
     return len({r["doc_id"] for r in read_rows(path)
