@@ -41,6 +41,11 @@ class LiteralSLM(FakeSLM):
         return text if task.kind == "correct" else super().run(task, text, on_token, cancel)
 
 
+def keyed(path: Path) -> dict:
+    """A feature file's features by (document, setting key), whatever the row order."""
+    return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
+
+
 def _generated(tmp_path: Path) -> Path:
     slm = FakeSLM()
     with CaptureServer() as srv:
@@ -166,9 +171,6 @@ def test_shards_split_the_documents_and_concatenate_into_the_whole_pass(tmp_path
     joined = tmp_path / "joined.jsonl.gz"
     joined.write_bytes(b"".join(p.read_bytes() for p in parts))   # `cat shard* > joined`
 
-    def keyed(path: Path) -> dict:
-        return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
-
     assert keyed(joined) == keyed(whole)
 
 
@@ -188,9 +190,6 @@ def test_a_plain_pass_leaves_the_corrected_rows_to_a_later_pass(tmp_path: Path) 
                 FakeDetector(), kinds=_kinds(), seed=1).run()       # the rest, resumed
     rows = read_rows(out)
     assert rows[:len(plain)] == plain and any(r["setting"]["corrected"] for r in rows)
-
-    def keyed(path: Path) -> dict:
-        return {(r["doc_id"], r["key"]): r["features"] for r in read_rows(path)}
 
     assert keyed(out) == keyed(whole)
 
