@@ -30,11 +30,9 @@ from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.org_policy_file import url_problem
 from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
+from preflight.core.utility.slm_roles import ASSESSOR_SLMS
 
 SCHEMA_VERSION = 1
-#: Manifest roles the utility assessor's local SLM may be (``Settings.assessor_slm``);
-#: the first is the default. The d_X space has its own role and never follows this choice.
-ASSESSOR_SLMS = ("slm", "slm_qwen05")
 
 
 @dataclass
