@@ -123,6 +123,19 @@ def test_the_setting_is_checked_on_load(tmp_path):
     assert Settings().assessor_slm == "slm_qwen05"          # the default since session 23
 
 
+def test_a_version_1_file_follows_the_new_default_slm_and_a_choice_stays(tmp_path):
+    """Version-1 files name SmolLM2 because it was the default then (every key is
+    written); from version 2 on, naming it is a choice and is kept."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm"}))
+    settings = load_settings(path)
+    assert settings.assessor_slm == "slm_qwen05" and settings.schema_version == 2
+    path.write_text(json.dumps({"schema_version": 2, "assessor_slm": "slm"}))
+    assert load_settings(path).assessor_slm == "slm"
+    path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm_qwen05"}))
+    assert load_settings(path).assessor_slm == "slm_qwen05"
+
+
 def test_the_manifest_system_prompt_replaces_the_tasks_system_message(tmp_path):
     plain = LocalSLM(tmp_path / "x.gguf")
     told = LocalSLM(tmp_path / "x.gguf", system_prompt="Reply with the answer only.")
