@@ -41,6 +41,7 @@ import numpy as np
 
 from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.utility.predictor import UtilityPredictor, cost_metrics, shipped_bundle_path
+from preflight.core.utility.slm_roles import BASE_SLM_ROLE
 from preflight_eval.eval_utility import ci_text, reduction_interval
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, E2E_RESERVED, SEED, Document, held_out_documents,
@@ -79,6 +80,7 @@ class EndToEnd:
         models = services.assessor_models()
         self.assessor = UtilityAssessor(slm=models.slm, original_slm=models.original,
                                         embedder=services.embedder(), predictor=predictor)
+        self.slm_role = services.assessor_slm_role()
         self.dx_range = services.dx().epsilon_range
         self.writer = ShardWriter(path)
         self.done = {(r["doc_id"], r["setting"]) for r in read_rows(path)}
@@ -136,7 +138,7 @@ class EndToEnd:
         result = self.assessor.refine(doc.text, sanitized, spans)
         placed = instant_on_curve(self.assessor, doc.text, prepared, sanitized, spans,
                                   result, correct=False) if prepared is not None else None
-        row.update(features=dict(result.features.as_dict()),
+        row.update(features=dict(result.features.as_dict()), slm_role=self.slm_role,
                    predicted_fast=result.predicted_fast, predicted_full=result.predicted,
                    predicted_on_curve=None if placed is None else placed.utility,
                    payload=sanitized.text)
@@ -212,6 +214,20 @@ def _params(seed: int, epsilon: float | None) -> Any:
     return SanitizeParams(seed=seed, epsilon=epsilon)
 
 
+def row_slm_role(row: dict[str, Any]) -> str:
+    """The assessor SLM whose features a stored send holds (SmolLM2's before rows said)."""
+    return str(row.get("slm_role", BASE_SLM_ROLE))
+
+
+def stored_slm_role(path: Path) -> str | None:
+    """The SLM of most stored sends (None: no sends): the report's default bundle."""
+    import collections
+
+    roles = collections.Counter(row_slm_role(r) for r in read_rows(path)
+                                if r["setting"] != "original")
+    return roles.most_common(1)[0][0] if roles else None
+
+
 def _fmt(v: Any) -> str:
     return "—" if v is None else f"{float(v):.3f}"
 
@@ -225,14 +241,16 @@ def report(path: Path, predictor: UtilityPredictor,
            data_set_docs: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Scores of the stored sends: the shipped bundle's full and instant predictions
     (recomputed from the stored features), the number the CLI showed, the bundle's
-    ε-only baseline model, and the leave-one-document-out setting mean.
+    ε-only baseline model, and the leave-one-document-out setting mean. Only the sends
+    whose features came from the bundle's SLM are scored (the others are counted).
 
     ``data_set_docs``: the document ids of the training data set's rows; the report
     counts the sent documents among them (0, or the sends are not held out)."""
-    rows = [r for r in read_rows(path) if r.get("realized") is not None
+    sent = [r for r in read_rows(path) if r.get("realized") is not None
             and r["setting"] != "original"]
+    rows = [r for r in sent if row_slm_role(r) == predictor.slm_role]
     if not rows:
-        return {"rows": 0}
+        return {"rows": 0, **({"other_slm": len(sent)} if sent else {})}
     y = np.asarray([float(r["realized"]) for r in rows])
     full = np.asarray([predictor.predict(r["features"]) for r in rows])
     fast = np.asarray([predictor.predict_fast(r["features"]) for r in rows])
@@ -263,6 +281,7 @@ def report(path: Path, predictor: UtilityPredictor,
                                 "realized": round(float(y[idx].mean()), 3)}
     return {
         "rows": len(rows), "documents": len({r["doc_id"] for r in rows}),
+        "slm_role": predictor.slm_role, "other_slm": len(sent) - len(rows),
         "in_data_set": len({r["doc_id"] for r in rows} & data_set_docs),
         "bundle": str(predictor.bundle.get("created", "")),
         "assessed_with_this_bundle": len(same), "printed_differs": mismatched,
@@ -280,11 +299,17 @@ def report(path: Path, predictor: UtilityPredictor,
 
 def format_report(rep: dict[str, Any]) -> str:
     if not rep.get("rows"):
+        if rep.get("other_slm"):
+            return (f"{rep['other_slm']} sends, none with features of this bundle's SLM: "
+                    "run with --refeature (or --bundle the SLM's bundle)")
         return "no end-to-end sends yet: run without --report first"
     lines = [f"{rep['rows']} sends over {rep['documents']} held-out documents "
              f"({rep.get('in_data_set', 0)} of them in the data set's rows; "
-             f"bundle {rep['bundle']}; {rep['assessed_with_this_bundle']} assessed with it, "
-             f"{rep['printed_differs']} of them printed another number)",
+             f"features of {rep.get('slm_role', BASE_SLM_ROLE)}"
+             + (f", {rep['other_slm']} sends of another SLM left out" if rep.get("other_slm")
+                else "")
+             + f"; bundle {rep['bundle']}; {rep['assessed_with_this_bundle']} assessed with "
+             f"it, {rep['printed_differs']} of them printed another number)",
              f"{'prediction':<48} {'n':>4} {'RMSE':>6} {'Failed':>7} {'Spearman':>9}"]
     for name, m in rep["models"].items():
         lines.append(f"{name:<48} {m['n']:>4} {m['rmse']:>6.3f} {m['failed_pct']:>6.1f}% "
@@ -322,9 +347,12 @@ def main(argv: list[str] | None = None) -> int:
                  "generator never sends (E2E_RESERVED in utility_data/corpus.py)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     path = Path(args.out) / f"e2e-{args.cloud_role}.jsonl.gz"
-    predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else
-                                      shipped_bundle_path(), prefer_user=False)
     if args.report:
+        # the bundle of the SLM that computed the stored features
+        predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else
+                                          shipped_bundle_path(stored_slm_role(path)
+                                                              or BASE_SLM_ROLE),
+                                          prefer_user=False)
         data_set = Path(args.out) / f"{args.cloud_role}.jsonl.gz"
         print(format_report(report(path, predictor,
                                    frozenset(r["doc_id"] for r in read_rows(data_set)))))
@@ -339,6 +367,15 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     services = build_services(Settings())      # the defaults, not this user's settings
+    role = services.assessor_slm_role()
+    predictor = UtilityPredictor.load(Path(args.bundle) if args.bundle else
+                                      shipped_bundle_path(role), prefer_user=False)
+    stored = stored_slm_role(path)
+    if not args.refeature and stored not in (None, role):
+        log.error("the stored sends hold features of %s, the assessor uses %s: run with "
+                  "--refeature first, so the report never mixes two SLMs' features",
+                  stored, role)
+        return 2
     detector = services.detector()
     detector.load()
     if detector.warnings:

@@ -6,10 +6,11 @@ TEST documents (the model card's table, and the band's measured coverage), then 
 estimators refitted on every document with their cross-conformal band
 (:mod:`preflight.core.utility.fitting`). One command reproduces the card and the bundle:
 
-    python -m preflight_eval.train_utility            # stand-in cloud_qwen15, SLM "slm"
+    python -m preflight_eval.train_utility --slm-role slm_qwen05   # the default SLM's
+    python -m preflight_eval.train_utility                         # SmolLM2's
 
-Writes, under ``resources/utility/`` (another assessor SLM's, ``--slm-role slm_qwen05``,
-under ``resources/utility/slm_qwen05/``: each SLM's features need their own regressor):
+Writes, under ``resources/utility/slm_qwen05/`` for the default SLM (SmolLM2's under
+``resources/utility/``: each SLM's features need their own regressor):
 
 * ``regressor.joblib`` — the bundle (scikit-learn version pinned inside),
 * ``training_features.csv`` — the training rows as numbers only (document ids hashed),
@@ -37,7 +38,8 @@ from preflight.core.utility.features import (
     SANITIZED_PERPLEXITY,
 )
 from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
-from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle, shipped_folder
+from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
+from preflight.core.utility.slm_roles import DEFAULT_SLM_ROLE, shipped_folder
 from preflight_eval.eval_utility import (
     ci_text,
     cross_validated_text,
@@ -171,10 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Train and ship the utility regressor")
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--cloud-role", default="cloud_qwen15")
-    ap.add_argument("--slm-role", default="slm")
+    ap.add_argument("--slm-role", default="slm",
+                    help="the assessor SLM whose features to learn from (default: "
+                         "SmolLM2's file, which the committed studies read; the app's "
+                         f"default SLM is {DEFAULT_SLM_ROLE})")
     ap.add_argument("--out", default=None,
-                    help="default: the SLM's shipped folder (resources/utility/, or "
-                         "resources/utility/<slm role>/ for another assessor SLM)")
+                    help="default: the SLM's shipped folder (resources/utility/<slm role>/, "
+                         "SmolLM2's resources/utility/)")
     ap.add_argument("--from-csv", default=None, metavar="CSV",
                     help="train from a training_features.csv instead (the interim bundle: "
                          "resources/utility/training_features.csv, Gemma 3 270M rows)")
@@ -222,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                          else f" --rows {data.read}")
     if args.cloud_role != "cloud_qwen15":
         command += f" --cloud-role {args.cloud_role}"
-    if args.slm_role != "slm":
+    if not args.from_csv:
         command += f" --slm-role {args.slm_role}"
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")
     (out / "eval_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")

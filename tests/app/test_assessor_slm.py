@@ -13,7 +13,7 @@ from _models import require_model
 from preflight.app.services import Services
 from preflight.cli.commands import info
 from preflight.core.config import Settings, load_settings
-from preflight.core.errors import ConfigError
+from preflight.core.errors import ConfigError, ModelUnavailableError
 from preflight.core.tasks import SUMMARIZE
 from preflight.runtime.slm import LocalSLM
 
@@ -62,6 +62,39 @@ def test_a_missing_chosen_slm_falls_back_to_the_default_with_a_warning(tmp_path)
     assert services.slm().model_path == services.models.path("slm")
 
 
+def test_a_missing_default_slm_falls_back_to_smollm2_and_none_usable_raises(tmp_path):
+    """An install that predates the 0.5B default (its model not installed yet) keeps an
+    assessor — SmolLM2's, with the warning — instead of losing the prediction."""
+    require_model("slm")
+    services = Services(Settings(model_paths={"slm_qwen05": str(tmp_path / "gone.gguf")}))
+    choice = services.slm_choice()
+    assert services.settings.assessor_slm == "slm_qwen05"
+    assert choice.role == "slm" and "Using SmolLM2-135M-Instruct" in choice.warning
+    assert services.assessor_slm_role() == "slm"
+    nothing = Services(Settings(model_paths={"slm_qwen05": str(tmp_path / "gone.gguf"),
+                                             "slm": str(tmp_path / "gone too.gguf")}))
+    with pytest.raises(ModelUnavailableError) as err:
+        nothing.slm_choice()
+    assert "gone.gguf" in err.value.message                 # the chosen model's reason
+    assert nothing.assessor_slm_role() == "slm_qwen05"
+
+
+def test_smollm2_files_keep_their_names_whatever_the_default(tmp_path):
+    """The user's learned pairs and refits of SmolLM2 stay where the first versions put
+    them; another SLM's carry its role, so the two never mix."""
+    from preflight.core.utility.flow import FlowLearner
+    from preflight.core.utility.slm_roles import BASE_SLM_ROLE, shipped_folder
+
+    assert BASE_SLM_ROLE == "slm" and shipped_folder("slm") == ("utility",)
+    assert shipped_folder("slm_qwen05") == ("utility", "slm_qwen05")
+    smol = FlowLearner(slm_role="slm", predictor=object())
+    qwen = FlowLearner(slm_role="slm_qwen05", predictor=object())
+    assert smol.db_path.name == "utility_flow.sqlite"
+    assert qwen.db_path.name == "utility_flow-slm_qwen05.sqlite"
+    assert smol.bundle_root.parts[-1] == "utility"
+    assert qwen.bundle_root.parts[-2:] == ("utility", "slm_qwen05")
+
+
 def test_info_shows_the_assessor_slm_and_its_warning(tmp_path, capsys, monkeypatch):
     require_model("slm")
     settings = Settings(assessor_slm="slm_qwen05",
@@ -84,10 +117,23 @@ def test_the_setting_is_checked_on_load(tmp_path):
     path.write_text(json.dumps({"assessor_slm": "gpt-5"}))
     with pytest.raises(ConfigError) as err:
         load_settings(path)
-    assert "assessor_slm must be one of slm, slm_qwen05" in err.value.message
-    path.write_text(json.dumps({"assessor_slm": "slm_qwen05"}))
+    assert "assessor_slm must be one of slm_qwen05, slm" in err.value.message
+    path.write_text(json.dumps({"assessor_slm": "slm"}))
+    assert load_settings(path).assessor_slm == "slm"
+    assert Settings().assessor_slm == "slm_qwen05"          # the default since session 23
+
+
+def test_a_version_1_file_follows_the_new_default_slm_and_a_choice_stays(tmp_path):
+    """Version-1 files name SmolLM2 because it was the default then (every key is
+    written); from version 2 on, naming it is a choice and is kept."""
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm"}))
+    settings = load_settings(path)
+    assert settings.assessor_slm == "slm_qwen05" and settings.schema_version == 2
+    path.write_text(json.dumps({"schema_version": 2, "assessor_slm": "slm"}))
+    assert load_settings(path).assessor_slm == "slm"
+    path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm_qwen05"}))
     assert load_settings(path).assessor_slm == "slm_qwen05"
-    assert Settings().assessor_slm == "slm"
 
 
 def test_the_manifest_system_prompt_replaces_the_tasks_system_message(tmp_path):
@@ -107,5 +153,5 @@ def test_the_chosen_slm_gets_its_manifest_system_prompt():
     require_model("slm_qwen05")
     slm = Services(Settings(assessor_slm="slm_qwen05")).slm()
     assert "answer only" in slm.messages(SUMMARIZE, "doc")[0]["content"]
-    default = Services(Settings()).slm()
-    assert default.messages(SUMMARIZE, "doc") == SUMMARIZE.messages("doc")
+    smol = Services(Settings(assessor_slm="slm")).slm()
+    assert smol.messages(SUMMARIZE, "doc") == SUMMARIZE.messages("doc")   # none in its entry

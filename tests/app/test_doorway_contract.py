@@ -72,9 +72,11 @@ def test_rmse_matches_the_shipped_eval_report() -> None:
     import json
 
     from preflight.core import paths
-    from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+    from preflight.core.utility.predictor import (
+        UtilityPredictor, shipped_bundle_path, shipped_folder,
+    )
 
-    report = json.loads(paths.resource_path("utility", "eval_report.json").read_text())
+    report = json.loads(paths.resource_path(*shipped_folder(), "eval_report.json").read_text())
     models = report["variants"]["plain"]["models"]
     metrics = UtilityPredictor.load(shipped_bundle_path(), prefer_user=False).metrics
     for label, model in (("fast (no model call)", "fast"), ("full (ABCD + extras)", "full")):

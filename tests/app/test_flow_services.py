@@ -85,26 +85,28 @@ def test_assess_prints_the_calibration_line(tmp_path, capsys):
 
 
 def test_another_assessor_slm_brings_its_own_bundle_and_learning(monkeypatch):
-    """Features C, D and the perplexities differ between SLMs: choosing Qwen 0.5B in
+    """Features C, D and the perplexities differ between SLMs: choosing the other SLM in
     Settings → Models switches to the regressor fitted on its features, and its sends are
     learned apart from the default SLM's."""
     from preflight.app.services import SlmChoice
+    from preflight.core.config import ASSESSOR_SLMS
 
     services = Services(_settings())
     default_flow = services.flow_learner()
-    assert services.predictor().slm_role == "slm"
-    monkeypatch.setattr(Services, "slm_choice",
-                        lambda self: SlmChoice("slm_qwen05", "Qwen2.5-Coder-0.5B"))
-    qwen_flow = services.flow_learner()
-    assert qwen_flow is not default_flow and qwen_flow.slm_role == "slm_qwen05"
-    assert qwen_flow.db_path != default_flow.db_path
+    default = services.assessor_slm_role()
+    assert default == ASSESSOR_SLMS[0] and services.predictor().slm_role == default
+    other = next(r for r in ASSESSOR_SLMS if r != default)
+    monkeypatch.setattr(Services, "slm_choice", lambda self: SlmChoice(other, other))
+    other_flow = services.flow_learner()
+    assert other_flow is not default_flow and other_flow.slm_role == other
+    assert other_flow.db_path != default_flow.db_path
     predictor = services.predictor()
-    assert predictor.path == shipped_bundle_path("slm_qwen05")
-    assert predictor.slm_role == "slm_qwen05"
+    assert predictor.path == shipped_bundle_path(other)
+    assert predictor.slm_role == other
     assert services.assessor(SUMMARIZE).predictor is predictor
-    _teach(services, ACME, 20)                        # the Qwen learner refits once
+    _teach(services, ACME, 20)                        # the other learner refits once
     assert services.calibration_status("acme").calibrated_on == 20
-    assert services.predictor("acme").slm_role == "slm_qwen05"
+    assert services.predictor("acme").slm_role == other
     monkeypatch.undo()
     assert services.flow_learner() is default_flow
     assert services.calibration_status("acme").calibrated_on == 0

@@ -27,7 +27,8 @@ def test_status_json_and_exit_code(capsys, empty_models):
     assert {r["role"]: r["state"] for r in rows} == {
         "slm": "missing", "dx_space": "missing", "similarity": "missing", "ner": "missing",
         "cloud_standin": "missing", "cloud_qwen15": "missing", "slm_qwen05": "missing"}
-    assert rows[-1]["optional"] is True
+    optional = {r["role"]: r["optional"] for r in rows}
+    assert optional["cloud_standin"] is True and optional["slm_qwen05"] is False
 
 
 def test_status_table_says_how_to_fix(capsys, empty_models):

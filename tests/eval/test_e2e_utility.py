@@ -49,9 +49,17 @@ def test_report_scores_stored_features_and_the_other_documents_mean(tmp_path: Pa
             feats = _features(changed)
             writer.append({"doc_id": f"doc{d}", "setting": setting, "features": feats,
                            "bundle": str(predictor.bundle.get("created")),
+                           "slm_role": predictor.slm_role,
                            "predicted_full": predictor.predict(feats), "realized": realized})
+    # a send whose features another SLM computed is left out, and counted
+    other = "slm" if predictor.slm_role != "slm" else "slm_qwen05"
+    writer.append({"doc_id": "doc9", "setting": "pseudonym", "features": _features(0.3),
+                   "bundle": "x", "slm_role": other, "predicted_full": 0.5, "realized": 0.5})
     rep = e2e_utility.report(path, predictor)
     assert rep["rows"] == 6 and rep["documents"] == 3          # the original is no setting
+    assert rep["other_slm"] == 1 and rep["slm_role"] == predictor.slm_role
+    assert "1 sends of another SLM left out" in e2e_utility.format_report(rep)
+    assert e2e_utility.stored_slm_role(path) == predictor.slm_role
     assert rep["assessed_with_this_bundle"] == 6 and rep["printed_differs"] == 0
     ref = rep["models"]["other documents' mean per setting (reference)"]
     # doc0's low-ε row is predicted by the mean of doc1 and doc2 (0.25 against 0.1), ...

@@ -122,7 +122,7 @@ def test_info_json_reports_the_bundled_models(run, exe):
     if models is None:
         pytest.fail(f"info has no 'models' section: {sorted(info)}")
     states = {m["role"]: m.get("status", m.get("state")) for m in models}
-    for role in ("slm", "similarity", "ner"):
+    for role in ("slm", "slm_qwen05", "similarity", "ner"):
         assert states.get(role) == "ok", states
 
 

@@ -68,6 +68,7 @@ def test_layout(deb):
     assert "./usr/share/icons/hicolor/scalable/apps/preflight.svg" in listing
     assert "./usr/share/icons/hicolor/256x256/apps/preflight.png" in listing
     for model in ("models/slm/SmolLM2-135M-Instruct.Q4_1.gguf",
+                  "models/slm/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",     # the assessor's
                   "models/similarity/all-mpnet-base-v2/model.safetensors",
                   "models/ner/en_core_web_sm-3.8.0/meta.json", "models/manifest.toml"):
         assert f"./opt/preflight/_internal/{model}" in listing, model

@@ -558,11 +558,12 @@ class FakeBackend:
             state: str
             optional: bool = False
             detail: str = ""
-        return [St("slm", "SmolLM2-135M-Instruct", "/models/slm.gguf", "ok"),
+        return [St("slm_qwen05", "Qwen2.5-Coder-0.5B-Instruct", "/models/qwen.gguf", "ok"),
                 St("similarity", "all-mpnet-base-v2", "/models/mpnet", "ok"),
                 St("ner", "en_core_web_sm", "/models/ner", "missing"),
-                St("slm_qwen05", "Qwen2.5-Coder-0.5B-Instruct", "/models/qwen.gguf",
-                   "missing", optional=True)]
+                St("slm", "SmolLM2-135M-Instruct", "/models/slm.gguf", "missing"),
+                St("cloud_standin", "Gemma 3 270M", "/models/gemma.gguf", "missing",
+                   optional=True)]
 
     def install_models(self, progress, cancel):
         for i in range(5):

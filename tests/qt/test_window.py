@@ -225,9 +225,9 @@ def test_settings_add_provider_hides_banner(qtbot):
 
 def test_settings_models_tab_lists_status(qtbot, window):
     dlg = window.open_settings("models")
-    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 4), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 5), timeout=3000)
     assert "ner" in dlg.models.note.text()
-    assert "slm_qwen05" not in dlg.models.note.text()     # optional: not "missing"
+    assert "cloud_standin" not in dlg.models.note.text()     # optional: not "missing"
     dlg.models._install()
     qtbot.waitUntil(lambda: bool(dlg.models.note.text().startswith("Models installed.")), timeout=3000)
     dlg.reject()
@@ -236,17 +236,18 @@ def test_settings_models_tab_lists_status(qtbot, window):
 def test_settings_models_tab_chooses_the_assessor_slm(qtbot, window):
     backend = window.backend
     dlg = window.open_settings("models")
-    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 4), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 5), timeout=3000)
     combo = dlg.models.assessor_slm
-    assert combo.currentData() == "slm" and dlg.models.slm_warning.text() == ""
-    combo.setCurrentIndex(combo.findData("slm_qwen05"))
+    assert combo.currentData() == "slm_qwen05" and dlg.models.slm_warning.text() == ""
+    assert combo.itemText(0) == "Qwen2.5-Coder-0.5B-Instruct"       # the default, first
+    combo.setCurrentIndex(combo.findData("slm"))
     assert "not installed" in combo.currentText()
     warning = dlg.models.slm_warning.text()
-    assert "Qwen2.5-Coder-0.5B-Instruct is not installed" in warning
-    assert "SmolLM2-135M-Instruct is used instead" in warning
-    assert "--role slm_qwen05" in warning
+    assert "SmolLM2-135M-Instruct is not installed" in warning
+    assert "Qwen2.5-Coder-0.5B-Instruct is used instead" in warning
+    assert "--role slm`" in warning
     dlg.accept()
-    assert backend.settings.assessor_slm == "slm_qwen05"
+    assert backend.settings.assessor_slm == "slm"
 
 
 def test_dark_theme_changes_highlight_colours(qtbot, window):

@@ -73,7 +73,10 @@ def test_real_manifest_lists_the_pinned_roles():
     assert manifest.roles() == ["slm", "dx_space", "similarity", "ner", "cloud_standin",
                                 "cloud_qwen15", "slm_qwen05"]
     defaults = [m.role for m in manifest.models if not m.optional]
-    assert defaults == ["slm", "dx_space", "similarity", "ner"]
+    assert defaults == ["slm", "dx_space", "similarity", "ner", "slm_qwen05"]
+    # every assessor SLM the settings may name is installed by default
+    from preflight.core.config import ASSESSOR_SLMS
+    assert set(ASSESSOR_SLMS) <= set(defaults)
     # the d_X space has its own role, on the SmolLM2 file (see test_assessor_slm.py)
     assert manifest.get("dx_space").sha256 == manifest.get("slm").sha256
     assert "answer only" in manifest.get("slm_qwen05").system_prompt

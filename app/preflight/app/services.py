@@ -124,21 +124,26 @@ class Services:
 
     def slm_choice(self) -> SlmChoice:
         """The assessor's SLM: the role chosen in the settings (``assessor_slm``) when
-        usable, else the default one with a warning that says why and what to do."""
+        usable, else the first usable one of :data:`ASSESSOR_SLMS` with a warning that
+        says why and what to do; the chosen one's error when none is usable."""
         def build() -> SlmChoice:
-            chosen, default = self.settings.assessor_slm, ASSESSOR_SLMS[0]
+            chosen = self.settings.assessor_slm
             models = self.models
             try:
                 models.path(chosen)
                 return SlmChoice(chosen, models.spec(chosen).name)
             except ModelUnavailableError as err:
-                if chosen == default:
-                    raise
-                warning = (f"The chosen local model ({models.spec(chosen).name}) is not "
-                           f"usable: {err.message} Using {models.spec(default).name} "
-                           f"instead. {err.hint}")
-                log.warning("%s", warning)
-                return SlmChoice(default, models.spec(default).name, warning)
+                for other in (r for r in ASSESSOR_SLMS if r != chosen):
+                    try:
+                        models.path(other)
+                    except ModelUnavailableError:
+                        continue
+                    warning = (f"The chosen local model ({models.spec(chosen).name}) is not "
+                               f"usable: {err.message} Using {models.spec(other).name} "
+                               f"instead. {err.hint}")
+                    log.warning("%s", warning)
+                    return SlmChoice(other, models.spec(other).name, warning)
+                raise
         return self._once("slm_choice", build)
 
     def slm(self) -> Any:

@@ -30,11 +30,12 @@ from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.org_policy_file import url_problem
 from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
+from preflight.core.utility.slm_roles import ASSESSOR_SLMS
 
-SCHEMA_VERSION = 1
-#: Manifest roles the utility assessor's local SLM may be (``Settings.assessor_slm``);
-#: the first is the default. The d_X space has its own role and never follows this choice.
-ASSESSOR_SLMS = ("slm", "slm_qwen05")
+#: 2: the assessor's default SLM became Qwen2.5-Coder-0.5B. A version-1 file names
+#: ``assessor_slm: "slm"`` because SmolLM2 was the default then (every key is written),
+#: not because the user chose it: such a file follows the new default when loaded.
+SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -250,6 +251,8 @@ def load_settings(path: Path | None = None, *, org: OrgPolicy | None = None) -> 
         raise ConfigError(f"{path.name}: policy.epsilon_min must not exceed "
                           f"policy.epsilon_max (found {pol.epsilon_min:g} > "
                           f"{pol.epsilon_max:g}).", _FIX)
+    if settings.schema_version < 2 and settings.assessor_slm == "slm":
+        settings.assessor_slm = ASSESSOR_SLMS[0]
     settings.schema_version = SCHEMA_VERSION
     pol.min_utility = _org(org).clamp_min_utility(pol.min_utility)
     return settings

@@ -207,19 +207,21 @@ class QtModelsTab(QWidget):
         self.settings.assessor_slm = self.assessor_slm.currentData()
 
     def _show_slm_warning(self) -> None:
-        """A chosen SLM that is not installed: say that the default is used instead."""
+        """A chosen SLM that is not installed: say which one is used instead (the first
+        installed one of ``ASSESSOR_SLMS``, as the composition root picks it)."""
         by_role = {s.role: s for s in self.statuses}
         chosen = by_role.get(self.assessor_slm.currentData())
-        default = by_role.get(ASSESSOR_SLMS[0])
-        if chosen is None or chosen.state not in ("missing", "corrupt") \
-                or chosen.role == ASSESSOR_SLMS[0]:
+        if chosen is None or chosen.state not in ("missing", "corrupt"):
             self.slm_warning.setText("")
             return
+        used = next((by_role[r] for r in ASSESSOR_SLMS if r != chosen.role and r in by_role
+                     and by_role[r].state not in ("missing", "corrupt")), None)
+        instead = (f"{used.name} is used instead" if used else
+                   "no local model can assess the utility")
         self.slm_warning.setText(
             f"⚠ {chosen.name} is {'not installed' if chosen.state == 'missing' else 'damaged'}"
-            f": {default.name if default else 'the default model'} is used instead. Install "
-            f"it with “Install missing models” or `preflight models install --role "
-            f"{chosen.role}`.")
+            f": {instead}. Install it with “Install missing models” or `preflight models "
+            f"install --role {chosen.role}`.")
 
     def _show(self, statuses: list[Any]) -> None:
         self.statuses = statuses

@@ -11,10 +11,11 @@ from preflight.core.config import ASSESSOR_SLMS
 from preflight.core.utility.features import ALL_FEATURES, FAST_FEATURES
 from preflight.core.utility.flow import read_training_rows, shipped_rows_path
 from preflight.core.utility.predictor import UtilityPredictor, shipped_bundle_path
+from preflight.core.utility.slm_roles import shipped_folder
 
 
 def test_the_regressor_is_shipped():
-    assert shipped_bundle_path().is_file(), "resources/utility/regressor.joblib is missing"
+    assert shipped_bundle_path().is_file(), f"{shipped_bundle_path()} is missing"
 
 
 def test_shipped_bundle_learned_from_answers_as_long_as_the_assessor_gives():
@@ -55,7 +56,8 @@ def _dx(frac_changed: float, eps: float) -> dict:
 
 def test_shipped_bundle_loads_without_training():
     pred = UtilityPredictor.load(prefer_user=False)
-    assert pred.path == paths.resource_path("utility", "regressor.joblib")
+    assert pred.path == paths.resource_path(*shipped_folder(), "regressor.joblib")
+    assert pred.slm_role == ASSESSOR_SLMS[0]            # the default SLM's bundle
     for name in ("baseline", "fast", "full"):
         assert pred.has(name)
     assert pred.metrics["acceptance"]["rule"]

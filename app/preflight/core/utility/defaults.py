@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from preflight.core import paths
+from preflight.core.utility.slm_roles import shipped_folder
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ FALLBACK_MIN_UTILITY = 0.5
 
 @functools.lru_cache(maxsize=1)
 def shipped_defaults() -> dict[str, Any]:
-    path = paths.resource_path("utility", DEFAULTS_NAME)
+    path = paths.resource_path(*shipped_folder(), DEFAULTS_NAME)   # the default SLM's
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -32,7 +32,6 @@ from preflight.core.errors import ModelUnavailableError
 from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
 from preflight.core.utility.predictor import (
     BUNDLE_NAME,
-    DEFAULT_SLM_ROLE,
     CostMetrics,
     UtilityPredictor,
     cost_metrics,
@@ -40,8 +39,8 @@ from preflight.core.utility.predictor import (
     load_bundle,
     save_bundle,
     shipped_bundle_path,
-    shipped_folder,
 )
+from preflight.core.utility.slm_roles import BASE_SLM_ROLE, DEFAULT_SLM_ROLE, shipped_folder
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +167,8 @@ class FlowLearner:
         user_weight: how many shipped rows one of the user's pairs counts as.
         slm_role: the assessor SLM whose features are recorded and learned from. Its
             features differ from another SLM's, so each SLM has its own prior, pairs and
-            refits: the defaults above are the default SLM's, another's are kept apart
+            refits: the defaults above are SmolLM2's (``BASE_SLM_ROLE``, the first
+            default: an install keeps what it learned), another's are kept apart
             (``utility_flow-<role>.sqlite``, ``data_dir/utility/<role>/``).
     """
 
@@ -185,7 +185,7 @@ class FlowLearner:
     ) -> None:
         if user_weight < 1:
             raise ValueError("user_weight must be 1 or more")
-        own = slm_role != DEFAULT_SLM_ROLE
+        own = slm_role != BASE_SLM_ROLE     # SmolLM2's files keep their first names
         self.slm_role = slm_role
         self.db_path = db_path or paths.data_dir() / (
             f"utility_flow-{slm_role}.sqlite" if own else "utility_flow.sqlite")

@@ -9,7 +9,8 @@ A *bundle* (one joblib file) holds several fitted scikit-learn
 * ``fast_corrected`` / ``full_corrected`` — the same when the SLM first repairs the
   sanitized text's grammar and both models then work on the repaired text.
 
-The shipped bundle lives in ``resources/utility/``; a bundle refitted on the user's own
+Each assessor SLM has a shipped bundle under ``resources/utility/`` (see
+:func:`shipped_bundle_path`); a bundle refitted on the user's own
 history (see :mod:`preflight.core.utility.flow`) lives in the data folder and wins.
 """
 
@@ -26,7 +27,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from preflight.core import paths
-from preflight.core.config import ASSESSOR_SLMS
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.utility.defaults import DEFAULTS_NAME
 from preflight.core.errors import ModelUnavailableError
@@ -36,6 +36,7 @@ from preflight.core.utility.features import (
     as_mapping,
     vector,
 )
+from preflight.core.utility.slm_roles import BASE_SLM_ROLE, DEFAULT_SLM_ROLE, shipped_folder
 from preflight.core.utility.fitting import (
     BUNDLE_FORMAT,
     LEVEL,
@@ -53,7 +54,6 @@ __all__ = ["BUNDLE_FORMAT", "MODEL_FEATURES", "make_regressor", "fit_model", "fi
            "load_bundle", "save_bundle", "UtilityPredictor", "Estimate", "Driver"]
 
 BUNDLE_NAME = "regressor.joblib"
-DEFAULT_SLM_ROLE = ASSESSOR_SLMS[0]     # a bundle without ``slm_role`` learned from it
 READABLE_FORMATS = (1, BUNDLE_FORMAT)   # format 1: no intervals, medians or unsanitized model
 WASTE_MARGIN = 0.1   # the paper's tolerance on the similarity scale
 DRIVERS = 3          # features named per prediction
@@ -62,14 +62,10 @@ DRIVER_MIN_EFFECT = 0.005
 
 def shipped_bundle_path(slm_role: str = DEFAULT_SLM_ROLE) -> Path:
     """The shipped bundle for the assessor's SLM ``slm_role``: features C, D and the
-    perplexities come from that SLM, so each SLM has a regressor of its own — the
-    default SLM's in ``resources/utility/``, another's in a sub-folder named by its role."""
+    perplexities come from that SLM, so each SLM has a regressor of its own — SmolLM2's
+    (:data:`BASE_SLM_ROLE`) in ``resources/utility/``, another's in a sub-folder named
+    by its role."""
     return paths.resource_path(*shipped_folder(slm_role), BUNDLE_NAME)
-
-
-def shipped_folder(slm_role: str = DEFAULT_SLM_ROLE) -> tuple[str, ...]:
-    """``resources/`` parts of the shipped utility files for ``slm_role``."""
-    return ("utility",) if slm_role == DEFAULT_SLM_ROLE else ("utility", slm_role)
 
 
 def user_bundle_path() -> Path:
@@ -276,7 +272,7 @@ class UtilityPredictor:
     @property
     def slm_role(self) -> str:
         """The assessor SLM whose features the bundle learned from (manifest role)."""
-        return str(self._bundle.get("slm_role", DEFAULT_SLM_ROLE))
+        return str(self._bundle.get("slm_role", BASE_SLM_ROLE))
 
     @property
     def defaults(self) -> Mapping[str, Any]:
