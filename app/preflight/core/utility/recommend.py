@@ -39,7 +39,8 @@ CURVE_POINTS = 12          # the instant curve's grid (the window's chart uses i
 # one document moves between two ε by at most this much in 75 % of the training documents'
 # consecutive d_X settings (out-of-fold predictions; preflight_eval.search_study
 # --margin-from-data --rows 3278: 0.042 over 712 pairs since the instant model reads the
-# document's form; 0.066 before), so the second candidate passes about three times in four.
+# document's form; 0.066 before; with the default SLM's features, --rows 2908 --slm-role
+# slm_qwen05: 0.044), so the second candidate passes about three times in four.
 SHIFT_MARGIN = 0.04
 WIDENINGS = ("shift", "bisect")
 # A passing second check more than this factor above the failed first one is followed by
