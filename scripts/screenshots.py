@@ -261,14 +261,20 @@ def main() -> int:
             settle(app, 0.5)
             shoot(win, "05-answer")
             if not args.fake and (not args.only or args.only == "05-local-loop"):
-                # Keep local on a memo where the default SLM falls into a loop: stopped at
-                # the first repeated sentence, the answer ends before it and says why
+                # Keep local on a memo where SmolLM2 (the assessor's other SLM, chosen in
+                # Settings → Models for this shot) falls into a loop: stopped at the first
+                # repeated sentence, the answer ends before it and says why
+                from dataclasses import replace
+
+                win.backend.save_settings(replace(win.backend.settings, assessor_slm="slm"))
                 win.original.setPlainText(loop_memo())
                 wait_until(app, lambda: win.local_button.isEnabled(), 120, "keep local")
                 win.local_button.click()
                 wait_until(app, lambda: not win.answers.busy and "locally" in
                            win.answer.status.text(), 240, "local answer")
                 shoot(win, "05-local-loop")
+                win.backend.save_settings(replace(win.backend.settings,
+                                                  assessor_slm=Settings().assessor_slm))
             got = []
             win.sig_history_shown.connect(got.append)
             win.open_history()

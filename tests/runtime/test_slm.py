@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 
 import llama_cpp
@@ -49,13 +48,6 @@ class FakeLlama:
 
     def reset(self):
         self._touch()
-
-    def eval(self, tokens):
-        self._touch()
-        vocab = 50
-        self.scores = np.zeros((len(tokens), vocab), dtype=np.float32)
-        for i in range(len(tokens) - 1):
-            self.scores[i, tokens[i + 1] % vocab] = 5.0   # a model that predicts perfectly
 
     def close(self):
         self.closed = True
@@ -116,15 +108,6 @@ def test_long_document_is_cut_to_fit_the_context(fake_llama):
     slm.run(SUMMARIZE, "word " * 2000)
     prompt_words = len(FakeLlama.instances[0].last_prompt.split())
     assert prompt_words < 400 - SUMMARIZE.max_tokens    # the document was cut, not overflowed
-    slm.close()
-
-
-def test_perplexity_uses_a_separate_logits_context(fake_llama):
-    slm = LocalSLM(fake_llama, perplexity_window=64)
-    ppl = slm.perplexity("alpha beta gamma delta epsilon")
-    assert 1.0 <= ppl < 1.5                          # the fake predicts every next token
-    scorer = [i for i in FakeLlama.instances if i.kw.get("logits_all")]
-    assert len(scorer) == 1 and scorer[0].kw["n_ctx"] >= 64
     slm.close()
 
 

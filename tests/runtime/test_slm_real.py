@@ -68,6 +68,45 @@ def test_perplexity_separates_language_from_noise(slm):
     assert slm.perplexity(DOC) * 5 < slm.perplexity(noise)
 
 
+@pytest.mark.parametrize("role", ["slm", "slm_qwen05"])
+def test_perplexity_in_the_generation_context_equals_a_logits_context(role, monkeypatch):
+    """Scoring reuses the generation's context, a few rows of logits per batch, instead
+    of a second context with logits for the whole window (which maps the model again):
+    the value must be the one that context gives, bit for bit — the utility features
+    were computed with it. The window spans several scoring batches and is cut."""
+    import math
+
+    from preflight.runtime import slm as slm_module
+    from preflight.runtime.llama_open import open_llama
+    from preflight.runtime.slm import PERPLEXITY_WINDOW, token_nll
+
+    path = require_model(role)
+    opened: list[dict] = []
+    real_open = slm_module.open_llama
+    monkeypatch.setattr(slm_module, "open_llama",
+                        lambda *a, **kw: opened.append(kw) or real_open(*a, **kw))
+    text = " ".join([DOC] * 6)                           # > PERPLEXITY_WINDOW tokens
+    with LocalSLM(path) as model:
+        before = model.run(SUMMARIZE.for_answer(24), DOC)
+        got = [model.perplexity(DOC), model.perplexity(text)]
+        after = model.run(SUMMARIZE.for_answer(24), DOC)
+    assert len(opened) == 1                              # one context, one mapping
+    assert after == before              # scoring leaves generation as it found it
+    size = PERPLEXITY_WINDOW + 8
+    reference = open_llama(path, n_ctx=size, n_batch=size, n_ubatch=size, logits_all=True)
+    try:
+        assert len(reference.tokenize(text.encode(), add_bos=True)) > PERPLEXITY_WINDOW
+        want = []
+        for t in (DOC, text):
+            tokens = reference.tokenize(t.encode(), add_bos=True)[:PERPLEXITY_WINDOW]
+            reference.reset()
+            reference.eval(tokens)
+            want.append(math.exp(float(token_nll(reference.scores, tokens).mean())))
+    finally:
+        reference.close()
+    assert got == want
+
+
 def test_cancel_lands_within_a_second_during_prompt_evaluation(slm, capsys):
     """A long document's prompt takes seconds per batch on a small CPU: llama.cpp's abort
     callback must stop it inside the batch, before any token exists — without llama.cpp

@@ -105,6 +105,9 @@ class Services:
                 obj = self._built.pop(key, None)
                 if key == "slm" and hasattr(obj, "close"):
                     obj.close()
+        from preflight.runtime.heap import return_freed_memory
+
+        return_freed_memory()
 
     def _once(self, key: str, build: Callable[[], Any]) -> Any:
         with self._lock:

@@ -46,6 +46,11 @@ _CANCEL_POLL_S = 0.05
 #: company-hosted assessor, runtime.remote_slm, uses the same).
 PERPLEXITY_WINDOW = 256
 REPEAT_PENALTY = 1.15
+# Tokens decoded per llama.cpp batch when scoring: llama.cpp keeps an output buffer of
+# batch x vocabulary floats for the context's lifetime (Qwen2.5's 151,936-token vocabulary:
+# 39 MB at 64 rows, 155 MB at 256). The logits do not depend on the split (checked
+# bit for bit by tests/runtime/test_slm_real.py).
+_SCORE_BATCH = 64
 
 
 def default_slm_path() -> Path:
@@ -62,8 +67,10 @@ class LocalSLM:
         model_path: GGUF file; ``None`` asks the model manager for the "slm" role.
         n_ctx: context window for generation (document + instruction + answer).
         n_threads: CPU threads for llama.cpp (default: all cores).
-        perplexity_window: tokens scored by :meth:`perplexity` (a separate small context
-            with per-token logits, so generation does not pay for them).
+        perplexity_window: tokens scored by :meth:`perplexity` (in the generation's own
+            context, a few rows of logits at a time: a second context would map the
+            model file again and hold a window x vocabulary logits buffer, ~1 GB more
+            for Qwen2.5-Coder-0.5B).
         system_prompt: replaces the task's system message (the manifest's
             ``system_prompt`` of the role: an instruct model such as Qwen2.5-Coder must be
             told to reply with the answer only, or it echoes the document); None keeps it.
@@ -87,7 +94,6 @@ class LocalSLM:
         self._system_prompt = system_prompt or None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preflight-slm")
         self._llm: Any = None        # touched only on the owner thread
-        self._scorer: Any = None     # ditto: logits_all context for perplexity
         self._closed = False
         self._abort_on: threading.Event | None = None   # the running generation's cancel
         self._abort_cb: Any = None   # the ctypes callback (kept alive while the model is)
@@ -156,10 +162,9 @@ class LocalSLM:
             return
         self._closed = True
         self._executor.shutdown(wait=True, cancel_futures=True)
-        for llm in (self._llm, self._scorer):
-            if llm is not None:
-                llm.close()
-        self._llm = self._scorer = None
+        if self._llm is not None:
+            self._llm.close()
+        self._llm = None
 
     def __enter__(self) -> "LocalSLM":
         return self
@@ -234,15 +239,6 @@ class LocalSLM:
             return
         self._abort_cb = abort
 
-    def _ensure_scorer(self) -> Any:
-        if self._scorer is None:
-            # n_batch bounds llama.cpp's logits buffer (batch x vocabulary floats): the
-            # default 512 rows cost ~300 MB more for a window that never exceeds 264.
-            size = self._ppl_window + 8
-            self._scorer = self._open(n_ctx=size, n_batch=size, n_ubatch=size,
-                                      logits_all=True)
-        return self._scorer
-
     def _fit_document(self, llm: Any, text: str, max_tokens: int) -> str:
         """Cut the document so prompt + answer fit in the context (keeps the start)."""
         budget = self._n_ctx - max_tokens - _PROMPT_OVERHEAD_TOKENS
@@ -302,13 +298,18 @@ class LocalSLM:
         return ModelAnswer("".join(pieces).strip(), finish)
 
     def _perplexity(self, text: str) -> float:
-        scorer = self._ensure_scorer()
-        tokens = scorer.tokenize(text.encode(), add_bos=True)[: self._ppl_window]
+        llm = self._ensure_llm()
+        tokens = llm.tokenize(text.encode(), add_bos=True)[: self._ppl_window]
         if len(tokens) < 2:
             return float("nan")
-        scorer.reset()
-        scorer.eval(tokens)
-        return float(math.exp(float(token_nll(scorer.scores, tokens).mean())))
+        # The scored tokens replace whatever the context held; llama-cpp-python must
+        # forget it too, so the next generation evaluates its prompt from the start.
+        llm.reset()
+        try:
+            nll = score_tokens(llm.ctx, llm.n_vocab(), tokens, _SCORE_BATCH)
+        finally:
+            clear_memory(llm.ctx)
+        return float(math.exp(float(nll.mean())))
 
 
 def task_messages(task: Task, document: str, system_prompt: str | None
@@ -321,6 +322,44 @@ def task_messages(task: Task, document: str, system_prompt: str | None
         return messages
     rest = [m for m in messages if m["role"] != "system"]
     return [{"role": "system", "content": system_prompt}, *rest]
+
+
+def clear_memory(ctx: Any) -> None:
+    """Empty the KV cache of the llama.cpp context ``ctx``."""
+    import llama_cpp
+
+    llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+
+
+def score_tokens(ctx: Any, n_vocab: int, tokens: list[int], batch_size: int) -> np.ndarray:
+    """Negative log-likelihood of ``tokens[1:]`` given the tokens before each, decoded
+    from position 0 in the llama.cpp context ``ctx`` (its KV cache is emptied first),
+    ``batch_size`` tokens per batch with the logits of every token requested."""
+    import llama_cpp
+
+    clear_memory(ctx)
+    batch = llama_cpp.llama_batch_init(batch_size, 0, 1)
+    parts: list[np.ndarray] = []
+    try:
+        for lo in range(0, len(tokens) - 1, batch_size):
+            part = tokens[lo:lo + batch_size]
+            batch.n_tokens = len(part)
+            for i, token in enumerate(part):
+                batch.token[i] = token
+                batch.pos[i] = lo + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = True
+            status = llama_cpp.llama_decode(ctx, batch)
+            if status != 0:
+                raise RuntimeError(f"llama_decode returned {status}")
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx),
+                                           shape=(len(part), n_vocab))
+            # row i predicts token lo + i + 1; the window's last token predicts nothing
+            parts.append(token_nll(logits, tokens[lo:lo + len(part) + 1]))
+    finally:
+        llama_cpp.llama_batch_free(batch)
+    return np.concatenate(parts)
 
 
 def token_nll(scores: np.ndarray, tokens: list[int], rows: int = 16) -> np.ndarray:
