@@ -107,6 +107,28 @@ def test_rows_from_answers_of_another_length_are_dropped(tmp_path: Path) -> None
         "features of another text", 0) - 1 - expected_legacy
 
 
+def test_corrected_rows_of_a_repair_the_stand_in_did_not_read_are_dropped(
+        tmp_path: Path) -> None:
+    """A corrected row whose features describe another SLM's repair than the payload the
+    stand-in answered is not trained on; the same setting redone on the payload, appended
+    later to the file, is."""
+    path = tmp_path / "features-cloud_x-slm_y.jsonl.gz"
+    _write(path, docs=4)
+    rows = [r for r in read_rows(path) if r["reproduced"]][:2]
+    for r in rows:
+        r["setting"]["corrected"] = True
+    rows[0]["repair_matches_payload"] = False                      # this SLM's own repair
+    redone = {**rows[0], "repair_matches_payload": True, "repair_from": "payload"}
+    mixed = tmp_path / "features-cloud_x-slm_z.jsonl.gz"
+    writer = ShardWriter(mixed)
+    for r in (*rows, redone):
+        writer.append(r)
+    data = load(mixed)
+    assert data.dropped == {"repair the stand-in did not read": 1}
+    assert [r["key"] for r in data.rows] == [rows[1]["key"], redone["key"]]
+    assert all(r["variant"] == "corrected" for r in data.rows)
+
+
 def test_original_rows_one_per_document(tmp_path: Path) -> None:
     path = tmp_path / "features-a-b.jsonl.gz"
     _write(path, docs=12)

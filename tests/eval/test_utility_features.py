@@ -147,6 +147,33 @@ def test_a_repair_the_earlier_pass_did_not_verify_is_generated(tmp_path: Path) -
     assert [c for c in slm.calls if c[0] == "correct"]
 
 
+def test_another_slm_reads_the_payload_as_its_repair_and_redoes_its_own_rows(
+        tmp_path: Path) -> None:
+    """--repair-from-payload: another SLM (whose repair would keep every word) computes
+    the corrected row's features on the payload the stand-in read, never repairing; in the
+    file that already holds its own-repair row, the row is redone (appended) once."""
+    rows_path = _generated(tmp_path)
+    out = tmp_path / "features-other.jsonl.gz"
+    FeaturePass(rows_path, out, UtilityAssessor(slm=LiteralSLM(), embedder=FakeEmbedder()),
+                FakeDetector(), kinds=_kinds(), seed=1).run()
+    [own] = [r for r in read_rows(out) if r["setting"]["corrected"]]
+    assert own["repair_matches_payload"] is False and own["repair_from"] == "slm"
+
+    slm = LiteralSLM()
+    payloads = VerifiedRepairs.of_payloads(slm, read_rows(rows_path))
+    redo = FeaturePass(rows_path, out, UtilityAssessor(slm=payloads, embedder=FakeEmbedder()),
+                       FakeDetector(), kinds=_kinds(), seed=1, repair_from="payload")
+    redo.run()
+    assert redo.n_new == 1 and payloads.reused == 1          # looked up, never generated
+    new = read_rows(out)[-1]
+    assert new["key"] == own["key"] and new["repair_matches_payload"] is True
+    assert new["repair_from"] == "payload" and new["features"] != own["features"]
+    again = FeaturePass(rows_path, out, UtilityAssessor(slm=payloads, embedder=FakeEmbedder()),
+                        FakeDetector(), kinds=_kinds(), seed=1, repair_from="payload")
+    again.run()
+    assert again.n_new == 0
+
+
 def test_shards_split_the_documents_and_concatenate_into_the_whole_pass(tmp_path: Path) -> None:
     slm = FakeSLM()
     other = Document("memo:0002", "business", "memo",

@@ -22,7 +22,13 @@ Corrected rows: in the app the SLM that computes the features also repairs the t
 payload was repaired by the generator's corrector; ``measure(correct=True)`` repairs it
 again with this pass's SLM, and ``repair_matches_payload`` says whether both agree (with
 the same greedy SLM they do; with another SLM, D describes a different repair than the
-one the stand-in read — keep or drop those rows knowingly).
+one the stand-in read). For another SLM, ``--repair-from-payload`` takes the stored
+payload as the repair instead of generating one, so every feature describes the text whose
+answer is the target (rows say ``repair_from: "payload"``): the regressor learns features
+of a repaired text → utility of that same text, which is what it is asked in the app.
+Session 26 measured why it matters: Qwen 0.5B's own repairs of the 486 corrected rows (none
+equal to SmolLM2's payloads) left its corrected model at 54.6 % Failed on the test rows,
+against 27.8 % for SmolLM2, whose repairs were the payloads.
 """
 
 from __future__ import annotations
@@ -102,6 +108,13 @@ class VerifiedRepairs:
         self.reused = 0
 
     @classmethod
+    def of_payloads(cls, slm: Any, rows: list[dict[str, Any]]) -> "VerifiedRepairs":
+        """Every corrected row's stored payload stands for the repair of its sanitized text:
+        the features of another SLM then describe the text the stand-in read."""
+        return cls(slm, {r["sanitized"]: r["payload"] for r in rows
+                         if r["setting"].get("corrected") and "sanitized" in r})
+
+    @classmethod
     def from_pass(cls, slm: Any, rows: list[dict[str, Any]],
                   earlier: list[dict[str, Any]]) -> "VerifiedRepairs":
         verified = {(r["doc_id"], r["key"]) for r in earlier
@@ -128,7 +141,8 @@ class FeaturePass:
                  kinds: dict[str, Any] | None = None, seed: int = SEED,
                  time_limit_min: float = 60.0, max_docs: int = 0,
                  answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
-                 shard: tuple[int, int] = (0, 1), variant: str = "all") -> None:
+                 shard: tuple[int, int] = (0, 1), variant: str = "all",
+                 repair_from: str = "slm") -> None:
         self.rows_path = Path(rows_path)
         self.writer = ShardWriter(out_path)
         self.out_path = Path(out_path)
@@ -136,7 +150,12 @@ class FeaturePass:
         self.detector = detector
         self.kinds = kinds if kinds is not None else setting_kinds()
         self.seed = seed
-        self.done = {(r["doc_id"], r["key"]) for r in read_rows(self.out_path)}
+        self.repair_from = repair_from      # "slm", or "payload" (VerifiedRepairs.of_payloads)
+        # with the payload as the repair, a corrected row of this SLM's own repair is redone
+        # (appended to the same file; ``rows.load`` drops the one the stand-in did not read)
+        self.done = {(r["doc_id"], r["key"]) for r in read_rows(self.out_path)
+                     if repair_from == "slm" or not r["setting"].get("corrected")
+                     or r.get("repair_from") == "payload"}
         self.deadline = time.monotonic() + time_limit_min * 60
         self.n_new = 0
         self.max_docs = max_docs
@@ -198,6 +217,7 @@ class FeaturePass:
             "features_from": "recreated" if reproduced else "stored payload",
             "row_created": row.get("created"),
             "repair_matches_payload": worked == row["payload"],
+            **({"repair_from": self.repair_from} if setting.corrected else {}),
             # False: the sanitized text's perplexity (no shipped model reads it) was skipped
             "sanitized_perplexity": self.assessor.scores_sanitized_perplexity(),
             "seconds": round(time.monotonic() - t0, 2),
@@ -230,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
                     "the I-th (run N processes into N files, then cat them)")
     ap.add_argument("--reuse-repairs", default=None, help="an earlier feature file of the "
                     "same SLM whose verified grammar repairs are looked up, not rerun")
+    ap.add_argument("--repair-from-payload", action="store_true",
+                    help="corrected rows: the stored payload (the generator's repair) stands "
+                         "for this SLM's repair, so the features describe the text the "
+                         "stand-in read (for an SLM other than the generator's corrector)")
     ap.add_argument("--skip-unread", action="store_true",
                     help="compute only the features a shipped model reads, as the product "
                          "does: no perplexity pass on the sanitized text (about a quarter of "
@@ -256,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     use_mechanisms(services.mechanism)
     rows_path = data / f"{args.cloud_role}.jsonl.gz"
     slm: Any = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
-    if args.reuse_repairs:
+    if args.repair_from_payload:
+        slm = VerifiedRepairs.of_payloads(slm, read_rows(rows_path))
+    elif args.reuse_repairs:
         slm = VerifiedRepairs.from_pass(slm, read_rows(rows_path),
                                         read_rows(Path(args.reuse_repairs)))
     feature_pass = FeaturePass(
@@ -266,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         UtilityAssessor(slm=slm, embedder=services.embedder(), predictor=services.predictor(),
                         answer_tokens=args.answer_tokens, all_features=not args.skip_unread),
         services.detector(), time_limit_min=args.time_limit, max_docs=args.max_docs,
-        answer_tokens=args.answer_tokens, shard=shard, variant=args.variant)
+        answer_tokens=args.answer_tokens, shard=shard, variant=args.variant,
+        repair_from="payload" if args.repair_from_payload else "slm")
     try:
         feature_pass.run()
     except KeyboardInterrupt:

@@ -13,7 +13,10 @@ an ``error`` (the sanitization failed and nothing was sent), or features compute
 re-created text that differs from the stored payload (rows of the feature pass before
 session 4; since then such rows are computed on the stored payload, ``features_from``),
 or features from SLM answers capped at another length than the product's
-(``slm_answer_tokens``; rows without it were capped at 142 tokens).
+(``slm_answer_tokens``; rows without it were capped at 142 tokens), or, for a corrected
+row, features of a grammar repair other than the payload (``repair_matches_payload``
+false: another SLM's repair; since session 26 ``features --repair-from-payload`` computes
+them on the payload and appends them to the same file).
 d_X rows written before the word-boundary classes get no features at all (a mechanism
 the product no longer ships: :func:`.features.old_dx_row`).
 """
@@ -99,6 +102,11 @@ def load(path: Path, limit: int | None = None) -> DataSet:
             # computed (before session 4's fix) on a text the stand-in never read
             data.dropped["features of another text"] = \
                 data.dropped.get("features of another text", 0) + 1
+        elif r["setting"].get("corrected") and r.get("repair_matches_payload") is False:
+            # D, the SLM's answer and the change shares describe this SLM's own repair, not
+            # the payload the stand-in answered (``features --repair-from-payload`` redoes it)
+            data.dropped["repair the stand-in did not read"] = \
+                data.dropped.get("repair the stand-in did not read", 0) + 1
         elif r.get("slm_answer_tokens", LEGACY_ANSWER_TOKENS) != ASSESSOR_ANSWER_TOKENS:
             # C and D from answers of another length than the product's assessor gives
             data.dropped["answers of another length"] = \
