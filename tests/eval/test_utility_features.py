@@ -174,6 +174,19 @@ def test_another_slm_reads_the_payload_as_its_repair_and_redoes_its_own_rows(
     assert again.n_new == 0
 
 
+def test_the_payload_repair_and_an_earlier_pass_repairs_exclude_each_other(capsys) -> None:  # noqa: ANN001
+    """Two sources for one repair: the command refuses them together, before loading any
+    model, instead of silently preferring one."""
+    import pytest
+
+    from preflight_eval.utility_data import features
+
+    with pytest.raises(SystemExit) as stop:
+        features.main(["--reuse-repairs", "earlier.jsonl.gz", "--repair-from-payload"])
+    assert stop.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
 def test_shards_split_the_documents_and_concatenate_into_the_whole_pass(tmp_path: Path) -> None:
     slm = FakeSLM()
     other = Document("memo:0002", "business", "memo",

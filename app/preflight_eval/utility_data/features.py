@@ -248,12 +248,13 @@ def main(argv: list[str] | None = None) -> int:
                     "data/utility/features-CLOUD-SLM.jsonl.gz)")
     ap.add_argument("--shard", default="0/1", help="I/N: only every N-th document from "
                     "the I-th (run N processes into N files, then cat them)")
-    ap.add_argument("--reuse-repairs", default=None, help="an earlier feature file of the "
-                    "same SLM whose verified grammar repairs are looked up, not rerun")
-    ap.add_argument("--repair-from-payload", action="store_true",
-                    help="corrected rows: the stored payload (the generator's repair) stands "
-                         "for this SLM's repair, so the features describe the text the "
-                         "stand-in read (for an SLM other than the generator's corrector)")
+    repairs = ap.add_mutually_exclusive_group()
+    repairs.add_argument("--reuse-repairs", default=None, help="an earlier feature file of "
+                         "the same SLM whose verified grammar repairs are looked up, not rerun")
+    repairs.add_argument("--repair-from-payload", action="store_true",
+                         help="corrected rows: the stored payload (the generator's repair) "
+                         "stands for this SLM's repair, so the features describe the text "
+                         "the stand-in read (for an SLM other than the generator's corrector)")
     ap.add_argument("--skip-unread", action="store_true",
                     help="compute only the features a shipped model reads, as the product "
                          "does: no perplexity pass on the sanitized text (about a quarter of "
@@ -282,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     slm: Any = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
     if args.repair_from_payload:
         slm = VerifiedRepairs.of_payloads(slm, read_rows(rows_path))
-    elif args.reuse_repairs:
+    if args.reuse_repairs:
         slm = VerifiedRepairs.from_pass(slm, read_rows(rows_path),
                                         read_rows(Path(args.reuse_repairs)))
     feature_pass = FeaturePass(
