@@ -7,6 +7,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "core" / "send"))
 sys.path.insert(0, str(ROOT / "core" / "utility"))
@@ -21,6 +23,7 @@ from preflight.core.tasks import CORRECT  # noqa: E402
 from preflight.core.utility.assess import UtilityAssessor  # noqa: E402
 from preflight_eval.utility_data.corpus import Document  # noqa: E402
 from preflight_eval.utility_data.features import FeaturePass, VerifiedRepairs  # noqa: E402
+from preflight_eval.utility_data.features import main as features_main  # noqa: E402
 from preflight_eval.utility_data.settings import OperatorKind  # noqa: E402
 from preflight_eval.utility_data.shards import read_rows  # noqa: E402
 
@@ -174,15 +177,12 @@ def test_another_slm_reads_the_payload_as_its_repair_and_redoes_its_own_rows(
     assert again.n_new == 0
 
 
-def test_the_payload_repair_and_an_earlier_pass_repairs_exclude_each_other(capsys) -> None:  # noqa: ANN001
+def test_the_payload_repair_and_an_earlier_pass_repairs_exclude_each_other(
+        capsys: pytest.CaptureFixture[str]) -> None:
     """Two sources for one repair: the command refuses them together, before loading any
     model, instead of silently preferring one."""
-    import pytest
-
-    from preflight_eval.utility_data import features
-
     with pytest.raises(SystemExit) as stop:
-        features.main(["--reuse-repairs", "earlier.jsonl.gz", "--repair-from-payload"])
+        features_main(["--reuse-repairs", "earlier.jsonl.gz", "--repair-from-payload"])
     assert stop.value.code == 2
     assert "not allowed with" in capsys.readouterr().err
 

@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     slm: Any = LocalSLM(services.models.path(args.slm_role), n_threads=args.n_threads)
     if args.repair_from_payload:
         slm = VerifiedRepairs.of_payloads(slm, read_rows(rows_path))
-    if args.reuse_repairs:
+    elif args.reuse_repairs:
         slm = VerifiedRepairs.from_pass(slm, read_rows(rows_path),
                                         read_rows(Path(args.reuse_repairs)))
     feature_pass = FeaturePass(
