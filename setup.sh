@@ -64,7 +64,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 stamp_file="$VENV/.preflight-deps"
-want=$(cat pyproject.toml constraints.txt setup.sh | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml eval/pyproject.toml constraints.txt setup.sh | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     say "installing Python dependencies (llama-cpp-python builds from source the first time, ~6 min)"
     # The CPU build of torch first: anything else would pull gigabytes of CUDA wheels.
@@ -89,6 +89,9 @@ if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     llama_pin=$(grep -o -m1 '"llama-cpp-python==[0-9.]*"' pyproject.toml | tr -d '"')
     "$VPY" -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
     "$VPY" -m pip install -q -c constraints.txt -e ".[dev,package]"
+    # The evaluation and training code (eval/) for the tests and the documented numbers;
+    # the product's wheel and installer never contain it.
+    "$VPY" -m pip install -q -c constraints.txt -e ./eval
     echo "$want" > "$stamp_file"
 else
     say "Python dependencies up to date"

@@ -100,3 +100,17 @@ def test_core_import_does_not_load_qt() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_product_package_holds_no_evaluation_code() -> None:
+    """`pip install .` ships what `packages.find where=["app"]` finds: no research code
+    (eval/ is installed beside it for development only), and nothing shipped imports it."""
+    from setuptools import find_packages
+
+    shipped = find_packages(str(ROOT / "app"))
+    assert shipped and all(p == "preflight" or p.startswith("preflight.") for p in shipped)
+    found = [f"{path.relative_to(ROOT)}:{line}"
+             for path in sorted(PKG.rglob("*.py"))
+             for line, name in _imports(path)
+             if name == "preflight_eval" or name.startswith("preflight_eval.")]
+    assert not found, "\n".join(found)
