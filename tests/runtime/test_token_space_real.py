@@ -9,6 +9,7 @@ import pytest
 from _models import unavailable
 
 from preflight.core.errors import ModelUnavailableError
+from preflight_eval.dx_reference import reference_outputs
 
 pytestmark = pytest.mark.slow
 
@@ -91,37 +92,7 @@ def test_real_embedding_fast_path_equals_exact_search(space):
         prep = mech.prepare(text, [], SanitizeParams(seed=seed))
         for eps in (lo, np.sqrt(lo * hi), hi, lo / 2):
             _, fast = prep.token_outputs(eps)
-            assert np.array_equal(fast, prep.reference_outputs(eps))
-
-
-def test_hugging_face_input_embeddings():
-    """The HF space on the local all-mpnet-base-v2 folder (similarity model)."""
-    from preflight.core.sanitize.base import SanitizeParams
-    from preflight.core.sanitize.dx import DxMechanism
-    from preflight.runtime.models import ModelManager
-    from preflight.runtime.token_space import HFTokenSpace
-
-    try:
-        folder = ModelManager().path("similarity")
-    except ModelUnavailableError as exc:
-        model_missing("the similarity model", exc)
-        raise
-    space = HFTokenSpace(folder)
-    assert space.matrix.shape == (30527, 768)
-    specials = space.filter_info()["dropped"]["special"]
-    assert specials >= 5
-    text = "Jane Doe's café in Berlin, 2024!"
-    tok = space.tokenize(text)
-    assert [text[s:e] for s, e in zip(tok.unit_start, tok.unit_end)][:5] == \
-        ["Jane", "Doe", "'", "s", "café"]
-    mech = DxMechanism(space, rank_constant=0.05, epsilon_range=(5.0, 200.0))
-    res = mech.sanitize(text, [], SanitizeParams(seed=1, epsilon=20.0))
-    assert res.info["tokens_changed"] > 0
-    for junk in ("<unk>", "[UNK]", "[unused", "##"):
-        assert junk not in res.text
-    prep = mech.prepare(text, [], SanitizeParams(seed=1))
-    _, fast = prep.token_outputs(20.0)
-    assert np.array_equal(fast, prep.reference_outputs(20.0))
+            assert np.array_equal(fast, reference_outputs(prep, eps))
 
 
 @pytest.mark.parametrize("text", [

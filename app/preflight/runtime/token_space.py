@@ -3,13 +3,9 @@
 A :class:`TokenSpace` gives the d_X mechanism three things: a tokenizer that maps text to
 token ids with exact character offsets, the embedding matrix φ (one row per token id),
 and the *candidate vocabulary* — the token ids the mechanism may output (printable
-pieces only). Three spaces ship:
-
-- :class:`GGUFTokenSpace` (default): the SLM's own token embedding matrix read from its
-  GGUF file (``token_embd.weight``, dequantized with ``gguf``), tokenized by llama.cpp.
-- :class:`HFTokenSpace`: input embeddings of a local Hugging Face / sentence-transformers
-  model folder, tokenized by its fast tokenizer.
-- :class:`WordVectorSpace`: a word-vector text file in GloVe format, word-level tokens.
+pieces only). The one that ships, :class:`GGUFTokenSpace`, reads an SLM's token embedding
+matrix from its GGUF file (``token_embd.weight``, dequantized with ``gguf``) and tokenizes
+with llama.cpp; :class:`ArraySpace` wraps a matrix and a tokenizer given in memory.
 
 Derived arrays (float32 matrix, candidate ids, pieces) are cached under
 ``cache_dir()/dx/<sha256 of the source file>`` so later loads skip dequantization.
@@ -24,7 +20,6 @@ from __future__ import annotations
 from preflight.core.ports import Tokenization, TokenSpace
 from preflight.runtime.gguf_space import GGUFTokenSpace, gguf_token_space
 from preflight.runtime.hashing import cached_file_sha256
-from preflight.runtime.hf_space import HFTokenSpace
 from preflight.runtime.space_base import (
     VOCABULARY_FILTER_RULE,
     ArraySpace,
@@ -32,10 +27,9 @@ from preflight.runtime.space_base import (
     is_printable_piece,
     units_from_byte_pieces,
 )
-from preflight.runtime.word_space import WordVectorSpace
 
 __all__ = [
-    "VOCABULARY_FILTER_RULE", "ArraySpace", "BaseSpace", "GGUFTokenSpace", "HFTokenSpace",
-    "TokenSpace", "Tokenization", "WordVectorSpace", "cached_file_sha256", "gguf_token_space",
+    "VOCABULARY_FILTER_RULE", "ArraySpace", "BaseSpace", "GGUFTokenSpace",
+    "TokenSpace", "Tokenization", "cached_file_sha256", "gguf_token_space",
     "is_printable_piece", "units_from_byte_pieces",
 ]

@@ -58,7 +58,8 @@ def test_sanitize_dx_json(doc, capsys):
     assert main(["sanitize", str(doc), "--method", "dx", "--epsilon", "40", "--seed", "1",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["method"] == "dx-all" and out["policy"]["dx"] == "all" and out["epsilon"] == 40 and out["approximate"] is False
+    assert out["method"] == "dx-all" and out["policy"]["dx"] == "all" and out["epsilon"] == 40
+    assert out["nearest_neighbour"] == "exact"
     assert "every token" in out["guarantee"]
     assert out["changes"], "no token changed"
     # Outside the changes the output is the source verbatim, in order: rebuilding the text

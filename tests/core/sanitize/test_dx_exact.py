@@ -1,6 +1,6 @@
 """The slider's fast path returns exactly what the per-ε exact search returns.
 
-The reference (DxPrepared.reference_outputs / dx_reference.exact_outputs) scans the whole
+The reference (preflight_eval.dx_reference: reference_outputs / exact_outputs) scans the whole
 vocabulary at every ε with the canonical float64 distance and lowest-id tie-breaking;
 the fast path (dx_engine.envelope_outputs, what DxPrepared.at uses) only
 walks the prepared envelope and neighbour lists. Same noise, so the
@@ -26,7 +26,7 @@ from preflight.core.sanitize.dx_engine import (
     plan_depths,
 )
 from preflight.core.sanitize.dx_geometry import Geometry
-from preflight.core.sanitize.dx_reference import exact_outputs, exact_pivots
+from preflight_eval.dx_reference import exact_outputs, exact_pivots, reference_outputs
 
 
 def test_canonical_distance_does_not_depend_on_batch_shape():
@@ -84,7 +84,7 @@ def test_prepared_at_equals_reference_at_any_epsilon(words, seed, eps, rank_step
     prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
     for e in eps:   # some outside the prepared range: the range is extended exactly
         _, fast = prep.token_outputs(e)
-        assert np.array_equal(fast, prep.reference_outputs(e))
+        assert np.array_equal(fast, reference_outputs(prep, e))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,7 +105,7 @@ def test_word_boundary_classes_prepared_at_equals_masked_reference(words, seed, 
     prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
     for e in eps:
         _, fast = prep.token_outputs(e)
-        assert np.array_equal(fast, prep.reference_outputs(e))
+        assert np.array_equal(fast, reference_outputs(prep, e))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -116,7 +116,7 @@ def test_byte_level_space_fast_equals_reference(seed):
     prep = mech.prepare(text, [], SanitizeParams(seed=seed))
     for e in (0.3, 1.0, 4.0, 30.0, 100.0):
         _, fast = prep.token_outputs(e)
-        assert np.array_equal(fast, prep.reference_outputs(e))
+        assert np.array_equal(fast, reference_outputs(prep, e))
 
 
 @pytest.mark.parametrize("integer", [False, True])

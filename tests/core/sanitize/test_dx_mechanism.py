@@ -89,10 +89,10 @@ def test_low_epsilon_changes_most_tokens_high_epsilon_few():
 def test_info_fields_and_guarantee_for_scope_all():
     res = byte_mech().sanitize(TEXT, [], SanitizeParams(seed=2, epsilon=3.0))
     for key in ("epsilon", "scope", "tokens_changed", "tokens_total", "rank_constant",
-                "approximate", "guarantee"):
+                "nearest_neighbour", "guarantee"):
         assert key in res.info
     assert res.info["epsilon"] == 3.0 and res.info["scope"] == "all"
-    assert res.info["approximate"] is False and res.info["rank_constant"] == 0.05
+    assert res.info["nearest_neighbour"] == "exact" and res.info["rank_constant"] == 0.05
     assert "every token" in res.info["guarantee"]
     assert res.to_json()["guarantee"] == res.info["guarantee"]
 

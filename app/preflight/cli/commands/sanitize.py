@@ -44,11 +44,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="print text, change list and method facts as JSON")
     dx = parser.add_argument_group("d_X options")
     dx.add_argument("--epsilon", type=float, default=None, help="privacy parameter ε")
-    dx.add_argument("--no-rank-step", action="store_true",
-                    help="research: skip the rank step after the exact pivot")
-    dx.add_argument("--approximate", action="store_true",
-                    help="research: approximate nearest-neighbour search (changes the "
-                         "mechanism's output distribution)")
     parser.set_defaults(handler=run)
 
 
@@ -68,10 +63,7 @@ def run(args: argparse.Namespace) -> int:
         check_vault_target(Path(args.vault), document_sha256(text), _document_name(args.file))
     services = build_services()
     policy = chosen_policy(args, services)
-    params = SanitizeParams(
-        seed=args.seed, epsilon=args.epsilon,
-        rank_step=not args.no_rank_step, approximate=args.approximate,
-    )
+    params = SanitizeParams(seed=args.seed, epsilon=args.epsilon)
     warnings: list[str] = []
     spans = []
     # d_X over the whole text is the one policy that does not use the detection.

@@ -21,7 +21,6 @@ class SanitizeParams:
     epsilon: float | None = None          # d_X only
     scope: str = "all"                    # d_X only: "all" tokens or detected "pii" spans
     rank_step: bool = True                # d_X research flag
-    approximate: bool = False             # d_X research flag (labelled wherever it shows)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

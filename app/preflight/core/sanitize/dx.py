@@ -7,9 +7,9 @@ that, ``DxPrepared.at(ε)`` returns the sanitized text for any ε in millisecond
 identical to running the mechanism from scratch at that ε with the same noise.
 
 The mechanism takes its token space through the constructor and owns everything derived
-from it (geometry, neighbour lists, calibration, annoy index): build one per space and
+from it (geometry, neighbour lists, calibration): build one per space and
 keep it. Modules: :mod:`.dx_prepared` (a prepared document), :mod:`.dx_engine` (the
-numerics), :mod:`.dx_geometry`, :mod:`.dx_reference` (the brute-force yardstick),
+numerics), :mod:`.dx_geometry`,
 :mod:`.dx_store` (what is kept on disk), :mod:`.dx_calibration`.
 
 Word boundaries (:mod:`.dx_classes`): a token that starts a word is replaced only by a
@@ -19,10 +19,9 @@ geometry and neighbour table per class), so the output never glues or splits wor
 class pattern is revealed (the text shows it anyway). ``DxMechanism(...,
 word_boundaries=False)`` is the unrestricted research setting (evaluation scripts only).
 
-Research flags (``SanitizeParams``): ``rank_step=False`` outputs the pivot itself (the
-original Feyisetan et al. mechanism); ``approximate=True`` finds the pivot with an annoy
-index at its default search_k — the seeds show this silently changes the output
-distribution, so it is labelled "approximate" in ``info`` and in the guarantee.
+``SanitizeParams.rank_step=False`` outputs the pivot itself (the original Feyisetan et al.
+mechanism, for evaluation); the nearest-neighbour search is always exact — an approximate
+index silently changes the output distribution (the seeds show it with annoy).
 """
 
 from __future__ import annotations
@@ -40,13 +39,13 @@ from preflight.core.sanitize.base import SanitizeParams, register
 from preflight.core.sanitize.dx_classes import BoundaryClasses
 from preflight.core.sanitize.dx_geometry import Geometry
 from preflight.core.sanitize.dx_prepared import DxPrepared, guarantee_sentence
-from preflight.core.sanitize.dx_store import ANNOY_TREES, TABLE_K
+from preflight.core.sanitize.dx_store import TABLE_K
 from preflight.core.types import SanitizedText, Span
 
 SCOPES = ("all", "pii", "rest")   # "rest": tokens outside the spans (a policy's hybrid)
 
 __all__ = [
-    "ANNOY_TREES", "SCOPES", "TABLE_K", "DxMechanism", "DxPrepared", "build_neighbour_table",
+    "SCOPES", "TABLE_K", "DxMechanism", "DxPrepared", "build_neighbour_table",
     "guarantee_sentence",
 ]
 
@@ -83,7 +82,6 @@ class DxMechanism:
         self._geometries: dict[str, Geometry] | None = None
         self._whole: Geometry | None = None
         self._texts: list[str] | None = None
-        self._annoy: dict[str | None, object] = {}
         if epsilon_range is not None:
             lo, hi = float(epsilon_range[0]), float(epsilon_range[1])
             if not (0 < lo <= hi and math.isfinite(hi)):
@@ -178,7 +176,7 @@ class DxMechanism:
             "vocabulary_filter": space.filter_info(),
             "calibration_rule": self.calibration.get(
                 "rule", "given explicitly (not calibrated)"),
-            "nearest_neighbour": "exact (approximate annoy search only with the research flag)",
+            "nearest_neighbour": "exact",
             "neighbour_table_cached": (
                 dx_store.installed_table_path(space, self.classes).is_file()
                 or dx_store.cached_table_path(space, self.classes).is_file()),
@@ -253,17 +251,6 @@ class DxMechanism:
     def installed_table_path(self) -> Path:
         """Where `preflight models install` puts this space's neighbour tables."""
         return dx_store.installed_table_path(self._space, self.classes)
-
-    # ----- approximate research flag
-
-    def annoy_index(self, label: str | None = None):
-        """Annoy index over a class's candidate embeddings, or the whole vocabulary's
-        when ``label`` is None (research scripts); built once, cached on disk."""
-        with self._lock:
-            if label not in self._annoy:
-                geom = self.geometry if label is None else self.geometries[label]
-                self._annoy[label] = dx_store.annoy_index(self._space, geom, label)
-            return self._annoy[label]
 
 
 @register("dx")

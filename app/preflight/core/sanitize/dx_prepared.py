@@ -28,15 +28,11 @@ from preflight.core.sanitize.dx_engine import (
     concat_envelopes,
     draw_noise,
     envelope_outputs,
-    noisy_point,
     occurrences,
     plan_depths,
-    rank_step as apply_rank_step,
     take_envelope,
 )
 from preflight.core.sanitize.dx_geometry import Geometry
-from preflight.core.sanitize.dx_reference import exact_outputs
-from preflight.core.sanitize.dx_store import ANNOY_TREES
 from preflight.core.types import SanitizedText, Span, apply_replacements
 
 if TYPE_CHECKING:
@@ -44,7 +40,7 @@ if TYPE_CHECKING:
 
 
 def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
-                       approximate: bool, oov: int = 0, word_boundaries: bool = True,
+                       oov: int = 0, word_boundaries: bool = True,
                        unclassed: int = 0) -> str:
     if scope == "all":
         s = (f"ε-d_X-privacy with ε = {eps:.4g} holds for every token of the text, "
@@ -63,10 +59,6 @@ def guarantee_sentence(scope: str, eps: float, n_spans: int, rank_step: bool,
         s += " (Research mode: without the rank step.)"
     if oov:
         s += f" {oov} word(s) missing from the embedding were left unchanged and are not covered."
-    if approximate:
-        s += (" APPROXIMATE: the nearest neighbour was found with annoy at its default "
-              "search_k, which changes the mechanism's output distribution; the stated "
-              "guarantee is not established for this output.")
     if word_boundaries and (scope in ("all", "rest") or n_spans):
         s += (" The word-boundary pattern (which tokens start a word, continue one or are "
               "whitespace) is revealed: each token is replaced only by a token of the same "
@@ -101,7 +93,7 @@ class _Group:
     rows: np.ndarray         # (G,) positions among the tokens in scope (ascending)
     P64: np.ndarray          # (G, n) float64 embeddings of the tokens
     noise: Noise
-    env: Envelope | None     # None with the approximate research flag
+    env: Envelope
 
 
 class DxPrepared:
@@ -151,8 +143,7 @@ class DxPrepared:
         self._work = _TokenWork(ids, tok.unit_of, tok.unit_start, tok.unit_end, occ, active,
                                 classes)
         old = None
-        if reuse is not None and reuse.seed == seed and not params.approximate \
-                and reuse.epsilon_range == epsilon_range:
+        if reuse is not None and reuse.seed == seed and reuse.epsilon_range == epsilon_range:
             old = _old_rows(reuse)
         geoms = mech.geometries
         labels = mech.classes.labels
@@ -197,19 +188,12 @@ class DxPrepared:
         eps = self.mech._require_epsilon(epsilon)
         return self._work.ids[self._work.active], self._outputs(eps)
 
-    def reference_outputs(self, epsilon: float) -> np.ndarray:
-        """Output ids by the per-ε exact search with the same noise: a full scan of the
-        whole vocabulary for the pivot and a full ranking for the rank step, restricted
-        to each token's class by a mask (slow; the yardstick of tests and benchmarks)."""
-        eps = self.mech._require_epsilon(epsilon)
-        whole = self.mech.geometry
-        out = self._work.ids[self._work.active].copy()
-        for g in self._groups:
-            allowed = np.isin(whole.cand, g.geom.cand)
-            o = exact_outputs(whole, g.P64, g.noise, eps, self.mech.rank_constant,
-                              rank_step=self.params.rank_step, allowed=allowed)
-            out[g.rows] = whole.cand[o]
-        return out
+    def class_draws(self) -> list[tuple[np.ndarray, np.ndarray, Noise, np.ndarray]]:
+        """Per word-boundary class of the tokens in scope: (their positions among the
+        tokens in scope, their float64 embeddings, their noise draws, the class's candidate
+        ids) — what an independent implementation needs to recompute :meth:`token_outputs`
+        (the brute-force yardstick of tests and benchmarks, ``preflight_eval.dx_reference``)."""
+        return [(g.rows, g.P64, g.noise, g.geom.cand) for g in self._groups]
 
     # ----- internals
 
@@ -217,22 +201,14 @@ class DxPrepared:
         """Output token id of each token in scope (its own id if it has no class)."""
         c = self.mech.rank_constant
         out = self._work.ids[self._work.active].copy()
-        if not self.params.approximate:
-            with self._lock:
-                lo, hi = self.epsilon_range
-                if not (lo <= eps <= hi):
-                    self._extend_range(min(lo, eps), max(hi, eps))
-                groups = [(g, g.env) for g in self._groups]
-        else:
-            groups = [(g, None) for g in self._groups]
+        with self._lock:
+            lo, hi = self.epsilon_range
+            if not (lo <= eps <= hi):
+                self._extend_range(min(lo, eps), max(hi, eps))
+            groups = [(g, g.env) for g in self._groups]
         for g, env in groups:
-            if env is None:
-                piv = self._annoy_pivots(g, eps)
-                o = apply_rank_step(g.geom, piv, g.noise.U, eps, c) \
-                    if self.params.rank_step else piv
-            else:
-                o = envelope_outputs(g.geom, env, g.P64, g.noise, eps, c,
-                                     with_rank_step=self.params.rank_step)
+            o = envelope_outputs(g.geom, env, g.P64, g.noise, eps, c,
+                                 with_rank_step=self.params.rank_step)
             out[g.rows] = g.geom.cand[o]
         return out
 
@@ -245,14 +221,6 @@ class DxPrepared:
             if self.params.rank_step:
                 g.geom.ensure_neighbours(plan_depths(g.env, g.noise, c, g.geom.C))
         self.epsilon_range = (lo, hi)
-
-    def _annoy_pivots(self, g: _Group, eps: float) -> np.ndarray:
-        idx = self.mech.annoy_index(g.label if self.mech.classes.restricted else None)
-        out = np.empty(len(g.rows), dtype=np.int64)
-        for t in range(len(out)):
-            e = noisy_point(g.P64[t], g.noise.u[t], g.noise.g[t], eps)
-            out[t] = idx.get_nns_by_vector(e.astype(np.float32).tolist(), 1)[0]
-        return out
 
     def _render(self, eps: float, out_ids: np.ndarray,
                 fixed: Sequence[tuple[int, int, str, str]] = ()) -> SanitizedText:
@@ -285,13 +253,11 @@ class DxPrepared:
             "tokens_in_text": int(len(w.ids)),
             "rank_constant": self.mech.rank_constant,
             "rank_step": bool(self.params.rank_step),
-            "approximate": bool(self.params.approximate),
             "word_boundaries": bool(self.mech.classes.restricted),
-            "nearest_neighbour": ("approximate (annoy, %d trees, default search_k)" % ANNOY_TREES
-                                  if self.params.approximate else "exact"),
+            "nearest_neighbour": "exact",
             "embedding": space.name,
             "guarantee": guarantee_sentence(self.params.scope, eps, n_spans,
-                                            self.params.rank_step, self.params.approximate,
+                                            self.params.rank_step,
                                             self._oov, self.mech.classes.restricted,
                                             int((w.cls < 0).sum())),
         }
@@ -357,7 +323,7 @@ def _make_group(prep: DxPrepared, label: str, geom: Geometry, rows: np.ndarray,
     fresh = np.asarray([r for r, s in enumerate(src) if s is None], dtype=np.int64)
     if len(fresh) == len(rows):      # nothing to copy
         noise = draw_noise(prep.seed, aid, occ, geom.n)
-        env = None if prep.params.approximate else build_envelope(
+        env = build_envelope(
             geom, matrix[aid], noise, lo, hi, token_ids=aid, rank_c=rank_c)
         return _Group(label, geom, rows, matrix[aid].astype(np.float64), noise, env)
     G = len(rows)

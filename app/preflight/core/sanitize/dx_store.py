@@ -1,6 +1,5 @@
 """What d_X keeps on disk per embedding: the neighbour tables (one per word-boundary
-class of :mod:`.dx_classes`, all in one file), the calibration and the annoy index of the
-approximate research flag.
+class of :mod:`.dx_classes`, all in one file) and the calibration.
 
 Everything is named by the token space's ``key`` (the sha256 of its source file), under
 ``models_dir()/derived/dx/<key>`` (installed beside the models, shared by every user) or
@@ -29,7 +28,6 @@ from preflight.core.sanitize.dx_geometry import Geometry
 log = logging.getLogger(__name__)
 
 TABLE_K = 64      # neighbour-table depth: covers the rank step's draws in the calibrated range
-ANNOY_TREES = 50  # the annoy index of the approximate research flag (default search_k)
 
 
 def _space_cache(space: TokenSpace) -> Path:
@@ -144,32 +142,3 @@ def load_calibration(space: TokenSpace, compute: Callable[[], dict] | None) -> d
     result = compute()
     atomic_write_text(cached, json.dumps(result, indent=2))
     return result
-
-
-def annoy_index(space: TokenSpace, geom: Geometry, label: str | None = None):
-    """Annoy index over a geometry's candidate embeddings (built once, cached on disk):
-    the whole vocabulary (``label`` None, research scripts) or one word-boundary class."""
-    from annoy import AnnoyIndex
-
-    if label is None:
-        name = f"annoy_{ANNOY_TREES}.ann"
-    else:
-        cand = hashlib.sha256(geom.cand.tobytes()).hexdigest()[:12]
-        name = f"annoy_{ANNOY_TREES}_wb1_{label}_{cand}.ann"
-    f = _space_cache(space) / name
-    idx = AnnoyIndex(geom.n, "euclidean")
-    if f.is_file():
-        idx.load(str(f))
-        return idx
-    for j in range(geom.C):
-        idx.add_item(j, geom.phi[j])
-    idx.set_seed(0)
-    idx.build(ANNOY_TREES, n_jobs=1)   # one job: deterministic, and the threaded build can hang
-    f.parent.mkdir(parents=True, exist_ok=True)
-    tmp = f.with_name(f".{f.name}.tmp")   # annoy writes only to a path: rename it into place
-    idx.save(str(tmp))
-    tmp.replace(f)
-    idx.unload()
-    idx = AnnoyIndex(geom.n, "euclidean")
-    idx.load(str(f))
-    return idx

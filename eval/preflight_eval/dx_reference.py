@@ -57,3 +57,20 @@ def exact_outputs(
                 ranking = ranking[allowed[ranking]]
             out[t] = ranking[ks[t]]
     return out
+
+
+def reference_outputs(prepared, epsilon: float) -> np.ndarray:
+    """Output ids of a prepared document's tokens in scope by the per-ε exact search with
+    the same noise: a full scan of the whole vocabulary for the pivot and a full ranking
+    for the rank step, restricted to each token's word-boundary class by a mask — the
+    yardstick :meth:`DxPrepared.token_outputs` must equal."""
+    mech = prepared.mech
+    whole = mech.geometry
+    ids, _fast = prepared.token_outputs(epsilon)
+    out = ids.copy()
+    for rows, P64, noise, cand in prepared.class_draws():
+        allowed = np.isin(whole.cand, cand)
+        o = exact_outputs(whole, P64, noise, float(epsilon), mech.rank_constant,
+                          rank_step=prepared.params.rank_step, allowed=allowed)
+        out[rows] = whole.cand[o]
+    return out
