@@ -3,7 +3,7 @@
 Run as ``preflight --bundle-check [--json]`` from a frozen bundle (or
 ``python installer/bundle_check.py`` from a source checkout to compare). It exercises the
 third-party libraries the way the app does — spaCy and Presidio on the NER model,
-sentence-transformers on the similarity model, llama.cpp and gguf on the SLM, faiss,
+sentence-transformers on the similarity model, llama.cpp and gguf on the SLM,
 scikit-learn, keyring — so a missing hidden import, data file or shared library shows up
 here, with its name, instead of deep inside a user's first document.
 
@@ -113,19 +113,6 @@ def _check_gguf() -> str:
     return f"{len(reader.tensors)} tensors"
 
 
-def _check_faiss() -> str:
-    import faiss
-    import numpy as np
-
-    base = np.random.default_rng(0).standard_normal((100, 16)).astype("float32")
-    index = faiss.IndexFlatL2(16)
-    index.add(base)
-    _, ids = index.search(base[:3], 1)
-    if ids[:, 0].tolist() != [0, 1, 2]:
-        raise RuntimeError("exact search did not return the query vectors")
-    return f"faiss {faiss.__version__}"
-
-
 def _check_sklearn() -> str:
     import joblib  # noqa: F401 - the shipped regressor is stored with joblib/skops
     import numpy as np
@@ -167,7 +154,6 @@ CHECKS: dict[str, Callable[[], str]] = {
     "sentence_transformers": _check_sentence_transformers,
     "llama_cpp": _check_llama,
     "gguf": _check_gguf,
-    "faiss": _check_faiss,
     "sklearn": _check_sklearn,
     "utility_regressor": _check_utility_regressor,
     "keyring": _check_keyring,
