@@ -253,23 +253,6 @@ def test_slms_are_compared_on_the_same_sends(tmp_path: Path) -> None:
     assert eval_utility.compare_slms(datasets[:1]) is None
 
 
-def test_band_study_redraws_document_splits_and_scores_both_bands(tmp_path: Path) -> None:
-    from preflight_eval import band_study
-
-    path = tmp_path / "features-a-b.jsonl.gz"
-    _write(path, docs=60)
-    rows = [r for r in load(path).rows if r["variant"] == "plain"]
-    parts = band_study.partitions(rows, 3)
-    assert parts[0][0] == "committed" and len(parts) == 4
-    for _name, cal, test in parts[1:]:
-        assert not cal & test and len(cal) == len(test) == 9     # 15 % of 60 documents
-    result = band_study.study(rows, splits=3)
-    for summary in result["methods"].values():
-        assert summary["splits"] == 3 and summary["committed"] is not None
-        assert 0.5 <= summary["mean_coverage"] <= 1.0 and summary["mean_width"] > 0
-    assert "committed split" in band_study.format_study(result)
-
-
 def test_failed_difference_interval_resamples_whole_documents() -> None:
     import numpy as np
 

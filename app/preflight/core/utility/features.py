@@ -27,8 +27,7 @@ and lines alone (:func:`document_form`): ``letter_share`` (letters among its non
 characters) and ``field_line_share`` (its lines shaped "Label: value", such as an
 e-mail's or a memo's headers). A summary lands closer to running prose than to a form of
 headers, names and numbers, so they set the level the answer's utility starts from.
-Chosen out of fold on the train and calibration documents only (``python -m
-preflight_eval.feature_study``).
+Chosen out of fold on the train and calibration documents only.
 """
 
 from __future__ import annotations

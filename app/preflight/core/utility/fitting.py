@@ -17,7 +17,7 @@ unsanitized-utility models and the data-derived default minimum.
   document. ``prediction ± q`` then holds the realized utility with probability about
   ``level`` for a new document like these, and ``q`` rests on every non-test document
   rather than on the few calibration ones, so its coverage varies less from one set of
-  new documents to the next (``python -m preflight_eval.band_study``).
+  new documents to the next (measured over redrawn document splits when it was chosen).
   The model scored on the test documents is fitted on fit + calibration, and its measured
   coverage there is stored. The shipped model and ``q`` then use every document, test
   included. With too few documents for the folds the calibration documents alone give
