@@ -166,7 +166,8 @@ class Score:
 
 
 def score(docs: Sequence[AnnotatedDoc], masks: Sequence[Sequence[Masked]]) -> Score:
-    """TAB's recall and precision of ``masks`` (one list per document) on ``docs``."""
+    """TAB's recall and precision of ``masks`` (one list of disjoint ranges per document)
+    on ``docs``."""
     out = Score()
     for doc, doc_masks in zip(docs, masks, strict=True):
         chars = masked_chars(doc_masks)
