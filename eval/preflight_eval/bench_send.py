@@ -10,7 +10,9 @@
 - leak check (preflight_eval/leak_check.py): seeded Faker letters carrying names, e-mails,
   phones, cards, SSNs, IBANs, API keys and street addresses; per method, how many sends
   went out, how many the re-scan blocked, and how many of the values the generator
-  inserted (ground truth, per kind) were found in the bytes the server received.
+  inserted (ground truth, per kind) were found in the bytes the server received — whole,
+  and apart from those, in part (a given name or surname alone, 4 digits of a number in a
+  row, 8 characters of a key, an e-mail's local part).
 - ``--llama``: time to first restored chunk and total time of a summary from
   llama-cpp-python's server running SmolLM2 on loopback.
 """
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
           "preflight_eval/leak_check.py); detector with the installed ner model, default "
           "settings, SUMMARIZE task:")
     corpus = letters(args.docs, seed=args.seed)
-    leaked_total = 0
+    leaked_total = partial_total = 0
     for method in ("placeholder", "pseudonym", "redact", "mask", "generalize"):
         cap = _Capture(["ok"])
         prov = ProviderSettings("cap", cap.url, "m")
@@ -163,10 +165,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             cap.close()
         leaked_total += sum(report.leaked.values())
+        partial_total += sum(report.partial.values())
         print(f"  {report.line()}")
         for kind, value in report.leaks:
             print(f"      leaked {kind}: {value!r}")
-    print(f"leaked values over all methods: {leaked_total}")
+        for kind, value, parts in report.partials:
+            print(f"      in part {kind}: {value!r} -> {', '.join(map(repr, parts))}")
+    print(f"leaked values over all methods: whole {leaked_total}, in part {partial_total}")
 
     if args.llama:
         _bench_llama(session)

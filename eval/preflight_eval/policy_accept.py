@@ -14,7 +14,8 @@ mechanism the composition root builds, the re-scan, a confirmed ``execute`` as
 - spans replaced outside the inserted values (what the policy changes that was not PII
   we put there), per 1,000 words and by entity type;
 - inserted values found in the bytes the server received (``leak_check.Wire``: verbatim,
-  case-folded, digits-only, compact IBAN);
+  case-folded, digits-only, compact IBAN), and apart from those, values found in part (a
+  given name or surname alone, 4 digits of a number in a row: ``Wire.parts``);
 - confirmed sends blocked by the re-scan, split into blocks on an inserted value (a leak
   caught) and blocks on anything else (detector noise: must be 0).
 """
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.core.send.session import Confirmation, SendBlocked, SendSession
     from preflight.core.tasks import SUMMARIZE
     from preflight_eval.bench_send import _Capture
-    from preflight_eval.leak_check import Inserted, Wire
+    from preflight_eval.leak_check import Inserted, Wire, background
     from preflight_eval.precision import build
 
     if args.cache is None:
@@ -83,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             Settings(providers=[ProviderSettings("cap", cap.url, "m")]), detector=detector,
             audit=AuditLog(Path(home) / f"{name}.sqlite3"),
             token_counter=services.token_counter(), mechanism_factory=services.mechanism)
-        outside, leaked, checked = Counter(), Counter(), Counter()
+        outside, leaked, checked, partial = Counter(), Counter(), Counter(), Counter()
         leaks: list[str] = []
+        partial_leaks: list[str] = []
         blocked_leak = blocked_noise = sent = 0
         noise_examples: list[str] = []
         try:
@@ -113,11 +115,18 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 sent += 1
                 wires = [Wire(h, b) for h, b in cap.requests[before:]]
+                rest = background(doc.text, tuple(inserted))
                 for item in inserted:
                     checked[item.kind] += 1
                     if any(w.holds(item) for w in wires):
                         leaked[item.kind] += 1
                         leaks.append(f"{item.kind} {item.value!r} ({doc.doc_id})")
+                        continue
+                    parts = sorted({p for w in wires for p in w.parts(item, rest)})
+                    if parts:
+                        partial[item.kind] += 1
+                        partial_leaks.append(f"{item.kind} {item.value!r} -> {parts} "
+                                             f"({doc.doc_id})")
         finally:
             cap.close()
         replaced_outside[name] = outside
@@ -128,14 +137,18 @@ def main(argv: list[str] | None = None) -> int:
               f"({total * 1000 / words:.2f} per 1,000 words): "
               + ", ".join(f"{t} {n}" for t, n in outside.most_common()))
         direct = {k: v for k, v in checked.items() if k != "DOB"}
-        print(f"  inserted direct identifiers and secrets on the wire: "
+        print(f"  inserted direct identifiers and secrets on the wire whole: "
               f"{sum(leaked[k] for k in direct)} of {sum(direct.values())} "
               f"({', '.join(f'{k} {leaked[k]}/{n}' for k, n in sorted(direct.items()))}); "
+              f"in part: {sum(partial[k] for k in direct)} "
+              f"({', '.join(f'{k} {partial[k]}' for k in sorted(direct) if partial[k])}); "
               f"dates of birth verbatim {leaked['DOB']}/{checked['DOB']}")
         for ex in noise_examples[:args.show]:
             print(f"    noise block: {ex}")
         for ex in leaks[:args.show]:
             print(f"    on the wire: {ex}")
+        for ex in partial_leaks[:args.show]:
+            print(f"    in part on the wire: {ex}")
     if "identifiers" in replaced_outside and "everything" in replaced_outside:
         a = sum(replaced_outside["identifiers"].values())
         b = sum(replaced_outside["everything"].values())
