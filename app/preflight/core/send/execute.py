@@ -115,9 +115,9 @@ def send_plan(
             if on_chunk:
                 on_chunk(text)
 
-    def on_request(url: str, status: int | None) -> None:
-        if status is None:
-            hops.append({"url": url, "status": None})
+    def on_request(url: str, status: int | None, proxy: str | None = None) -> None:
+        if status is None:   # the URL as the HTTP client sends it, and the proxy it takes
+            hops.append({"url": url, "status": None, **({"proxy": proxy} if proxy else {})})
         else:
             hops[-1]["status"] = status
         audit.update(record_id, requests=json.dumps(hops))   # durable before it leaves

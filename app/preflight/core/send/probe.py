@@ -52,14 +52,15 @@ class ConnectionReport:
 
 
 def validate_base_url(settings: ProviderSettings) -> None:
-    """Refuse an address a send would refuse: not http(s), no host, cleartext to another
-    machine (unless allowed), a preset's placeholder left in. Raises a ConfigError with
-    what to type instead."""
-    create_client(settings).url()
+    """Refuse an address a send would refuse: not plain (:mod:`.destination`: not
+    http(s), no host, a user name or password, a backslash, an odd port or host),
+    cleartext to another machine (unless allowed), a malformed proxy, a preset's
+    placeholder left in. Raises a ConfigError with what to type instead."""
     left = unfilled_placeholder(settings.base_url)
     if left:
         raise ConfigError(f"The base URL of '{settings.name}' still contains {left}.",
                           f"Replace {left} with your own value (see the provider's portal).")
+    create_client(settings).url()
 
 
 def models_url(settings: ProviderSettings) -> str:
@@ -71,7 +72,8 @@ def models_url(settings: ProviderSettings) -> str:
         path = path.rsplit("/", 1)[0]
     if "/openai/deployments/" in path:       # Azure deployment: the resource lists models
         path = path.split("/openai/deployments/", 1)[0] + "/openai"
-    return urlunsplit((parts.scheme, parts.netloc, f"{path}/models", parts.query, ""))
+    return transport.destination(
+        urlunsplit((parts.scheme, parts.netloc, f"{path}/models", parts.query, ""))).url
 
 
 def check_connection(settings: ProviderSettings, key: str | None,
@@ -88,10 +90,10 @@ def check_connection(settings: ProviderSettings, key: str | None,
             headers["api-key"] = key
         else:
             headers["Authorization"] = f"Bearer {key}"
-    http = http or requests.Session()
+    http = transport.harden(http or requests.Session())   # no proxy from the environment
     try:
         response = transport.post(http, url, None, headers, timeouts, settings.name,
-                                  method="GET")
+                                  method="GET", proxy=transport.proxy_for(settings, url))
     except Retryable as exc:
         raise exc.error from None
     if response.status_code in transport.REDIRECT_STATUSES:

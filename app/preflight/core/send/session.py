@@ -229,7 +229,8 @@ class SendSession:
             self.org_policy.check_epsilon(epsilon)
         if features is None:
             features = fast_features(text, sanitized, spans or ())
-        warning = transport.cleartext_warning(settings)
+        notices = tuple(n for n in (transport.cleartext_warning(settings),
+                                    transport.proxy_notice(settings)) if n)
         ledger = ledger_for(priors, send_epsilon(sanitized), self.org_policy.max_document_epsilon)
         return SendPlan(
             ledger=ledger,
@@ -237,7 +238,7 @@ class SendSession:
             sanitized=sanitized, method=sanitized.method or method, epsilon=epsilon,
             seed=params.seed, fingerprint=fingerprint, cost=cost, findings=findings,
             prior_sends=priors, predicted_utility=predicted_utility, features=features,
-            vault=vault, notices=(warning,) if warning else (),
+            vault=vault, notices=notices,
         )
 
     # -- step 2 --
