@@ -209,3 +209,16 @@ def test_cli_add_keeps_the_proxy(capsys):
     assert cli.main(["providers", "add", "bad", "--base-url", "https://api.example.test/v1",
                      "--model", "m", "--proxy", "http://u:p@proxy.corp.example:3128"]) != 0
     assert "proxy" in capsys.readouterr().err
+
+
+def test_only_the_company_ca_bundle_is_read_from_the_environment(tmp_path, monkeypatch):
+    import requests
+
+    from preflight.core.send.route import harden
+
+    bundle = tmp_path / "company-ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    http = harden(requests.Session())
+    assert http.verify == str(bundle) and http.trust_env is False and http.proxies == {}

@@ -13,7 +13,8 @@ scheme, host and port. It also refuses what has no business in a provider's addr
 when the readings agree: a backslash, user name or password, control, space or invisible
 characters, a non-ASCII host (write the ``xn--`` form), a percent sign in the host, a
 numeric host other than a plain dotted IPv4 address (``2130706433``, ``0177.0.0.1``), a
-trailing dot, an IPv6 zone, a port with a sign or leading zeros.
+trailing dot, an IPv6 zone, a port with a sign or leading zeros, a ``.``/``..`` path
+segment (``%2e`` included: the URL on the wire would differ from the one audited).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _PORT = re.compile(r"[1-9][0-9]{0,4}")
 # WHATWG: a host whose last label is a number is read as an IPv4 address in any base.
 _NUMERIC_LABEL = re.compile(r"(?i)[0-9]+|0x[0-9a-f]*")
+_DOT_SEGMENT = re.compile(r"(?i)(?:\.|%2e){1,2}")
 
 
 class UnclearURL(ValueError):
@@ -88,6 +90,9 @@ def destination(url: str) -> Destination:
     if "%" in netloc:
         raise UnclearURL(url, "its host contains a percent sign (encoded characters or an "
                               "IPv6 zone)")
+    if any(_DOT_SEGMENT.fullmatch(seg) for seg in written.path.split("/")):
+        raise UnclearURL(url, "its path has '.' or '..' segments, which clients and servers "
+                              "resolve differently")
     host, port_text = _split_netloc(url, netloc)
     host = _plain_host(url, host)
     port = _port(url, port_text, scheme)

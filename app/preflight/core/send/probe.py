@@ -21,6 +21,7 @@ from preflight import __version__
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import ConfigError, ProviderError
 from preflight.core.send import transport
+from preflight.core.send.answer_guard import neutralize
 from preflight.core.send.presets import unfilled_placeholder
 from preflight.core.send.providers import Timeouts, create_client
 from preflight.core.send.transport import Retryable
@@ -130,6 +131,6 @@ def _model_ids(payload: Any) -> tuple[str, ...]:
     for item in items[:MAX_LISTED]:
         name = (item.get("id") or item.get("name")) if isinstance(item, dict) else item
         if isinstance(name, str) and name:
-            out.append(name.removeprefix("models/"))
+            out.append(neutralize(name.removeprefix("models/")))   # shown on a terminal
     return tuple(out)
 

@@ -239,8 +239,9 @@ class ProviderClient(ABC):
                 continue
             if on_accepted:
                 on_accepted()
-            text, finish, usage, truncated = read_answer(self, response, on_delta, cancel)
-            return ProviderReply(text, finish, usage, attempt, truncated, url)
+            text, finish, usage, truncated, notes = read_answer(self, response, on_delta,
+                                                                cancel)
+            return ProviderReply(text, finish, usage, attempt, truncated, url, tuple(notes))
         assert last is not None
         raise last
 

@@ -7,12 +7,16 @@ cleartext to another machine, and no proxy but the one the provider names.
   (127.0.0.0/8, ::1, localhost) unless the provider setting ``allow_insecure_http`` says
   otherwise.
 - **No proxy from the environment.** Sessions that carry a document or a key ignore
-  ``HTTP(S)_PROXY``, ``ALL_PROXY``, ``.netrc`` and ``REQUESTS_CA_BUNDLE``
-  (:func:`harden`); a proxy named in the provider's settings is used for https to
-  another machine only, shown in the plan and recorded in the audit.
+  ``HTTP(S)_PROXY``, ``ALL_PROXY``, ``.netrc`` and ``CURL_CA_BUNDLE`` (:func:`harden`); a
+  proxy named in the provider's settings is used for https to another machine only,
+  shown in the plan and recorded in the audit. ``REQUESTS_CA_BUNDLE`` alone is honoured,
+  explicitly: it changes whom TLS trusts (a company that inspects HTTPS), never where the
+  request goes.
 """
 
 from __future__ import annotations
+
+import os
 
 import requests
 
@@ -94,12 +98,15 @@ def new_session() -> requests.Session:
 def harden(http: requests.Session) -> requests.Session:
     """Nothing from the environment decides where the request goes or what it carries:
     ``HTTP(S)_PROXY``/``ALL_PROXY`` would send it through a machine nobody confirmed
-    (loopback included, in clear), ``.netrc`` would replace the key header, and
-    ``REQUESTS_CA_BUNDLE`` would change whom TLS trusts. A proxy is used only when the
-    provider names one (:func:`proxy_for`). Stop lands before the provider answered too
-    (:mod:`.inflight`)."""
+    (loopback included, in clear) and ``.netrc`` would replace the key header. A proxy is
+    used only when the provider names one (:func:`proxy_for`). The company CA bundle of
+    ``REQUESTS_CA_BUNDLE`` is kept (read here, by name). Stop lands before the provider
+    answered too (:mod:`.inflight`)."""
     http.trust_env = False
     http.proxies = {}
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE", "").strip()
+    if bundle and os.path.exists(bundle):
+        http.verify = bundle
     inflight.mount(http)
     return http
 

@@ -31,6 +31,7 @@ import urllib3.exceptions as u3
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.send import inflight, logfilter
+from preflight.core.send.answer_guard import neutralize
 from preflight.core.send.destination import (  # noqa: F401 - the names callers import here
     Destination, UnclearURL, destination, is_loopback_host, origin, shown_url,
 )
@@ -321,7 +322,9 @@ def _error_detail(response: requests.Response) -> str:
 
 
 def short(value: Any) -> str:
+    """What the provider said, for a one-line message: plain text (no control sequence
+    reaches the terminal), keys redacted, at most 200 characters."""
     if isinstance(value, dict):
         value = value.get("message") or json.dumps(value, ensure_ascii=False)
-    text = " ".join(str(value).split())
+    text = " ".join(neutralize(str(value)).split())
     return logfilter.redact(text[:200] + ("…" if len(text) > 200 else ""))
