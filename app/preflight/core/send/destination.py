@@ -120,17 +120,9 @@ def destination(url: str) -> Destination:
     return Destination(scheme, host, port, sent)
 
 
-def same_origin(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` go to the same scheme, host and port (False when unclear)."""
-    try:
-        return destination(a).origin == destination(b).origin
-    except UnclearURL:
-        return False
-
-
 def origin(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) a request to ``url`` really connects to (see
-    :mod:`.destination`); ``("", "", 0)`` for a URL whose destination is not plain, which
+    :func:`destination`); ``("", "", 0)`` for a URL whose destination is not plain, which
     therefore matches no origin."""
     try:
         return destination(url).origin

@@ -17,9 +17,10 @@ connection dropped after the request was written — the provider may have recei
 text, and sending it again silently would be a second disclosure. Those end in a
 :class:`StreamBroken` error carrying the partial answer.
 
-Where a request may go (never a redirect to another origin, no cleartext to another
-machine) is decided in :mod:`.transport`; how the answer is read (bounded, linear) in
-:mod:`.stream`.
+Where a request may go is decided in :mod:`.destination` (an address read as the HTTP
+client reads it), :mod:`.route` (no cleartext to another machine, no proxy but the
+provider's own) and :mod:`.transport` (never a redirect to another origin); how the
+answer is read (bounded, linear, guarded against hostile text) in :mod:`.stream`.
 """
 
 from __future__ import annotations
