@@ -234,6 +234,7 @@ class FakeSendResult:
     cost: float
     realized_utility: float | None = 0.71
     finish_reason: str | None = "stop"       # as SendResult: "length" = cut at max_tokens
+    notes: tuple[str, ...] = ()              # as SendResult: shown beside the answer
 
 
 class FakeBackend:
@@ -269,6 +270,7 @@ class FakeBackend:
         self.keys: dict[str, str] = {}        # set_key (held like a session key)
         self.probes: list[str] = []           # providers check_connection tested
         self.finish_reason: str | None = "stop"   # why the provider's answer ended
+        self.result_notes: tuple[str, ...] = ()   # the core's notes on the answer
         self.local_text = "A local summary of the document"   # what the local model writes
         # company deployment: what the status calls report (tests replace them)
         self.utility_status: Any = UtilityModelStatus("shipped")
@@ -488,7 +490,7 @@ class FakeBackend:
                           "method": plan.method, "epsilon": plan.epsilon,
                           "payload": plan.payload, "answer_restored": restored})
         return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004,
-                              finish_reason=self.finish_reason)
+                              finish_reason=self.finish_reason, notes=self.result_notes)
 
     def run_local(self, task, text, on_token, cancel):
         fake = self

@@ -72,6 +72,16 @@ def test_dx_note_after_a_dx_send_and_not_after_placeholders(qtbot, window, fake_
     assert "Nothing was restored" in pane.status.text()
 
 
+def test_the_cores_notes_stand_beside_the_answer_not_in_it(qtbot, window, fake_backend):
+    withheld = ("1 secret was not restored: <API_KEY_1> — credentials are never put back "
+                "into a model's answer.")
+    fake_backend.result_notes = (withheld,)
+    _sent(qtbot, window, fake_backend, "placeholder")
+    assert withheld in window.answer.notes.text() and window.answer.notes.isVisibleTo(
+        window.answer)
+    assert withheld not in window.answer.restored.toPlainText()
+
+
 def test_answer_cut_on_length_ends_at_a_sentence_and_says_so(qtbot, window, fake_backend):
     fake_backend.answer_text = "One full sentence about <PERSON_1>. And a second one that"
     fake_backend.finish_reason = "length"

@@ -61,6 +61,9 @@ class _TapRestorer:
     def flush(self) -> str:
         return self._inner.flush() if self._inner is not None else ""
 
+    def notes(self) -> list[str]:
+        return self._inner.notes() if self._inner is not None else []
+
 
 class WindowDoorway:
     """The real :class:`~preflight.app.doorway.Doorway`. One instance per window."""

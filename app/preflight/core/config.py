@@ -82,6 +82,7 @@ class ProviderSettings:
     price_output_per_mtok: float = 0.0
     api_style: str = "chat"                  # "chat" (/v1/chat/completions) or "completions"
     allow_insecure_http: bool = False        # send over plain http:// to a non-loopback host
+    proxy: str | None = None                 # the only proxy used (https only; core.send.route)
 
 
 @dataclass

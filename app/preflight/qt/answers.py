@@ -37,7 +37,7 @@ class AnswerOutcome:
     """How an answer ended, as the pane shows it."""
 
     status: str                     # the result line
-    notes: tuple[str, ...] = ()     # d_X noise, the length limit
+    notes: tuple[str, ...] = ()     # d_X noise, the length limit, what the core left or removed
     restored: str | None = None     # the answer to show instead (trimmed), None: as is
     stopped: bool = False
 
@@ -175,7 +175,10 @@ class AnswerController(QObject):
 
     def _outcome(self, result: Any) -> AnswerOutcome:
         shown, cut = finish_answer(self.restored, getattr(result, "finish_reason", None))
-        notes = self._noise_notes() + ((cut,) if cut else ())
+        # What was left as a placeholder, removed or redacted: beside the answer, never in
+        # the provider's text (the core's SendResult.notes).
+        notes = (self._noise_notes() + ((cut,) if cut else ())
+                 + tuple(getattr(result, "notes", ()) or ()))
         if cut:
             self.restored = shown
         status = (cloud_status(result, self._restoration)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.presentation import format_cost
+from preflight.core.send.answer_guard import neutralize
 from preflight.qt import qt_theme
 
 
@@ -101,7 +102,9 @@ class QtConfirmSendDialog(QDialog):
         prov = plan.provider
         head = QLabel(
             f"<b>{html.escape(prov.name)}</b> · model <b>{html.escape(prov.model)}</b><br>"
-            f"<span style='font-family:monospace'>POST {breakable(plan.request.url)}</span>")
+            f"<span style='font-family:monospace'>POST {breakable(plan.request.url)}</span>"
+            # How the request travels when it is not plain HTTPS (cleartext, a proxy).
+            + "".join(f"<br><b>{html.escape(n)}</b>" for n in getattr(plan, "notices", ())))
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         head.setTextFormat(Qt.TextFormat.RichText)
         head.setWordWrap(True)          # a long endpoint wraps instead of being cut off
@@ -347,12 +350,13 @@ class QtHistoryDialog(QDialog):
         allowed = _overrides(row.get("overrides"))
         if allowed:
             parts.append("\nSent as written, with your confirmation: " + "; ".join(allowed))
+        # Records written before answers were guarded may hold control or bidi characters.
         if row.get("answer_restored"):
-            parts.append(f"\nAnswer (restored):\n{row['answer_restored']}")
+            parts.append(f"\nAnswer (restored):\n{neutralize(row['answer_restored'])}")
         elif row.get("answer_raw") and row.get("kind") != "local":
             parts.append(f"\nAnswer (as the provider sent it; answers with the real names "
                          f"are stored only with the original text, Settings → Policy):\n"
-                         f"{row['answer_raw']}")
+                         f"{neutralize(row['answer_raw'])}")
         elif row.get("kind") == "local":
             parts.append("\nThe local answer is stored only with the original text "
                          "(Settings → Policy).")

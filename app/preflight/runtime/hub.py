@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 
 from preflight.core.errors import ConfigError, ModelUnavailableError, PreflightError
 from preflight.core.ports import Progress
+from preflight.core.send.destination import origin
 from preflight.runtime.hashing import check_cancel, file_sha256
 from preflight.runtime.model_install import write_error
 
@@ -24,6 +25,13 @@ DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 def hf_endpoint() -> str:
     """The Hub's base URL: ``PREFLIGHT_HF_ENDPOINT`` or https://huggingface.co."""
     return (os.environ.get("PREFLIGHT_HF_ENDPOINT") or DEFAULT_HF_ENDPOINT).rstrip("/")
+
+
+def _token_may_go(url: str) -> bool:
+    """HF_TOKEN goes to the Hub's own origin over https only (read as the HTTP client
+    reads both addresses: ``https://huggingface.co.evil.example`` is another host)."""
+    target, hub = origin(url), origin(hf_endpoint())
+    return target == hub and target[0] == "https"
 
 
 def check_repo_id(repo_id: str) -> None:
@@ -79,9 +87,12 @@ def download_file(
     host = urlsplit(url).netloc or url
     headers = {"User-Agent": "preflight-model-manager"}
     token = os.environ.get("HF_TOKEN")
-    if token and url.startswith(hf_endpoint()):
+    if token and _token_may_go(url):
         headers["Authorization"] = f"Bearer {token}"
     session = session or requests.Session()
+    # Public model files, no document: the environment's proxy is honoured (many company
+    # networks reach the Hub only through one); the token goes over https only, so a
+    # proxy sees it only inside the TLS tunnel.
     failures = 0
     last_error = ""
     while True:

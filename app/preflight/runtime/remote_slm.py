@@ -34,6 +34,8 @@ from typing import Any
 import requests
 
 from preflight.core.errors import Cancelled, InputError, ModelUnavailableError
+from preflight.core.send.destination import UnclearURL, destination
+from preflight.core.send.route import harden
 from preflight.core.tasks import Task
 from preflight.runtime.slm import PERPLEXITY_WINDOW, REPEAT_PENALTY, task_messages
 
@@ -86,7 +88,9 @@ class RemoteSLM:
         self._window = perplexity_window
         self._repeat_penalty = repeat_penalty
         self._timeout = (connect_timeout, read_timeout)
-        self._http = session or requests.Session()
+        # The text (the original document, when the endpoint is internal) goes to this
+        # address only: no proxy from the environment, no redirect followed.
+        self._http = harden(session or requests.Session())
 
     # -- LanguageModel -----------------------------------------------------------------
     def run(self, task: Task, text: str, on_token: Callable[[str], None] | None = None,
@@ -135,13 +139,23 @@ class RemoteSLM:
         if self.model:
             body = {"model": self.model, **body}
         started = time.monotonic()
+        url = self._api + path
         try:
-            resp = self._http.post(self._api + path, json=body, stream=stream,
-                                   timeout=self._timeout)
+            destination(url)
+        except UnclearURL as exc:
+            raise RemoteUnavailable(self.url, f"its address is not plain: {exc.reason}") \
+                from None
+        try:
+            resp = self._http.post(url, json=body, stream=stream, timeout=self._timeout,
+                                   allow_redirects=False)
         except requests.Timeout:
             raise RemoteUnavailable(self.url, "timed out") from None
         except requests.RequestException:
             raise RemoteUnavailable(self.url, "unreachable") from None
+        if 300 <= resp.status_code < 400:
+            resp.close()
+            raise RemoteUnavailable(self.url, f"redirected elsewhere (HTTP {resp.status_code}, "
+                                              "not followed)")
         if resp.status_code >= 400:
             resp.close()
             raise RemoteUnavailable(self.url, f"answered HTTP {resp.status_code}")

@@ -21,28 +21,34 @@ def sanitized(method: str = "placeholder"):
 
 
 def stream(vault: Vault, chunks: list[str]) -> tuple[str, list[str]]:
-    sr = StreamRestorer(vault)
-    text = "".join(sr.feed(c) for c in chunks) + sr.flush()
+    text, sr = stream_notes(vault, chunks)
     return text, sr.withheld
+
+
+def stream_notes(vault: Vault, chunks: list[str]) -> tuple[str, StreamRestorer]:
+    sr = StreamRestorer(vault)
+    return "".join(sr.feed(c) for c in chunks) + sr.flush(), sr
 
 
 def test_the_stream_keeps_secret_placeholders_and_says_so():
     _, vault = sanitized()
     answer = "<PERSON_1> should revoke <API_KEY_1> and <SECRET_1>; <API_KEY_1> is public."
-    text, withheld = stream(vault, [answer[:30], answer[30:33], answer[33:]])
-    assert text.startswith("Ann Lee should revoke <API_KEY_1> and <SECRET_1>; <API_KEY_1>")
+    text, sr = stream_notes(vault, [answer[:30], answer[30:33], answer[33:]])
+    assert text == "Ann Lee should revoke <API_KEY_1> and <SECRET_1>; <API_KEY_1> is public."
     assert "sk-proj" not in text and "hunter2" not in text
-    assert withheld == ["<API_KEY_1>", "<SECRET_1>"]
-    assert "2 secrets were not restored: <API_KEY_1>, <SECRET_1>" in text
+    assert sr.withheld == ["<API_KEY_1>", "<SECRET_1>"]
+    (note,) = sr.notes()          # beside the answer, not in it
+    assert "2 secrets were not restored: <API_KEY_1>, <SECRET_1>" in note
 
 
 def test_one_secret_note_and_no_note_without_secrets():
     _, vault = sanitized()
-    text, _ = stream(vault, ["Key: ", "<API_KEY_1>."])
-    assert text.endswith("[Preflight: 1 secret was not restored: <API_KEY_1> — credentials "
-                         "are never put back into a model's answer.]")
-    text, withheld = stream(vault, ["<PERSON_1> agrees."])
-    assert text == "Ann Lee agrees." and withheld == []
+    text, sr = stream_notes(vault, ["Key: ", "<API_KEY_1>."])
+    assert text == "Key: <API_KEY_1>."
+    assert sr.notes() == ["1 secret was not restored: <API_KEY_1> — credentials are never "
+                          "put back into a model's answer."]
+    text, sr = stream_notes(vault, ["<PERSON_1> agrees."])
+    assert text == "Ann Lee agrees." and sr.withheld == [] and sr.notes() == []
 
 
 def test_restore_of_an_answer_withholds_but_the_document_itself_restores_exactly():

@@ -371,8 +371,10 @@ def test_the_real_restorer_never_puts_a_secret_into_the_answer(server, tmp_path)
     assert key not in plan.payload.decode() and plan.blocking == ()
     server.script(Reply(deltas=["<PERSON_1> should revoke <API", "_KEY_1> today."]))
     result = session.execute(plan, YES, learn=False)
-    assert result.answer.startswith("Alice Martin should revoke <API_KEY_1> today.")
-    assert "1 secret was not restored: <API_KEY_1>" in result.answer and key not in result.answer
+    # The note stands beside the answer, never inside the provider's text.
+    assert result.answer == "Alice Martin should revoke <API_KEY_1> today."
+    assert any("1 secret was not restored: <API_KEY_1>" in n for n in result.notes)
+    assert key not in result.answer
     assert key not in session.audit.get(result.record_id)["answer_restored"]
 
 

@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--allow-insecure-http", action="store_true",
                      help="allow a plain http:// base URL on another machine (the document "
                           "and key then cross the network unencrypted); loopback needs no flag")
+    add.add_argument("--proxy", metavar="URL",
+                     help="send through this proxy (https providers only; no proxy from "
+                          "the environment is ever used), e.g. http://proxy.corp:3128")
     add.add_argument("--default", action="store_true", help="make it the default provider")
     add.set_defaults(handler=_add)
 
@@ -73,6 +76,7 @@ def _add(args: argparse.Namespace) -> int:
         key_env=args.key_env, price_input_per_mtok=args.price_in,
         price_output_per_mtok=args.price_out, api_style=args.api_style,
         allow_insecure_http=args.allow_insecure_http,
+        proxy=(args.proxy or "").strip() or None,
     )
     create_client(provider).url()  # validates the URL and style before saving
     _org_allows(provider.base_url)
@@ -139,7 +143,7 @@ def _list(args: argparse.Namespace) -> int:
         "price_input_per_mtok": p.price_input_per_mtok,
         "price_output_per_mtok": p.price_output_per_mtok,
         "default": p.name == settings.default_provider,
-        "allow_insecure_http": p.allow_insecure_http,
+        "allow_insecure_http": p.allow_insecure_http, "proxy": p.proxy,
         "allowed_by_organization": org.provider_allowed(p.base_url),
     } for p in settings.providers]
     if args.json:
@@ -154,6 +158,7 @@ def _list(args: argparse.Namespace) -> int:
               f"({r['api_style']}); key: {r['key']}; price in/out per Mtok: "
               f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}"
               f"{'; plain HTTP allowed' if r['allow_insecure_http'] else ''}"
+              f"{'; through proxy ' + r['proxy'] if r['proxy'] else ''}"
               f"{'' if r['allowed_by_organization'] else '; NOT ALLOWED by your organization'}")
     if not status.available:
         print(f"Note: no OS keyring here ({status.reason}); use --key-env or the window's "

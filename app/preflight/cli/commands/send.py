@@ -24,7 +24,57 @@ from typing import Any, Callable
 from preflight.cli.answer_stream import SentenceStream
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError, InputError, PreflightError
+from preflight.core.send.answer_guard import neutralize
 from preflight.core.tasks import SUMMARY_MAX_TOKENS, Task
+
+#: On a terminal every line of an answer starts with this mark, and nothing Preflight
+#: prints itself does: a line the provider wrote cannot pass for Preflight's own.
+GUTTER = "│ "
+ASCII_GUTTER = "| "          # for a terminal whose encoding has no box-drawing line
+
+
+class AnswerFrame:
+    """Where a model's answer is written: no terminal control or text-direction character
+    gets through (the core removed the provider's already; this also covers the local
+    model's tokens), and on a terminal each line of the answer sits behind :data:`GUTTER`.
+    Redirected to a file or a pipe, the answer is written as it is."""
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        try:
+            self.gutter = bool(out.isatty())
+        except (AttributeError, ValueError, OSError):
+            self.gutter = False
+        try:
+            GUTTER.encode(getattr(out, "encoding", None) or "utf-8")
+            self._mark = GUTTER
+        except (LookupError, UnicodeEncodeError):
+            self._mark = ASCII_GUTTER
+        self._line_start = True
+
+    def write(self, text: str) -> None:
+        text = neutralize(text)
+        if self.gutter:
+            pieces = []
+            for i, line in enumerate(text.split("\n")):
+                if i:
+                    pieces.append("\n")
+                    self._line_start = True
+                if line:
+                    if self._line_start:
+                        pieces.append(self._mark)
+                    pieces.append(line)
+                    self._line_start = False
+            text = "".join(pieces)
+        self._out.write(text)
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def heading(self, who: str) -> str:
+        """The line printed (on stderr) before the answer."""
+        mark = f" (each of its lines begins with \"{self._mark.strip()}\")" if self.gutter else ""
+        return f"--- answer from {who}{mark} ---"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -203,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
     session = services.send_session()
 
     if args.keep_local:        # ends like a cloud answer: cut at a sentence, and says why
-        local_stream = SentenceStream(sys.stdout)
+        local_stream = SentenceStream(AnswerFrame(sys.stdout))
         local = session.keep_local(text, task,
                                    on_token=None if args.json else local_stream.feed)
         shown, cut = finish_answer(local.answer, local.finish_reason)
@@ -290,9 +340,10 @@ def run(args: argparse.Namespace) -> int:
     confirmation = Confirmation(confirmed, frozenset(overrides), resend_ok, accept_degraded)
     session.check(plan, confirmation)  # refuse before printing anything as "answer"
 
-    stream = SentenceStream(sys.stdout)
+    frame = AnswerFrame(sys.stdout)
+    stream = SentenceStream(frame)
     if not args.json:
-        print(f"--- answer from {plan.provider.name} ---", file=sys.stderr)
+        print(frame.heading(plan.provider.name), file=sys.stderr)
     try:
         result = session.execute(plan, confirmation, learn=not args.no_learn,
                                  on_chunk=None if args.json else stream.feed)
@@ -302,7 +353,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("\n")
         raise
     restoration = Restoration.of(sanitized)
-    notes = [restoration_line(restoration)] + ([NOISE_NOTE] if restoration.noise else [])
+    notes = ([restoration_line(restoration)] + ([NOISE_NOTE] if restoration.noise else [])
+             + list(result.notes))       # what was left, removed or redacted: beside it
     if args.json:
         shown, cut = finish_answer(result.answer, result.finish_reason)
         print_json({"plan": plan.to_json(), "policy": policy.describe(),
@@ -312,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
     cut = stream.finish(result.finish_reason)
     sys.stdout.write("\n")
     for note in ([cut] if cut else []) + notes:
-        print(note, file=sys.stderr)
+        print(f"preflight: note: {note}", file=sys.stderr)
     moved = [h["url"] for h in result.requests if h["url"] != plan.request.url]
     if moved:
         print(f"(the provider redirected within its own address; the request went to "

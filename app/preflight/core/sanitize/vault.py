@@ -27,6 +27,11 @@ PLACEHOLDER = "placeholder"
 SURROGATE = "surrogate"
 
 _WORD = regex.compile(r"\w")
+# A placeholder's number has at most this many digits (a document never holds a billion
+# distinct values): a forged ``<PERSON_999…9>`` of thousands of digits is plain text, not
+# a token, so restoring never converts it (Python refuses ints of 4,300+ digits).
+MAX_NUMBER_DIGITS = 9
+_NUMBER = rf"[1-9][0-9]{{0,{MAX_NUMBER_DIGITS - 1}}}"
 
 
 def is_word_char(ch: str) -> bool:
@@ -85,7 +90,7 @@ class VaultEntry:
         )
         if not entry.token:
             raise ValueError("empty token")
-        if kind == PLACEHOLDER and not regex.fullmatch(r"<[A-Z0-9_]+_[1-9][0-9]*>", entry.token):
+        if kind == PLACEHOLDER and not regex.fullmatch(rf"<[A-Z0-9_]+_{_NUMBER}>", entry.token):
             raise ValueError(f"malformed placeholder {entry.token!r}")
         return entry
 
@@ -258,9 +263,10 @@ class _TokenPattern:
         parts = [surrogate_part] if surrogate_part else []
         if labels:
             lab = "|".join(_label_regex(x) for x in labels)
-            num = r"[1-9][0-9]*"
+            num = _NUMBER
             parts.append(
-                rf"(?:<|\[|\{{|&lt;)\s?(?P<lab>{lab})[_ \-]?(?P<num>{num})\s?(?:>|\]|\}}|&gt;)"
+                rf"(?:<|\[|\{{|&lt;)\s?(?P<lab>{lab})[_ \-]?(?P<num>{num})(?![0-9])\s?"
+                rf"(?:>|\]|\}}|&gt;)"
             )
             parts.append(
                 rf"(?<![A-Za-z0-9_])(?P<lab2>{lab})[_ \-]?(?P<num2>{num})(?![0-9])"

@@ -1,6 +1,12 @@
 """Executing a confirmed plan: audit first, send, stream through the restorer, audit
 the outcome.
 
+The answer arrives guarded (:mod:`.answer_guard`, applied in :mod:`.stream`): what the
+audit stores as ``answer_raw`` has no control sequence and no stored secret. Notes about
+the answer — secrets or link targets left as placeholders, sequences removed, keys
+redacted — travel beside it (``SendResult.notes``), never inside its text, so nothing in
+the answer can pass for Preflight's own words.
+
 The record is written before any byte leaves (``sending``), every HTTP request is added
 to its ``requests`` list (URL, then status) before it leaves, the answer is committed as
 it streams, and the final status says what happened to the body: ``done``,
@@ -18,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.sanitize.restoring import is_secret_type
 from preflight.core.send import logfilter
+from preflight.core.send.answer_guard import neutralize
 from preflight.core.send.audit import AuditLog
 from preflight.core.send.cost import TokenCounter, price
 from preflight.core.send.masking import override_label
@@ -44,6 +52,7 @@ class SendResult:
     learning: str              # "recorded" | "pending" | "skipped"
     truncated: bool = False    # the answer hit MAX_ANSWER_CHARS and was cut
     requests: tuple[dict[str, Any], ...] = ()   # every HTTP request: {"url", "status"}
+    notes: tuple[str, ...] = ()    # shown beside the answer, never inside it (see below)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,7 +62,7 @@ class SendResult:
             "cost": round(self.cost, 6), "attempts": self.attempts,
             "realized_utility": self.realized_utility, "learning": self.learning,
             "truncated": self.truncated, "answer_limit_chars": MAX_ANSWER_CHARS,
-            "requests": list(self.requests),
+            "requests": list(self.requests), "notes": list(self.notes),
         }
 
 
@@ -87,6 +96,9 @@ def send_plan(
     cancel: threading.Event | None = None,
 ) -> SendResult:
     """Send ``plan`` (already checked) and audit every step; learning is the caller's."""
+    for entry in getattr(plan.vault, "entries", ()):      # the document's own secrets:
+        if is_secret_type(entry.type):                     # redacted if the answer has one
+            logfilter.register_secret(entry.original)
     record_id = audit.begin(
         kind="send", status="sending", fingerprint=plan.fingerprint,
         provider=plan.provider.name, model=plan.provider.model, url=plan.request.url,
@@ -110,14 +122,15 @@ def send_plan(
         audit.update(record_id, answer_raw="".join(raw_parts), **restored, **extra)
 
     def show(text: str) -> None:
+        text = neutralize(text)     # restored originals are plain text too
         if text:
             shown_parts.append(text)
             if on_chunk:
                 on_chunk(text)
 
-    def on_request(url: str, status: int | None) -> None:
-        if status is None:
-            hops.append({"url": url, "status": None})
+    def on_request(url: str, status: int | None, proxy: str | None = None) -> None:
+        if status is None:   # the URL as the HTTP client sends it, and the proxy it takes
+            hops.append({"url": url, "status": None, **({"proxy": proxy} if proxy else {})})
         else:
             hops[-1]["status"] = status
         audit.update(record_id, requests=json.dumps(hops))   # durable before it leaves
@@ -155,9 +168,10 @@ def send_plan(
          attempts=reply.attempts, flow_pending=1 if learn else 0,
          error=(f"answer cut at {MAX_ANSWER_CHARS} characters (the size limit)"
                 if reply.truncated else None))
+    notes = tuple(reply.notes) + tuple(_restorer_notes(restorer))
     return SendResult(record_id, "".join(shown_parts), answer_raw, reply.finish_reason,
                       in_tokens, out_tokens, token_method, cost, reply.attempts, None,
-                      "skipped", reply.truncated, tuple(dict(h) for h in hops))
+                      "skipped", reply.truncated, tuple(dict(h) for h in hops), notes)
 
 
 def _failure_fields(exc: BaseException) -> dict[str, Any]:
@@ -179,6 +193,14 @@ def _failure_fields(exc: BaseException) -> dict[str, Any]:
     if getattr(exc, "delivered", None) is False:
         fields["delivered"] = 0
     return fields
+
+
+def _restorer_notes(restorer: Any) -> list[str]:
+    """What the restorer left as it was (secrets, tokens in links) or failed to do."""
+    try:
+        return list(getattr(restorer, "notes", list)())
+    except Exception:  # noqa: BLE001 - a note is not worth losing the answer over
+        return []
 
 
 def _safe_flush(restorer: Any) -> str:

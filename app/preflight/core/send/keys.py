@@ -19,12 +19,11 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import ConfigError
 from preflight.core.send import logfilter
-from preflight.core.send.transport import is_loopback_host
+from preflight.core.send.destination import is_loopback_host, origin
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +169,9 @@ class SessionKeyStore:
 
 
 def is_loopback(base_url: str) -> bool:
-    """A server on this machine (local llama.cpp, Ollama, vLLM...) may need no key."""
-    return is_loopback_host(urlsplit(base_url).hostname or "")
+    """A server on this machine (local llama.cpp, Ollama, vLLM...) may need no key (read
+    as the HTTP client reads the address: an unclear one is not loopback)."""
+    return is_loopback_host(origin(base_url.strip())[1])
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,12 @@ def register_secret(value: str | None) -> None:
             _known.add(value)
 
 
+def known_secrets() -> tuple[str, ...]:
+    """Every exact secret value registered in this process (keys, stored secrets)."""
+    with _lock:
+        return tuple(_known)
+
+
 def _entropy(token: str) -> float:
     counts = Counter(token)
     n = len(token)

@@ -21,6 +21,7 @@ from preflight import __version__
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import ConfigError, ProviderError
 from preflight.core.send import transport
+from preflight.core.send.answer_guard import neutralize
 from preflight.core.send.presets import unfilled_placeholder
 from preflight.core.send.providers import Timeouts, create_client
 from preflight.core.send.transport import Retryable
@@ -52,14 +53,15 @@ class ConnectionReport:
 
 
 def validate_base_url(settings: ProviderSettings) -> None:
-    """Refuse an address a send would refuse: not http(s), no host, cleartext to another
-    machine (unless allowed), a preset's placeholder left in. Raises a ConfigError with
-    what to type instead."""
-    create_client(settings).url()
+    """Refuse an address a send would refuse: not plain (:mod:`.destination`: not
+    http(s), no host, a user name or password, a backslash, an odd port or host),
+    cleartext to another machine (unless allowed), a malformed proxy, a preset's
+    placeholder left in. Raises a ConfigError with what to type instead."""
     left = unfilled_placeholder(settings.base_url)
     if left:
         raise ConfigError(f"The base URL of '{settings.name}' still contains {left}.",
                           f"Replace {left} with your own value (see the provider's portal).")
+    create_client(settings).url()
 
 
 def models_url(settings: ProviderSettings) -> str:
@@ -71,7 +73,8 @@ def models_url(settings: ProviderSettings) -> str:
         path = path.rsplit("/", 1)[0]
     if "/openai/deployments/" in path:       # Azure deployment: the resource lists models
         path = path.split("/openai/deployments/", 1)[0] + "/openai"
-    return urlunsplit((parts.scheme, parts.netloc, f"{path}/models", parts.query, ""))
+    return transport.destination(
+        urlunsplit((parts.scheme, parts.netloc, f"{path}/models", parts.query, ""))).url
 
 
 def check_connection(settings: ProviderSettings, key: str | None,
@@ -88,10 +91,10 @@ def check_connection(settings: ProviderSettings, key: str | None,
             headers["api-key"] = key
         else:
             headers["Authorization"] = f"Bearer {key}"
-    http = http or requests.Session()
+    http = transport.harden(http or requests.Session())   # no proxy from the environment
     try:
         response = transport.post(http, url, None, headers, timeouts, settings.name,
-                                  method="GET")
+                                  method="GET", proxy=transport.proxy_for(settings, url))
     except Retryable as exc:
         raise exc.error from None
     if response.status_code in transport.REDIRECT_STATUSES:
@@ -128,6 +131,6 @@ def _model_ids(payload: Any) -> tuple[str, ...]:
     for item in items[:MAX_LISTED]:
         name = (item.get("id") or item.get("name")) if isinstance(item, dict) else item
         if isinstance(name, str) and name:
-            out.append(name.removeprefix("models/"))
+            out.append(neutralize(name.removeprefix("models/")))   # shown on a terminal
     return tuple(out)
 

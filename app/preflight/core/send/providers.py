@@ -17,9 +17,10 @@ connection dropped after the request was written — the provider may have recei
 text, and sending it again silently would be a second disclosure. Those end in a
 :class:`StreamBroken` error carrying the partial answer.
 
-Where a request may go (never a redirect to another origin, no cleartext to another
-machine) is decided in :mod:`.transport`; how the answer is read (bounded, linear) in
-:mod:`.stream`.
+Where a request may go is decided in :mod:`.destination` (an address read as the HTTP
+client reads it), :mod:`.route` (no cleartext to another machine, no proxy but the
+provider's own) and :mod:`.transport` (never a redirect to another origin); how the
+answer is read (bounded, linear, guarded against hostile text) in :mod:`.stream`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import requests
 from preflight import __version__
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import Cancelled, ConfigError, ProviderError
-from preflight.core.send import inflight, logfilter, transport
+from preflight.core.send import logfilter, transport
 from preflight.core.send.stream import MAX_ANSWER_CHARS, ProviderReply, read_answer
 from preflight.core.send.transport import (
     MAX_SAME_ORIGIN_REDIRECTS, REDIRECT_STATUSES, Retryable, StreamBroken,
@@ -135,9 +136,9 @@ class ProviderClient(ABC):
         sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.http = http or requests.Session()
-        inflight.mount(self.http)   # a Stop lands before the provider answered, too
-        # Proxies from the environment are honoured (corporate networks); loopback bypasses.
+        # No proxy, .netrc or CA bundle from the environment; the provider's own proxy
+        # only (route.proxy_for). A Stop lands before the provider answered, too.
+        self.http = transport.harden(http or requests.Session())
         self.timeouts = timeouts
         self.retry = retry
         self._sleep = sleep
@@ -163,22 +164,19 @@ class ProviderClient(ABC):
     # -- shared --
 
     def url(self) -> str:
-        base = self.settings.base_url.strip()
-        parts = urlsplit(base)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(
-                f"Provider '{self.settings.name}' has an invalid base URL '{base}'.",
-                "Give the OpenAI-style base URL, e.g. https://api.openai.com/v1 or "
-                "http://127.0.0.1:8080/v1.",
-            )
+        """The endpoint's URL exactly as the HTTP client sends it (refused when the base
+        URL is not plain, is cleartext to another machine, or its proxy is malformed)."""
         transport.check_cleartext(self.settings)
+        parts = urlsplit(transport.provider_destination(self.settings).url)
         path = parts.path.rstrip("/")
         if not path:
             path = "/v1"  # local servers are often given as just host:port
-        return urlunsplit((parts.scheme, parts.netloc, f"{path}/{self.endpoint}", parts.query, ""))
+        url = urlunsplit((parts.scheme, parts.netloc, f"{path}/{self.endpoint}",
+                          parts.query, ""))
+        return transport.destination(url).url
 
     def _is_azure(self) -> bool:
-        host = (urlsplit(self.settings.base_url).hostname or "").lower()
+        host = transport.origin(self.settings.base_url.strip())[1]
         return host.endswith(".azure.com") or "api-version=" in self.settings.base_url
 
     def build_request(self, task: Task, document: str) -> PreparedRequest:
@@ -205,12 +203,13 @@ class ProviderClient(ABC):
         cancel: threading.Event | None = None,
         on_attempt: Callable[[int], None] | None = None,
         on_accepted: Callable[[], None] | None = None,
-        on_request: Callable[[str, int | None], None] | None = None,
+        on_request: Callable[[str, int | None, str | None], None] | None = None,
     ) -> ProviderReply:
         """Send ``request`` and stream the answer; see the module doc for the retry policy.
 
-        ``on_attempt(n)`` runs before try ``n`` leaves; ``on_request(url, status)`` for
-        every HTTP request (``status`` None just before it leaves, then its status);
+        ``on_attempt(n)`` runs before try ``n`` leaves; ``on_request(url, status, proxy)``
+        for every HTTP request (``url`` as it goes out, ``status`` None just before it
+        leaves, then its status; ``proxy`` the proxy it goes through, or None);
         ``on_accepted()`` once the provider answered 200 (from then on nothing is
         re-sent). The answer is cut at :data:`MAX_ANSWER_CHARS` (``reply.truncated``).
         """
@@ -241,8 +240,9 @@ class ProviderClient(ABC):
                 continue
             if on_accepted:
                 on_accepted()
-            text, finish, usage, truncated = read_answer(self, response, on_delta, cancel)
-            return ProviderReply(text, finish, usage, attempt, truncated, url)
+            text, finish, usage, truncated, notes = read_answer(self, response, on_delta,
+                                                                cancel)
+            return ProviderReply(text, finish, usage, attempt, truncated, url, tuple(notes))
         assert last is not None
         raise last
 
@@ -256,21 +256,23 @@ class ProviderClient(ABC):
             time.sleep(seconds)
 
     def _exchange(self, request: PreparedRequest, headers: dict[str, str],
-                  on_request: Callable[[str, int | None], None] | None,
+                  on_request: Callable[[str, int | None, str | None], None] | None,
                   cancel: threading.Event | None = None) -> tuple[requests.Response, str]:
         """POST ``request``; follow a same-origin 307/308 only (see :mod:`.transport`).
 
-        ``on_request(url, None)`` runs before each request leaves, ``on_request(url,
-        status)`` when its status line arrived.
+        ``on_request(url, None, proxy)`` runs before each request leaves (``url`` as the
+        HTTP client sends it), ``on_request(url, status, proxy)`` when its status line
+        arrived.
         """
-        url = request.url
+        url = request.url                # as url() prepared it; post() checks again
         for _ in range(MAX_SAME_ORIGIN_REDIRECTS + 1):
+            proxy = transport.proxy_for(self.settings, url)
             if on_request:
-                on_request(url, None)
+                on_request(url, None, proxy)
             response = transport.post(self.http, url, request.body, headers, self.timeouts,
-                                      self.settings.name, cancel=cancel)
+                                      self.settings.name, cancel=cancel, proxy=proxy)
             if on_request:
-                on_request(url, response.status_code)
+                on_request(url, response.status_code, proxy)
             if response.status_code not in REDIRECT_STATUSES:
                 transport.check_status(response, self.settings)
                 return response, url

@@ -229,7 +229,8 @@ class SendSession:
             self.org_policy.check_epsilon(epsilon)
         if features is None:
             features = fast_features(text, sanitized, spans or ())
-        warning = transport.cleartext_warning(settings)
+        notices = tuple(n for n in (transport.cleartext_warning(settings),
+                                    transport.proxy_notice(settings)) if n)
         ledger = ledger_for(priors, send_epsilon(sanitized), self.org_policy.max_document_epsilon)
         return SendPlan(
             ledger=ledger,
@@ -237,7 +238,7 @@ class SendSession:
             sanitized=sanitized, method=sanitized.method or method, epsilon=epsilon,
             seed=params.seed, fingerprint=fingerprint, cost=cost, findings=findings,
             prior_sends=priors, predicted_utility=predicted_utility, features=features,
-            vault=vault, notices=(warning,) if warning else (),
+            vault=vault, notices=notices,
         )
 
     # -- step 2 --
@@ -289,6 +290,7 @@ class SendSession:
         """Send ``plan`` (after :meth:`check`), streaming restored text to ``on_chunk``."""
         self.check(plan, confirmation)
         key = resolve_key(plan.provider, self.keystore, self.session_keys, self._environ)
+        self._register_provider_keys()      # redacted wherever the answer echoes one
         result = send_plan(
             plan, client=self._client_factory(plan.provider), key=key.key, audit=self.audit,
             restorer=self._restorer_factory(plan.vault), counter=self.token_counter,
@@ -301,6 +303,16 @@ class SendSession:
                                                 result.answer, plan.features, plan,
                                                 plan.predicted_utility)
         return replace(result, realized_utility=realized, learning=learning)
+
+    def _register_provider_keys(self) -> None:
+        """Make the keys of every configured provider known to the answer guard (a
+        provider may echo a key it should never have seen); the plan's vault secrets
+        are registered by :func:`send_plan`."""
+        for provider in self.settings.providers:
+            try:
+                resolve_key(provider, self.keystore, self.session_keys, self._environ)
+            except ConfigError:
+                pass                              # no key stored for it: nothing to hide
 
     def flush_pending_learning(self) -> int:
         """See :meth:`FlowRecorder.flush_pending`."""

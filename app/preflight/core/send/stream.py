@@ -6,6 +6,10 @@ reply says ``truncated``), one SSE line may hold at most :data:`MAX_LINE_CHARS`
 characters, and bytes are read in pieces of :data:`READ_CHUNK_BYTES` however large the
 server's HTTP chunks are. A provider (or a proxy) that sends a huge answer costs a few
 MiB of memory and a second of CPU, never gigabytes.
+
+Every piece of answer text passes through :class:`~.answer_guard.AnswerGuard` here, the
+one place answers enter: terminal control and text-direction sequences are removed and
+stored secrets redacted before a face, the audit log or an export sees them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import requests
 import urllib3
 
 from preflight.core.errors import Cancelled
+from preflight.core.send.answer_guard import AnswerGuard
 from preflight.core.send.transport import StreamBroken, root_cause, short
 
 if TYPE_CHECKING:
@@ -43,6 +48,7 @@ class ProviderReply:
     attempts: int = 1
     truncated: bool = False     # the answer exceeded MAX_ANSWER_CHARS and was cut off
     url: str = ""               # where the answer came from (after same-origin redirects)
+    notes: tuple[str, ...] = ()  # what the answer guard removed or redacted
 
 
 class _LineTooLong(Exception):
@@ -80,21 +86,36 @@ class SSELines:
 
 
 class _Answer:
-    """The answer so far, cut at MAX_ANSWER_CHARS."""
+    """The answer so far, cut at MAX_ANSWER_CHARS (counted as received) and passed through
+    an :class:`~.answer_guard.AnswerGuard`: no control sequence or stored secret of the
+    provider's text reaches ``on_delta``, the reply or a partial answer."""
 
     def __init__(self, on_delta: Callable[[str], None] | None) -> None:
         self.parts: list[str] = []
         self.size = 0
         self.truncated = False
+        self.guard = AnswerGuard()
         self._on_delta = on_delta
+        self._closed = False
 
     def add(self, text: str) -> None:
         room = MAX_ANSWER_CHARS - self.size
         if len(text) > room:
             text, self.truncated = text[:room], True
         if text:
-            self.parts.append(text)
             self.size += len(text)
+            self._emit(self.guard.feed(text))
+
+    def close(self) -> None:
+        """The end of the answer: what the guard held back (an incomplete sequence, the
+        start of what might have been a key) goes out filtered."""
+        if not self._closed:
+            self._closed = True
+            self._emit(self.guard.flush())
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
             if self._on_delta:
                 self._on_delta(text)
 
@@ -108,17 +129,25 @@ def read_answer(
     response: requests.Response,
     on_delta: Callable[[str], None] | None,
     cancel: threading.Event | None,
-) -> tuple[str, str | None, dict[str, int], bool]:
-    """(text, finish_reason, usage, truncated) of ``response``; closes it.
+) -> tuple[str, str | None, dict[str, int], bool, list[str]]:
+    """(text, finish_reason, usage, truncated, notes) of ``response``; closes it.
 
-    Setting ``cancel`` stops the reading within :data:`CANCEL_POLL_S` even while the
-    provider sends nothing: the connection is shut, which wakes the blocked read, and
+    ``text`` (and every delta, and the ``partial`` of an error) is guarded (see
+    :class:`_Answer`); ``notes`` says what the guard removed or redacted. Setting
+    ``cancel`` stops the reading within :data:`CANCEL_POLL_S` even while the provider
+    sends nothing: the connection is shut, which wakes the blocked read, and
     :class:`Cancelled` (with ``partial``, the answer so far) is raised."""
     answer = _Answer(on_delta)
     try:
         with _CloseOnCancel(response, cancel):
-            return _read(client, response, answer, cancel)
-    except Cancelled as exc:
+            finish, usage = _read(client, response, answer, cancel)
+        answer.close()
+        return answer.text, finish, usage, answer.truncated, answer.guard.notes()
+    except (Cancelled, StreamBroken) as exc:
+        try:
+            answer.close()
+        except Exception:  # noqa: BLE001 - the error the user must see is ``exc``
+            pass
         exc.partial = answer.text  # type: ignore[attr-defined]
         raise
     finally:
@@ -128,7 +157,7 @@ def read_answer(
 def _read(
     client: "ProviderClient", response: requests.Response, answer: _Answer,
     cancel: threading.Event | None,
-) -> tuple[str, str | None, dict[str, int], bool]:
+) -> tuple[str | None, dict[str, int]]:
     name = client.settings.name
     try:
         if "text/event-stream" not in response.headers.get("Content-Type", ""):
@@ -142,9 +171,8 @@ def _read(
                 f"(the stream ended after {answer.size} characters).",
                 "The request reached the provider, so it was not re-sent automatically. "
                 "Send again yourself if you want a complete answer.",
-                answer.text,
             )
-        return answer.text, finish, usage, answer.truncated
+        return finish, usage
     except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ConnectionError,
             requests.exceptions.Timeout, urllib3.exceptions.HTTPError,
             http.client.HTTPException, OSError) as exc:
@@ -267,7 +295,7 @@ def _read_events(
 
 def _read_whole(
     client: "ProviderClient", response: requests.Response, answer: _Answer
-) -> tuple[str, str | None, dict[str, int], bool]:
+) -> tuple[str | None, dict[str, int]]:
     name = client.settings.name
     body = bytearray()
     for raw in _chunks(response):
@@ -290,7 +318,7 @@ def _read_whole(
         ) from None
     answer.add(text)
     usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-    return answer.text, finish, _usage(usage), answer.truncated
+    return finish, _usage(usage)
 
 
 def _usage(raw: dict[str, Any]) -> dict[str, int]:

@@ -7,9 +7,10 @@ Promises kept here:
   the key header stay with the provider the user confirmed, and the error names where the
   provider pointed. A same-origin 307/308 (method and body kept) may be followed; the
   caller records every URL a request really went to.
-- **No cleartext to other machines.** ``http://`` is accepted only for a loopback host
-  (127.0.0.0/8, ::1, localhost) unless the provider setting ``allow_insecure_http`` says
-  otherwise.
+- **One reading of every address.** Each request's URL, and each redirect target, is read
+  as the HTTP client will read it (:mod:`.destination`); an address the readings disagree
+  on is never contacted. Which addresses a provider may use at all (cleartext, proxies)
+  is decided in :mod:`.route`.
 - **Honest delivery state.** Errors raised before a byte left carry ``delivered=False``;
   an HTTP error status carries ``delivered=True`` and ``http_status`` (the body reached
   the server even though it refused it).
@@ -17,24 +18,32 @@ Promises kept here:
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import threading
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
 import urllib3.exceptions as u3
 
 from preflight.core.config import ProviderSettings
-from preflight.core.errors import ConfigError, PreflightError, ProviderError
+from preflight.core.errors import PreflightError, ProviderError
 from preflight.core.send import inflight, logfilter
+from preflight.core.send.answer_guard import neutralize
+from preflight.core.send.destination import (  # noqa: F401 - the names callers import here
+    Destination, UnclearURL, destination, is_loopback_host, origin, shown_url,
+)
+from preflight.core.send.route import (  # noqa: F401
+    check_cleartext, cleartext_host, cleartext_warning, harden, new_session,
+    provider_destination, proxy_for, proxy_notice,
+)
+
+show_origin_url = shown_url
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 MAX_SAME_ORIGIN_REDIRECTS = 3
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _E = TypeVar("_E", bound=PreflightError)
 
 
@@ -56,82 +65,33 @@ class Retryable(Exception):
         self.wait = wait
 
 
-# --- origins and cleartext -----------------------------------------------------------------
-
-
-def origin(url: str) -> tuple[str, str, int]:
-    """(scheme, host, port) with the scheme's default port filled in."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme, 0)
-
-
-def show_origin_url(url: str) -> str:
-    """``scheme://host:port/path`` for messages (the query may hold tokens: left out)."""
-    scheme, host, port = origin(url)
-    shown_host = f"[{host}]" if ":" in host else host
-    return logfilter.redact(f"{scheme}://{shown_host}:{port}{urlsplit(url).path or '/'}")
-
-
-def is_loopback_host(host: str) -> bool:
-    host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def cleartext_host(settings: ProviderSettings) -> str | None:
-    """The host when ``settings`` sends over plain HTTP to another machine, else None."""
-    scheme, host, _ = origin(settings.base_url.strip())
-    if scheme == "http" and host and not is_loopback_host(host):
-        return host
-    return None
-
-
-def check_cleartext(settings: ProviderSettings) -> None:
-    """Refuse plain HTTP to a non-loopback host unless the provider allows it."""
-    host = cleartext_host(settings)
-    if host and not settings.allow_insecure_http:
-        raise ConfigError(
-            f"Provider '{settings.name}' uses plain http:// to {host}, which is not this "
-            "computer: the document and the API key would cross the network unencrypted.",
-            "Use an https:// base URL, or allow cleartext for this provider explicitly: "
-            f"preflight providers add {settings.name} ... --allow-insecure-http.",
-        )
-
-
-def cleartext_warning(settings: ProviderSettings) -> str | None:
-    """The sentence the send plan shows when cleartext to another machine is allowed."""
-    host = cleartext_host(settings)
-    if host is None:
-        return None
-    return (f"Plain HTTP to {host}: the request and the API key cross the network "
-            "unencrypted (allowed for this provider by allow_insecure_http).")
-
-
 # --- one request ---------------------------------------------------------------------------
 
 
 def post(http: requests.Session, url: str, body: bytes | None, headers: dict[str, str],
          timeouts: Any, name: str, method: str = "POST",
-         cancel: threading.Event | None = None) -> requests.Response:
+         cancel: threading.Event | None = None, proxy: str | None = None) -> requests.Response:
     """One request (a POST unless ``method`` says otherwise: the connection test's GET)
     that never follows a redirect; errors become ProviderError/Retryable.
 
-    With ``cancel``, setting it stops the request within a second even before the
-    provider answered (see :mod:`.inflight`): :class:`Cancelled` says whether it left."""
-    host = urlsplit(url).hostname or url
+    ``url`` must be plain (:func:`.destination.destination`), else nothing leaves.
+    ``proxy`` (from :func:`proxy_for`) is the only proxy used: ``http`` is expected to be
+    :func:`harden`-ed, so the environment adds none. With ``cancel``, setting it stops
+    the request within a second even before the provider answered (see
+    :mod:`.inflight`): :class:`Cancelled` says whether it left."""
+    try:
+        host = destination(url).host
+    except UnclearURL as exc:
+        raise not_sent(ProviderError(
+            f"Preflight refused to send to {shown_url(url)}: {exc.reason}.",
+            "Check the provider's base URL. Nothing was sent.",
+        )) from None
+    proxies = {"https": proxy} if proxy else {}
 
     def request() -> requests.Response:
         return http.request(method, url, data=body, headers=headers, stream=True,
-                            allow_redirects=False, timeout=(timeouts.connect, timeouts.read))
+                            allow_redirects=False, timeout=(timeouts.connect, timeouts.read),
+                            proxies=proxies)
 
     try:
         if cancel is None:
@@ -180,16 +140,30 @@ def post(http: requests.Session, url: str, body: bytes | None, headers: dict[str
 
 
 def redirect_target(response: requests.Response, url: str, confirmed_url: str) -> str:
-    """Where a 3xx points, if it may be followed; otherwise a ProviderError (the body
-    reached the provider, nothing reached the target)."""
+    """Where a 3xx points, if it may be followed: a 307/308 to the very origin the user
+    confirmed, as the HTTP client reads it (the URL returned is the one that goes out).
+    Otherwise a ProviderError (the body reached the provider, nothing reached the
+    target)."""
     status = response.status_code
     location = response.headers.get("Location", "")
     response.close()
     target = urljoin(url, location) if location else ""
-    if target and origin(target) == origin(confirmed_url) and status in (307, 308):
-        return target
-    shown = show_origin_url(target) if target else "an unnamed location"
-    if not target or origin(target) != origin(confirmed_url):
+    try:
+        dest: Destination | None = destination(target) if target else None
+        unclear = ""
+    except UnclearURL as exc:
+        dest, unclear = None, exc.reason
+    if dest is not None and dest.origin == origin(confirmed_url) and status in (307, 308):
+        return dest.url
+    if unclear:
+        error = ProviderError(
+            f"The provider redirected to an address Preflight will not follow "
+            f"({shown_url(target)}: {unclear}); nothing was sent there.",
+            "Check the provider's base URL (use the address the provider really serves "
+            "from, with https://).",
+        )
+    elif dest is None or dest.origin != origin(confirmed_url):
+        shown = shown_url(target) if target else "an unnamed location"
         error = ProviderError(
             f"The provider redirected to {shown}; nothing was sent there.",
             "Check the provider's base URL (use the address the provider really serves "
@@ -197,8 +171,8 @@ def redirect_target(response: requests.Response, url: str, confirmed_url: str) -
         )
     else:
         error = ProviderError(
-            f"The provider redirected (HTTP {status}) to {shown} and asked to change the "
-            "request; it was not followed.",
+            f"The provider redirected (HTTP {status}) to {shown_url(target)} and asked to "
+            "change the request; it was not followed.",
             "Check the provider's base URL.",
         )
     raise _delivered(error, status)
@@ -348,7 +322,9 @@ def _error_detail(response: requests.Response) -> str:
 
 
 def short(value: Any) -> str:
+    """What the provider said, for a one-line message: plain text (no control sequence
+    reaches the terminal), keys redacted, at most 200 characters."""
     if isinstance(value, dict):
         value = value.get("message") or json.dumps(value, ensure_ascii=False)
-    text = " ".join(str(value).split())
+    text = " ".join(neutralize(str(value)).split())
     return logfilter.redact(text[:200] + ("…" if len(text) > 200 else ""))
