@@ -50,7 +50,8 @@ def _report(report: Any, what: str, as_json: bool) -> int:
 
     if as_json:
         print_json({"verified": what, **report.to_json()})
-    elif report.ok:
+        return 0 if report.ok else 1
+    if report.ok:
         extra = (f"; {report.adopted} record(s) predate the chain and were chained as found "
                  "at the upgrade" if report.adopted else "")
         print(f"{what}: the chain is intact ({report.records} record(s), {report.events} "
@@ -61,6 +62,12 @@ def _report(report: Any, what: str, as_json: bool) -> int:
             print(f"  also: {problem}", file=sys.stderr)
         if len(report.problems) > 10:
             print(f"  … and {len(report.problems) - 10} more", file=sys.stderr)
+    for note in report.notes:
+        print(f"Note: {note}")
+    if report.cannot_detect:
+        print("What this check covers:")
+        for line in report.cannot_detect:
+            print(f"  - {line}")
     return 0 if report.ok else 1
 
 

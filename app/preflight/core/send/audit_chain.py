@@ -21,9 +21,10 @@ are all found, and a record still in flight verifies like any other (its row mat
 events so far). The log's head (last seq and hash) is also kept in its ``meta`` table and
 in the central store, which catches a log cut off at its end.
 
-What the chain cannot do: it has no secret, so someone who rewrites a record *and* every
-later event hash, consistently, is not detected by that copy alone — the other copy (the
-central store's, or a head hash an auditor noted) then disagrees.
+What the chain cannot do alone: it has no secret, so someone who rewrites a record *and*
+every later event hash, consistently, is not detected by it — the seal of the local log
+(:mod:`.audit_seal`: a keyed MAC per event, its key outside the file) and the central
+store (append-only for the laptops) are what catch that.
 
 The same functions check the local SQLite log, the PostgreSQL copy and an export file:
 they take plain events and plain rows.
@@ -145,6 +146,9 @@ class VerifyReport:
     adopted: int                   # records chained as found at the upgrade
     head: tuple[int, str]          # last event's (seq, hash)
     problems: tuple[Problem, ...]
+    notes: tuple[str, ...] = ()    # facts that are not problems (sealed as found, …)
+    seal: str = ""                 # "sealed" | "unsealed" | "not checked" | "export" | …
+    cannot_detect: tuple[str, ...] = ()   # what this check could not see, in words
 
     @property
     def ok(self) -> bool:
@@ -161,7 +165,9 @@ class VerifyReport:
                 "adopted": self.adopted, "head": {"seq": self.head[0], "hash": self.head[1]},
                 "first_problem": str(self.first) if self.first else None,
                 "problems": [{"what": p.what, "record_id": p.record_id, "seq": p.seq}
-                             for p in self.problems]}
+                             for p in self.problems],
+                "seal": self.seal or None, "notes": list(self.notes),
+                "cannot_detect": list(self.cannot_detect)}
 
 
 def verify_chain(events: Iterable[ChainEvent], records: Iterable[Mapping[str, Any]], *,
@@ -233,7 +239,7 @@ def _check_records(states: Mapping[int, Mapping[str, str]],
         state = states.get(rid)
         if state is None:
             problems.append(Problem(f"record {rid} has no chain events: it was added "
-                                    "outside Preflight", rid))
+                                    "outside Preflight, or its events were removed", rid))
             continue
         for col in (columns if columns is not None else state):
             if col == "id":
