@@ -234,6 +234,7 @@ class FakeSendResult:
     cost: float
     realized_utility: float | None = 0.71
     finish_reason: str | None = "stop"       # as SendResult: "length" = cut at max_tokens
+    audit_error: str | None = None           # as SendResult: what the audit log lacks
 
 
 class FakeBackend:
@@ -488,7 +489,8 @@ class FakeBackend:
                           "method": plan.method, "epsilon": plan.epsilon,
                           "payload": plan.payload, "answer_restored": restored})
         return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004,
-                              finish_reason=self.finish_reason)
+                              finish_reason=self.finish_reason,
+                              audit_error=getattr(self, "audit_error", None))
 
     def run_local(self, task, text, on_token, cancel):
         fake = self

@@ -176,6 +176,8 @@ class AnswerController(QObject):
     def _outcome(self, result: Any) -> AnswerOutcome:
         shown, cut = finish_answer(self.restored, getattr(result, "finish_reason", None))
         notes = self._noise_notes() + ((cut,) if cut else ())
+        audit_error = getattr(result, "audit_error", None)   # shown, but not all recorded
+        notes += (audit_error,) if audit_error else ()
         if cut:
             self.restored = shown
         status = (cloud_status(result, self._restoration)
