@@ -215,6 +215,7 @@ def test_an_export_carries_the_chain_and_verifies(tmp_path, suffix):
     report = verify_export(out)
     assert report.ok, report.problems
     assert report.events == 13 and report.records == 4
+    assert report.seal == "export" and "no seal" in report.cannot_detect[0]
 
 
 def _edit_export(path, suffix: str, record_id: int, column: str, value) -> None:
