@@ -174,9 +174,10 @@ def _anchored(db: sqlite3.Connection, path: Path, anchors: Anchors, anchor: Anch
         audit_events.set_meta(db, "log_id", anchor.log_id)
     if ("events" not in found.tables or found.log_id is None
             or (found.version or 0) < anchor.schema):
-        problem = (f"the log's chain was removed or its schema version lowered (to "
-                   f"{found.version}, after it had reached {anchor.schema}) outside "
-                   "Preflight: its earlier records are no longer covered")
+        now = "none" if found.version is None else found.version
+        problem = (f"the log's chain was removed or its schema version lowered (to {now}, "
+                   f"after it had reached {anchor.schema}) outside Preflight: its earlier "
+                   "records are no longer covered")
         audit_events.set_meta(db, "chain_removed", f"{_now()}: {problem}")
         log.warning("audit log %s: %s", path, problem)
     if anchor.schema < SCHEMA_VERSION:
@@ -188,6 +189,8 @@ def _anchored(db: sqlite3.Connection, path: Path, anchors: Anchors, anchor: Anch
 def _unanchored(db: sqlite3.Connection, path: Path, anchors: Anchors,
                 found: _Found) -> SealState:
     if found.key_id is not None:
+        log.warning("audit log %s is sealed, but its seal key cannot be read here: new "
+                    "records are not sealed", path)
         return SealState(audit_events.log_id(db), None, "",
                          "the log was sealed, but this computer no longer keeps its seal "
                          "key (the keyring entry or anchor file was removed): its seals "

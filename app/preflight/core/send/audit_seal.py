@@ -135,8 +135,9 @@ def check_seals(events: Sequence[ChainEvent], seals: Mapping[int, str], key: byt
         which = (f"event {first.seq} (record {first.record_id}) carries"
                  if first is last else f"events {first.seq}-{last.seq} (from record "
                  f"{first.record_id}) carry")
-        out.append(Problem(f"{which} no valid seal: written or rewritten outside "
-                           "Preflight", first.record_id, first.seq))
+        out.append(Problem(f"{which} no valid seal: rewritten outside Preflight, or "
+                           "written while this log's seal key could not be read",
+                           first.record_id, first.seq))
     return out
 
 
