@@ -67,7 +67,7 @@ class RecordWriter:
             self._pending.clear()
             return None
         except WRITE_ERRORS as exc:
-            why = _why(exc)
+            why, hint = _why(exc), getattr(exc, "hint", "")
         log.error("audit record %s could not be completed: %s", self.record_id, why)
         outcome = {k: v for k, v in self._pending.items() if k in _OUTCOME}
         try:
@@ -76,9 +76,9 @@ class RecordWriter:
                 f"it: {why}"))
         except WRITE_ERRORS:
             return (f"The answer is shown, but the audit log could not record it ({why}): "
-                    f"record {self.record_id} stays incomplete.")
+                    f"record {self.record_id} stays incomplete. {hint}").strip()
         return (f"The answer is shown, but the audit log could not store its text ({why}); "
-                f"record {self.record_id} says so.")
+                f"record {self.record_id} says so. {hint}").strip()
 
 
 def _why(exc: BaseException) -> str:
