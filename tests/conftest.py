@@ -28,4 +28,12 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     # Never the machine's company policy (/etc/preflight/policy.toml): none unless a test
     # writes this file.
     monkeypatch.setenv("PREFLIGHT_ORG_POLICY", str(home / "org-policy.toml"))
+    # Never the machine's keyring either (every audit log keeps its seal's anchor there):
+    # no keyring unless a test installs one, as on a headless CI machine.
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
     yield home
+    keyring.set_keyring(previous)

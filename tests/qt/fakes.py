@@ -235,6 +235,7 @@ class FakeSendResult:
     realized_utility: float | None = 0.71
     finish_reason: str | None = "stop"       # as SendResult: "length" = cut at max_tokens
     notes: tuple[str, ...] = ()              # as SendResult: shown beside the answer
+    audit_error: str | None = None           # as SendResult: what the audit log lacks
 
 
 class FakeBackend:
@@ -490,7 +491,8 @@ class FakeBackend:
                           "method": plan.method, "epsilon": plan.epsilon,
                           "payload": plan.payload, "answer_restored": restored})
         return FakeSendResult(len(self.rows), restored, raw, 9, 0.0004,
-                              finish_reason=self.finish_reason, notes=self.result_notes)
+                              finish_reason=self.finish_reason, notes=self.result_notes,
+                              audit_error=getattr(self, "audit_error", None))
 
     def run_local(self, task, text, on_token, cancel):
         fake = self

@@ -91,6 +91,17 @@ def test_answer_cut_on_length_ends_at_a_sentence_and_says_so(qtbot, window, fake
     assert window.answer.raw.toPlainText() == fake_backend.answer_text   # as received
 
 
+def test_an_answer_the_audit_log_could_not_store_is_shown_with_a_note(qtbot, window,
+                                                                       fake_backend):
+    said = ("The answer is shown, but the audit log could not store its text (the disk is "
+            "full); record 1 says so.")
+    fake_backend.audit_error = said
+    _sent(qtbot, window, fake_backend, "placeholder")
+    pane = window.answer
+    assert pane.restored.toPlainText() == "Summary about Jane Doe and the plan."
+    assert pane.notes.isVisibleTo(pane) and said in pane.notes.text()
+
+
 def test_a_looping_local_answer_is_stopped_and_ends_before_the_repeat(qtbot, window,
                                                                      fake_backend):
     fake_backend.local_text = ("The memo moves the office to the new floor. "

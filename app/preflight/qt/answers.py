@@ -179,6 +179,8 @@ class AnswerController(QObject):
         # the provider's text (the core's SendResult.notes).
         notes = (self._noise_notes() + ((cut,) if cut else ())
                  + tuple(getattr(result, "notes", ()) or ()))
+        audit_error = getattr(result, "audit_error", None)   # shown, but not all recorded
+        notes += (audit_error,) if audit_error else ()
         if cut:
             self.restored = shown
         status = (cloud_status(result, self._restoration)

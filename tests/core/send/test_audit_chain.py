@@ -163,17 +163,43 @@ def test_interrupted_records_are_chained(tmp_path, monkeypatch):
     assert log.verify().ok and log.head()[0] == 5
 
 
-def test_an_old_log_is_adopted_once(tmp_path):
-    path = tmp_path / "old.sqlite3"
-    log = filled(path, 3)
+# A log as Preflight wrote it before the chain existed (schema 3), never opened since.
+_SCHEMA_3 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+INSERT INTO meta VALUES ('schema_version', '3');
+CREATE TABLE sends (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, status TEXT NOT NULL, kind TEXT NOT NULL, provider TEXT,
+    model TEXT, url TEXT, method TEXT, epsilon REAL, task TEXT, doc_sha256 TEXT NOT NULL,
+    doc_norm_sha256 TEXT NOT NULL, doc_minhash TEXT, original_text TEXT, payload BLOB,
+    input_tokens INTEGER, output_tokens INTEGER, token_method TEXT, cost_estimate REAL,
+    cost REAL, predicted_utility REAL, realized_utility REAL, answer_raw TEXT,
+    answer_restored TEXT, overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
+    error TEXT, flow_pending INTEGER DEFAULT 0, requests TEXT, pid INTEGER,
+    privacy_epsilon REAL);
+"""
+
+
+def old_log(path, n: int = 3) -> None:
     db = raw(path)
-    db.execute("DROP TABLE events")
-    db.execute("DELETE FROM meta WHERE key != 'schema_version'")
-    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    log.close()
+    db.executescript(_SCHEMA_3)
+    for i in range(n):
+        db.execute("INSERT INTO sends (created_at, updated_at, status, kind, provider, "
+                   "doc_sha256, doc_norm_sha256, payload) VALUES ('2024-05-0%d', "
+                   "'2024-05-0%d', 'done', 'send', 'acme', 'a%d', 'b%d', ?)" % (i + 1, i + 1,
+                                                                                 i, i),
+                   (b'{"n": %d}' % i,))
+    db.close()
+
+
+def test_an_old_log_is_adopted_once_and_sealed(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    old_log(path)
     log = AuditLog(path)
     report = log.verify()
     assert report.ok and report.adopted == 3 and report.events == 3
+    assert report.seal == "sealed"
+    assert any("sealed as found" in note for note in report.notes)
     log.close()
     raw(path).execute("DELETE FROM events WHERE record_id = 2")
     again = AuditLog(path).verify()            # a later open does not launder it
@@ -189,6 +215,7 @@ def test_an_export_carries_the_chain_and_verifies(tmp_path, suffix):
     report = verify_export(out)
     assert report.ok, report.problems
     assert report.events == 13 and report.records == 4
+    assert report.seal == "export" and "no seal" in report.cannot_detect[0]
 
 
 def _edit_export(path, suffix: str, record_id: int, column: str, value) -> None:

@@ -26,6 +26,7 @@ class MemorySink:
     def __init__(self) -> None:
         self.events: dict[str, list] = {}
         self.records: dict[str, dict[int, dict]] = {}
+        self.versions: dict[str, list[tuple[int, dict]]] = {}
         self.down = False
         self.lose_reply = False
         self.appends = 0
@@ -45,6 +46,9 @@ class MemorySink:
             raise HeadMovedError()
         self.events.setdefault(who.log_id, []).extend(events)
         self.records.setdefault(who.log_id, {}).update({r["id"]: dict(r) for r in records})
+        last_of = {e.record_id: e.seq for e in events}
+        self.versions.setdefault(who.log_id, []).extend((last_of[r["id"]], dict(r))
+                                                        for r in records)
         self.appends += 1
         if self.lose_reply:
             self.lose_reply = False
@@ -56,11 +60,15 @@ class MemorySink:
                 [self.records[log_id][k] for k in sorted(self.records.get(log_id, {}))],
                 self.head(log_id))
 
+    def history(self, log_id: str):
+        self._check()
+        return sorted(self.versions.get(log_id, []), key=lambda v: (v[1]["id"], v[0]))
+
     def close(self) -> None:
         pass
 
 
-@pytest.mark.parametrize("name", ["head", "append", "read", "close"])
+@pytest.mark.parametrize("name", ["head", "append", "read", "history", "close"])
 def test_the_fake_and_the_postgres_sink_match_the_protocol(name):
     from preflight.runtime.audit_pg import PgAuditSink
 
@@ -90,6 +98,31 @@ def test_events_arrive_in_order_once_and_the_copy_verifies(tmp_path):
     assert [e.seq for e in sink.events[log.log_id]] == list(range(1, 11))
     assert _central_ok(sink, log) and log.synced_seq() == 10
     assert sync_log(log, sink).sent_events == 0
+
+
+@pytest.mark.parametrize("tamper, said", [
+    (lambda versions: versions[0][1].update(provider="elsewhere"),
+     "record 1's version stored at event 2 was changed (its provider"),
+    (lambda versions: versions.append((4, dict(versions[0][1]))),
+     "the version stored at record 2 (event 4) names record 1"),
+    (lambda versions: versions.append((40, dict(versions[-1][1]))),
+     "version stored at event 40 has no such event"),
+])
+def test_every_stored_version_of_a_record_is_checked_against_the_events(tmp_path, tamper,
+                                                                        said):
+    log, sink = AuditLog(tmp_path / "a.sqlite3"), MemorySink()
+    _send(log, 1)
+    _send(log, 2)
+    sync_log(log, sink)
+    log.update(1, realized_utility=0.4)                 # a later change: a second version
+    sync_log(log, sink)
+    events, rows, head = sink.read(log.log_id)
+    versions = sink.history(log.log_id)
+    assert [(seq, r["id"]) for seq, r in versions] == [(2, 1), (5, 1), (4, 2)]
+    assert verify_chain(events, rows, expected_head=head, versions=versions).ok
+    tamper(versions)
+    report = verify_chain(events, rows, expected_head=head, versions=versions)
+    assert not report.ok and any(said in str(p) for p in report.problems)
 
 
 def test_a_batch_never_splits_a_record_from_its_later_events(tmp_path):

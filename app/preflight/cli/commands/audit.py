@@ -39,8 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         cmd = sub.add_parser(name, help=helptext)
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
         cmd.set_defaults(handler=handler)
-    sub.add_parser("schema", help="print the central store's SQL schema (for IT)"
-                   ).set_defaults(handler=run_schema)
+    schema = sub.add_parser("schema", help="print the central store's SQL schema and the "
+                            "laptops' role (for IT)")
+    schema.add_argument("--from", dest="after", type=int, default=0, metavar="VERSION",
+                        help="only the migrations after this schema version (to upgrade an "
+                             "existing store: its preflight_audit_schema table holds it)")
+    schema.set_defaults(handler=run_schema)
     sub.add_parser("set-password", help="keep the central store's password in the OS "
                    "keyring").set_defaults(handler=run_set_password)
 
@@ -50,7 +54,8 @@ def _report(report: Any, what: str, as_json: bool) -> int:
 
     if as_json:
         print_json({"verified": what, **report.to_json()})
-    elif report.ok:
+        return 0 if report.ok else 1
+    if report.ok:
         extra = (f"; {report.adopted} record(s) predate the chain and were chained as found "
                  "at the upgrade" if report.adopted else "")
         print(f"{what}: the chain is intact ({report.records} record(s), {report.events} "
@@ -61,6 +66,12 @@ def _report(report: Any, what: str, as_json: bool) -> int:
             print(f"  also: {problem}", file=sys.stderr)
         if len(report.problems) > 10:
             print(f"  … and {len(report.problems) - 10} more", file=sys.stderr)
+    for note in report.notes:
+        print(f"Note: {note}")
+    if report.cannot_detect:
+        print("What this check covers:")
+        for line in report.cannot_detect:
+            print(f"  - {line}")
     return 0 if report.ok else 1
 
 
@@ -99,14 +110,19 @@ def run_verify(args: argparse.Namespace) -> int:
             return _report(log.verify(), str(log.path), args.json)
         finally:
             log.close()
+    from dataclasses import replace
+
     from preflight.core.send.audit_chain import verify_chain
+    from preflight.core.send.audit_seal import limits
 
     services = _services()
     sink = _sink(services)
     log = AuditLog()
     try:
         events, rows, head = sink.read(log.log_id)
-        report = verify_chain(events, rows, expected_head=head)
+        report = verify_chain(events, rows, expected_head=head,
+                              versions=sink.history(log.log_id))
+        report = replace(report, seal="central", cannot_detect=limits("central"))
         return _report(report, f"central store {sink.settings.where}", args.json)
     finally:
         sink.close()
@@ -158,6 +174,7 @@ def run_status(args: argparse.Namespace) -> int:
             sink = _sink(services)
             try:
                 out["central_events"] = sink.head(out["log_id"])[0]
+                out["central_login_may_rewrite"] = sink.may_rewrite()
             finally:
                 sink.close()
         except PreflightError as err:
@@ -172,6 +189,11 @@ def run_status(args: argparse.Namespace) -> int:
         left = out["events"] - out["central_events"]
         print(f"Central store {out['central']}: {out['central_events']} event(s); "
               + (f"{left} waiting to be sent." if left else "up to date."))
+        if out["central_login_may_rewrite"]:
+            print("Warning: this computer's login owns the central store's tables (or is a "
+                  "superuser), so it could change what the store holds. IT should create "
+                  "them with another login and grant this one only SELECT and INSERT "
+                  "(`preflight audit schema`, docs/DEPLOYMENT.md).")
     else:
         print(f"Central store {out['central']}: {out['central_error']} "
               f"(last confirmed: event {out['last_confirmed']}).")
@@ -181,7 +203,7 @@ def run_status(args: argparse.Namespace) -> int:
 def run_schema(args: argparse.Namespace) -> int:
     from preflight.runtime.audit_pg import schema_sql
 
-    sys.stdout.write(schema_sql())
+    sys.stdout.write(schema_sql(args.after))
     return 0
 
 

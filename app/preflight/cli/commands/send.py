@@ -259,14 +259,14 @@ def run(args: argparse.Namespace) -> int:
         shown, cut = finish_answer(local.answer, local.finish_reason)
         if args.json:
             print_json({**local.to_json(), "answer_shown": shown, "notes": [cut] if cut else []})
-            return 0
+            return _audit_status(local.audit_error, quiet=True)
         local_stream.finish(local.finish_reason)
         sys.stdout.write("\n")
         for note in [cut] if cut else []:
             print(note, file=sys.stderr)
         print(f"(local answer by the SLM; nothing was sent; audit record {local.record_id})",
               file=sys.stderr)
-        return 0
+        return _audit_status(local.audit_error)
 
     policy = chosen_policy(args, services)
     params = SanitizeParams(seed=args.seed, epsilon=args.epsilon)
@@ -360,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({"plan": plan.to_json(), "policy": policy.describe(),
                     "result": result.to_json(), "sent": True, "answer_shown": shown,
                     "notes": ([cut] if cut else []) + notes})
-        return 0
+        return _audit_status(result.audit_error, quiet=True)
     cut = stream.finish(result.finish_reason)
     sys.stdout.write("\n")
     for note in ([cut] if cut else []) + notes:
@@ -377,4 +377,16 @@ def run(args: argparse.Namespace) -> int:
             if result.realized_utility is not None else "")
     print(f"--- {result.input_tokens} + {result.output_tokens} tokens ({result.token_method})"
           f"{cost}{util}; audit record {result.record_id} ---", file=sys.stderr)
-    return 0
+    return _audit_status(result.audit_error)
+
+
+def _audit_status(audit_error: str | None, quiet: bool = False) -> int:
+    """0, or — the answer was shown but the audit log could not record all of it — the
+    I/O error status after saying so on stderr (``quiet``: JSON carries it already)."""
+    if audit_error is None:
+        return 0
+    if not quiet:
+        print(f"preflight: warning: {audit_error}", file=sys.stderr)
+    from preflight.core.send.audit import AuditWriteError
+
+    return AuditWriteError.exit_code

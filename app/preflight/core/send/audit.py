@@ -22,55 +22,39 @@ ledger (:mod:`preflight.core.privacy.ledger`) adds up over the document's sends.
 from before schema 3 have no such value: the ledger counts their ``epsilon`` instead (an
 over-count at worst, never an under-count).
 
-Tamper evidence (schema 4): every write to a record also appends a hash-chained event in
-the same transaction — see :mod:`preflight.core.send.audit_chain` for what is chained and
-why events rather than records; :meth:`AuditLog.verify` checks it. ``on_change`` (the
-central store's sync job) is called after each committed write. (This module runs past
-400 lines because it is the log's one class and its same-document ledger; the chain's
-storage, the export and the central sync live in ``audit_events``, ``audit_export`` and
-``audit_sync``.)
-
+Tamper evidence: every write to a record also appends a hash-chained, sealed event in the
+same transaction (:mod:`.audit_chain`, :mod:`.audit_seal`); :meth:`AuditLog.verify`
+checks both. The file itself and writes under contention: :mod:`.audit_db`; its tables
+and what an open decides about an older or edited file: :mod:`.audit_schema`.
+``on_change`` (the central store's sync job) is called after each committed write. (The
+module runs past 400 lines: it is the log's one class and its same-document ledger.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, TypeVar
 
 from preflight.core import paths
-from preflight.core.errors import ConfigError
-from preflight.core.send import audit_events
+from preflight.core.send import audit_db, audit_events, audit_schema, audit_seal
 from preflight.core.send.audit_chain import ChainEvent, VerifyReport
+from preflight.core.send.audit_db import AuditWriteError  # noqa: F401 - re-exported
+from preflight.core.send.audit_schema import (  # noqa: F401 - re-exported
+    COLUMNS as _COLUMNS, SCHEMA_VERSION,
+)
 from preflight.core.send.fingerprint import (  # noqa: F401 - re-exported
     NEAR_DUPLICATE_THRESHOLD, Fingerprint, minhash, normalize,
 )
-
-SCHEMA_VERSION = 4   # 4: the hash-chained events table
 
 # Statuses that mean "the text may have left the machine" (the ledger counts these).
 SENT_STATUSES = ("sending", "streaming", "done", "truncated", "rejected", "redirected",
                  "failed", "cancelled", "interrupted")
 # Statuses of a send still in progress (a killed process leaves them behind).
 OPEN_STATUSES = ("sending", "streaming")
-
-_COLUMNS = (
-    "id", "created_at", "updated_at", "status", "kind", "provider", "model", "url",
-    "method", "epsilon", "task", "doc_sha256", "doc_norm_sha256", "doc_minhash",
-    "original_text", "payload", "input_tokens", "output_tokens", "token_method",
-    "cost_estimate", "cost", "predicted_utility", "realized_utility", "answer_raw",
-    "answer_restored", "overrides", "attempts", "delivered", "error", "flow_pending",
-    "requests", "pid", "privacy_epsilon",
-)
-# Columns added after schema 1 (added to an older file when it is opened).
-_ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER", "privacy_epsilon": "REAL"}
-
 
 # --- records -------------------------------------------------------------------------------
 
@@ -121,6 +105,9 @@ def match_kind(fingerprint: Fingerprint, sha: str, norm: str, minhash_json: str 
     return None
 
 
+T = TypeVar("T")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -128,101 +115,51 @@ def _now() -> str:
 class AuditLog:
     """SQLite audit log (WAL) at ``data_dir()/audit.sqlite3`` unless told otherwise.
 
-    Thread-safe: one connection guarded by a lock (the window streams on a worker thread).
-    ``on_change`` is called (outside the lock) after every committed write.
+    Thread-safe: one connection guarded by a lock (the window streams on a worker thread);
+    processes sharing the file take turns (:mod:`.audit_db`). ``on_change`` is called
+    (outside the lock) after every committed write. ``secrets``: where the log's anchor
+    and seal key live (:mod:`.audit_seal`; default the OS keyring, else an owner-only
+    file in the settings folder; None: the log is not sealed).
     """
 
     def __init__(self, path: Path | str | None = None, *,
-                 on_change: Callable[[], None] | None = None) -> None:
+                 on_change: Callable[[], None] | None = None,
+                 secrets: Any = "keyring") -> None:
         self._on_change = on_change
         self.path = Path(path) if path else paths.data_dir() / "audit.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        self._lock = threading.Lock()
+        self._anchors = audit_seal.anchors_for(secrets, paths.config_dir)
+        self._db = audit_db.open_db(self.path)
+        self._writer = audit_db.Writer(self._db, self.path)
+        self._lock = self._writer.lock
         try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False,
-                                       isolation_level=None, timeout=10)
-            # Payloads and answers are private: readable by the user only.
-            for suffix in ("", "-wal", "-shm"):
-                extra = self.path.with_name(self.path.name + suffix)
-                if extra.exists():
-                    os.chmod(extra, 0o600)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            # Deleted or overwritten values (a scrubbed seed) are zeroed on disk, not left
-            # in free pages.
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._create()
-            self._migrate()
+            known = self._anchors.read(self.path)
+            self.seal = self._writer.run(
+                lambda: audit_schema.prepare(self._db, self.path, self._anchors, known))
+            if self.seal.upgraded:   # scrubbed values leave the WAL file too
+                audit_db.retry(lambda: self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)"),
+                               self.path)
             self.close_interrupted()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(
-                f"The audit log {self.path} cannot be opened ({exc}).",
-                "Move the damaged file away; Preflight creates a new one.",
-            ) from None
-
-    def _create(self) -> None:
-        self._db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-            CREATE TABLE IF NOT EXISTS sends (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-                status TEXT NOT NULL, kind TEXT NOT NULL,
-                provider TEXT, model TEXT, url TEXT,
-                method TEXT, epsilon REAL, task TEXT,
-                doc_sha256 TEXT NOT NULL, doc_norm_sha256 TEXT NOT NULL, doc_minhash TEXT,
-                original_text TEXT, payload BLOB,
-                input_tokens INTEGER, output_tokens INTEGER, token_method TEXT,
-                cost_estimate REAL, cost REAL,
-                predicted_utility REAL, realized_utility REAL,
-                answer_raw TEXT, answer_restored TEXT,
-                overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
-                error TEXT, flow_pending INTEGER DEFAULT 0,
-                requests TEXT, pid INTEGER, privacy_epsilon REAL
-            );
-            CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
-            CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
-            """ + audit_events.EVENTS_DDL
-        )
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                         (str(SCHEMA_VERSION),))
-
-    def _migrate(self) -> None:
-        """Bring an older file up to date: add new columns, scrub the seeds schema 1
-        stored (a seed is a secret; see the module doc), and chain the records of a log
-        from before schema 4 as they are now (``adopt`` events)."""
-        with self._write():
-            row = self._db.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if int(row[0]) < 4:
-                self._upgrade()
-            audit_events.log_id(self._db)
-        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def _upgrade(self) -> None:
-        cols = {row[1] for row in self._db.execute("PRAGMA table_info(sends)")}
-        for name, kind in _ADDED_COLUMNS.items():
-            if name not in cols:
-                self._db.execute(f"ALTER TABLE sends ADD COLUMN {name} {kind}")
-        if "seed" in cols:
-            self._db.execute("UPDATE sends SET seed = NULL WHERE seed IS NOT NULL")
-        audit_events.adopt_all(self._db, _COLUMNS)
-        self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                         (str(SCHEMA_VERSION),))
-
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        """One durable transaction (a record and its chain event commit together);
-        the caller holds the lock."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
+        except AuditWriteError as err:
+            self._db.close()
+            raise audit_db.open_error(err, self.path) from None
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.close()
             raise
-        self._db.execute("COMMIT")
+
+    @property
+    def replaced(self) -> tuple[str, ...]:
+        """Ids of earlier logs at this place that were deleted or emptied (oldest first)."""
+        return self.seal.replaced
+
+    def _write(self, work: Callable[[], T], *, quick: bool = False) -> T:
+        """One durable transaction (a record, its chain event and its seal commit
+        together); :class:`AuditWriteError` when it cannot be written."""
+        return self._writer.run(work, quick=quick)
+
+    def _event(self, record_id: int, kind: str, columns: Iterable[str]) -> None:
+        audit_events.append_event(self._db, record_id, kind, columns, _COLUMNS,
+                                  self.seal.key)
 
     def _changed(self) -> None:
         if self._on_change is not None:
@@ -233,22 +170,28 @@ class AuditLog:
         power cut); returns how many. Records of live processes (another window, a CLI
         run at the same time, this process) are left alone."""
         marks = ",".join("?" * len(OPEN_STATUSES))
-        with self._lock:
+
+        def work() -> int:
             rows = self._db.execute(
                 f"SELECT id, pid FROM sends WHERE status IN ({marks})", OPEN_STATUSES
             ).fetchall()
             dead = [rid for rid, pid in rows if not _process_alive(pid)]
             for rid in dead:
-                with self._write():
-                    self._db.execute(
-                        "UPDATE sends SET status = 'interrupted', updated_at = ?, error = "
-                        "COALESCE(error, 'the sending process ended before the answer was "
-                        "complete') WHERE id = ?", (_now(), rid))
-                    audit_events.append_event(self._db, rid, "update",
-                                              ("status", "updated_at", "error"), _COLUMNS)
-        if dead:
+                self._db.execute(
+                    "UPDATE sends SET status = 'interrupted', updated_at = ?, error = "
+                    "COALESCE(error, 'the sending process ended before the answer was "
+                    "complete') WHERE id = ?", (_now(), rid))
+                self._event(rid, "update", ("status", "updated_at", "error"))
+            return len(dead)
+
+        with self._lock:                     # a cheap look first: most opens find none
+            if not self._db.execute(f"SELECT count(*) FROM sends WHERE status IN ({marks})",
+                                    OPEN_STATUSES).fetchone()[0]:
+                return 0
+        count = self._write(work)
+        if count:
             self._changed()
-        return len(dead)
+        return count
 
     def close(self) -> None:
         with self._lock:
@@ -283,7 +226,8 @@ class AuditLog:
         ``privacy_epsilon`` is the ε the send spends on its document (the ε ledger).
         """
         now = _now()
-        with self._lock, self._write():
+
+        def work() -> int:
             cur = self._db.execute(
                 """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
                    method, epsilon, task, doc_sha256, doc_norm_sha256, doc_minhash,
@@ -298,7 +242,10 @@ class AuditLog:
                  privacy_epsilon),
             )
             record_id = int(cur.lastrowid)
-            audit_events.append_event(self._db, record_id, "begin", _COLUMNS, _COLUMNS)
+            self._event(record_id, "begin", _COLUMNS)
+            return record_id
+
+        record_id = self._write(work)
         self._changed()
         return record_id
 
@@ -307,18 +254,35 @@ class AuditLog:
                                         "privacy_epsilon"}
 
     def update(self, record_id: int, **fields: Any) -> None:
-        """Update some fields of a record (each call is one durable commit)."""
+        """Update some fields of a record (each call is one durable commit, waiting its
+        turn behind other writers); :class:`AuditWriteError` when it cannot be written."""
+        self._update(record_id, fields, quick=False)
+        self._changed()
+
+    def try_update(self, record_id: int, **fields: Any) -> bool:
+        """:meth:`update` if the log can be written at once (a checkpoint that must not
+        hold up a streaming answer); False when it could not, nothing raised."""
+        try:
+            self._update(record_id, fields, quick=True)
+        except AuditWriteError:
+            return False
+        self._changed()
+        return True
+
+    def _update(self, record_id: int, fields: dict[str, Any], *, quick: bool) -> None:
         bad = set(fields) - self._UPDATABLE
         if bad:
             raise ValueError(f"cannot update {sorted(bad)}")
         fields["updated_at"] = _now()
         cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock, self._write():
+
+        def work() -> None:
             cur = self._db.execute(f"UPDATE sends SET {cols} WHERE id = ?",
                                    (*fields.values(), record_id))
             if cur.rowcount:
-                audit_events.append_event(self._db, record_id, "update", fields, _COLUMNS)
-        self._changed()
+                self._event(record_id, "update", fields)
+
+        self._write(work, quick=quick)
 
     # -- reading --
 
@@ -395,14 +359,16 @@ class AuditLog:
             return audit_events.read_events(self._db, after)
 
     def verify(self) -> VerifyReport:
-        """Check the chain and every record against it (one consistent snapshot)."""
+        """Check the chain, every record against it and every event's seal (one
+        consistent snapshot), and say what the check cannot see."""
         with self._lock:
-            return audit_events.verify_db(self._db, _COLUMNS)
+            return audit_events.verify_db(self._db, _COLUMNS, self.seal)
 
     @staticmethod
-    def verify_file(path: Path | str) -> VerifyReport:
-        """Verify the log at ``path`` read-only (an auditor's copy is not changed)."""
-        return audit_events.verify_file(Path(path), _COLUMNS)
+    def verify_file(path: Path | str, *, secrets: Any = "keyring") -> VerifyReport:
+        """Verify the log at ``path`` read-only (an auditor's copy is not changed); its
+        seals are checked when this computer keeps the key of the log at that place."""
+        return audit_events.verify_file(Path(path), _COLUMNS, audit_seal.anchors_for(secrets, paths.config_dir))
 
     def pending(self, after: int, size: int = 200
                 ) -> tuple[list[ChainEvent], list[dict[str, Any]]]:
@@ -416,8 +382,7 @@ class AuditLog:
             return audit_events.synced_seq(self._db)
 
     def set_synced_seq(self, seq: int) -> None:
-        with self._lock:
-            audit_events.set_synced_seq(self._db, seq)
+        self._write(lambda: audit_events.set_synced_seq(self._db, seq))
 
     # -- export --
 

@@ -21,9 +21,10 @@ are all found, and a record still in flight verifies like any other (its row mat
 events so far). The log's head (last seq and hash) is also kept in its ``meta`` table and
 in the central store, which catches a log cut off at its end.
 
-What the chain cannot do: it has no secret, so someone who rewrites a record *and* every
-later event hash, consistently, is not detected by that copy alone — the other copy (the
-central store's, or a head hash an auditor noted) then disagrees.
+What the chain cannot do alone: it has no secret, so someone who rewrites a record *and*
+every later event hash, consistently, is not detected by it — the seal of the local log
+(:mod:`.audit_seal`: a keyed MAC per event, its key outside the file) and the central
+store (append-only for the laptops) are what catch that.
 
 The same functions check the local SQLite log, the PostgreSQL copy and an export file:
 they take plain events and plain rows.
@@ -145,6 +146,9 @@ class VerifyReport:
     adopted: int                   # records chained as found at the upgrade
     head: tuple[int, str]          # last event's (seq, hash)
     problems: tuple[Problem, ...]
+    notes: tuple[str, ...] = ()    # facts that are not problems (sealed as found, …)
+    seal: str = ""                 # "sealed" | "unsealed" | "not checked" | "export" | …
+    cannot_detect: tuple[str, ...] = ()   # what this check could not see, in words
 
     @property
     def ok(self) -> bool:
@@ -161,20 +165,29 @@ class VerifyReport:
                 "adopted": self.adopted, "head": {"seq": self.head[0], "hash": self.head[1]},
                 "first_problem": str(self.first) if self.first else None,
                 "problems": [{"what": p.what, "record_id": p.record_id, "seq": p.seq}
-                             for p in self.problems]}
+                             for p in self.problems],
+                "seal": self.seal or None, "notes": list(self.notes),
+                "cannot_detect": list(self.cannot_detect)}
 
 
 def verify_chain(events: Iterable[ChainEvent], records: Iterable[Mapping[str, Any]], *,
                  columns: Sequence[str] | None = None,
-                 expected_head: tuple[int, str] | None = None) -> VerifyReport:
+                 expected_head: tuple[int, str] | None = None,
+                 versions: Iterable[tuple[int, Mapping[str, Any]]] = ()) -> VerifyReport:
     """Check ``events`` (in storage order) and the ``records`` they describe.
 
     ``columns``: the record columns present in ``records`` (an export leaves some out;
     None: every chained column). ``expected_head``: the (seq, hash) the log says it
-    ended at. Problems come in order: the chain's (by seq), then the records' (by id).
+    ended at. ``versions``: earlier values of records as (the seq of the event they
+    reflect, values) — the central store keeps every version; each must match its
+    record's events up to that one. Problems come in order: the chain's (by seq), then
+    the records' (by id).
     """
     chain: list[Problem] = []
     states: dict[int, dict[str, str]] = {}
+    at_seq: dict[int, list[Mapping[str, Any]]] = {}
+    for seq, row in versions:
+        at_seq.setdefault(seq, []).append(row)
     last_seq, last_hash, count, adopted = 0, GENESIS, 0, 0
     for ev in events:
         count += 1
@@ -207,7 +220,24 @@ def verify_chain(events: Iterable[ChainEvent], records: Iterable[Mapping[str, An
                                      ev.record_id, ev.seq))
             adopted += ev.kind == "adopt"
             states[ev.record_id] = dict(ev.fields)
+        for row in at_seq.pop(ev.seq, ()):
+            rid = int(row["id"])
+            if rid != ev.record_id:
+                chain.append(Problem(f"the version stored at {where} names record {rid}: "
+                                     "records were renumbered or added outside Preflight",
+                                     ev.record_id, ev.seq))
+                continue
+            changed = _changed_column(states[rid], row, columns)
+            if changed is not None:
+                chain.append(Problem(f"record {rid}'s version stored at event {ev.seq} was "
+                                     f"changed (its {changed} differs from the chained "
+                                     "value)", rid, ev.seq))
         last_seq, last_hash = max(last_seq, ev.seq), ev.hash
+    for seq, rows in sorted(at_seq.items()):
+        for row in rows:
+            chain.append(Problem(f"record {row['id']}'s version stored at event {seq} has "
+                                 "no such event: it was written outside Preflight",
+                                 int(row["id"]), seq))
     if expected_head is not None and expected_head[0] > 0:
         head_seq, head_hash = expected_head
         if last_seq < head_seq:
@@ -222,6 +252,15 @@ def verify_chain(events: Iterable[ChainEvent], records: Iterable[Mapping[str, An
                         tuple(chain) + found[0])
 
 
+def _changed_column(state: Mapping[str, str], row: Mapping[str, Any],
+                    columns: Sequence[str] | None) -> str | None:
+    """The first column of ``row`` whose value does not have its chained digest."""
+    for col in (columns if columns is not None else state):
+        if col != "id" and state.get(col) != field_digest(col, row.get(col)):
+            return col
+    return None
+
+
 def _check_records(states: Mapping[int, Mapping[str, str]],
                    records: Iterable[Mapping[str, Any]],
                    columns: Sequence[str] | None) -> tuple[tuple[Problem, ...], int]:
@@ -233,15 +272,12 @@ def _check_records(states: Mapping[int, Mapping[str, str]],
         state = states.get(rid)
         if state is None:
             problems.append(Problem(f"record {rid} has no chain events: it was added "
-                                    "outside Preflight", rid))
+                                    "outside Preflight, or its events were removed", rid))
             continue
-        for col in (columns if columns is not None else state):
-            if col == "id":
-                continue
-            if state.get(col) != field_digest(col, row.get(col)):
-                problems.append(Problem(f"record {rid} was changed (its {col} differs "
-                                        "from the chained value)", rid))
-                break
+        changed = _changed_column(state, row, columns)
+        if changed is not None:
+            problems.append(Problem(f"record {rid} was changed (its {changed} differs "
+                                    "from the chained value)", rid))
     for rid in sorted(set(states) - seen):
         problems.append(Problem(f"record {rid} is missing: it was deleted", rid))
     ids = sorted(set(states) | seen)

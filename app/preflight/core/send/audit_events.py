@@ -1,9 +1,11 @@
-"""The chain's storage in the SQLite audit log: the ``events`` table and the log's head.
+"""The chain's storage in the SQLite audit log: the ``events`` table, their ``seals``
+and the log's head.
 
 Each function takes the log's open connection; the caller holds its lock and, for
-:func:`append_event`, has begun the transaction that also writes the record (so a record
-and its event are committed together or not at all). See
-:mod:`preflight.core.send.audit_chain` for what an event is.
+:func:`append_event`, has begun the transaction that also writes the record (so a record,
+its event and the event's seal are committed together or not at all). See
+:mod:`preflight.core.send.audit_chain` for what an event is and
+:mod:`preflight.core.send.audit_seal` for its seal.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from preflight.core.errors import ConfigError
+from preflight.core.send import audit_seal
 from preflight.core.send.audit_chain import (
-    GENESIS, ChainEvent, VerifyReport, canonical_json, row_digests, verify_chain,
+    GENESIS, ChainEvent, Problem, VerifyReport, canonical_json, row_digests, verify_chain,
 )
 
 EVENTS_DDL = """
@@ -26,31 +30,32 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL, fields TEXT NOT NULL, prev TEXT NOT NULL, hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_record ON events (record_id);
+CREATE TABLE IF NOT EXISTS seals (seq INTEGER PRIMARY KEY, mac TEXT NOT NULL);
 """
 
 
-def _meta(db: sqlite3.Connection, key: str) -> str | None:
+def meta(db: sqlite3.Connection, key: str) -> str | None:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
 
 
-def _set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
 def log_id(db: sqlite3.Connection) -> str:
     """This log's identity in the central store (made once, on first use)."""
-    found = _meta(db, "log_id")
+    found = meta(db, "log_id")
     if found is None:
         found = str(uuid.uuid4())
         db.execute("INSERT OR IGNORE INTO meta VALUES ('log_id', ?)", (found,))
-        found = _meta(db, "log_id") or found
+        found = meta(db, "log_id") or found
     return found
 
 
 def head(db: sqlite3.Connection) -> tuple[int, str]:
     """The (seq, hash) the log recorded as its last event ((0, GENESIS): none)."""
-    value = _meta(db, "chain_head")
+    value = meta(db, "chain_head")
     if not value:
         return 0, GENESIS
     seq, digest = value.split(" ", 1)
@@ -58,9 +63,11 @@ def head(db: sqlite3.Connection) -> tuple[int, str]:
 
 
 def append_event(db: sqlite3.Connection, record_id: int, kind: str,
-                 columns: Iterable[str], all_columns: Sequence[str]) -> ChainEvent:
+                 columns: Iterable[str], all_columns: Sequence[str],
+                 key: bytes | None = None) -> ChainEvent:
     """Chain the current values of ``columns`` of record ``record_id`` (read back from the
-    table, so the digest is of what SQLite stored, after its type conversions)."""
+    table, so the digest is of what SQLite stored, after its type conversions), sealed
+    with ``key`` (None: not sealed)."""
     cols = list(dict.fromkeys(columns))
     row = db.execute(f"SELECT {', '.join(all_columns)} FROM sends WHERE id = ?",
                      (record_id,)).fetchone()
@@ -70,13 +77,25 @@ def append_event(db: sqlite3.Connection, record_id: int, kind: str,
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     event = ChainEvent.make(seq, record_id, at, kind, row_digests(values, cols), prev)
     db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?)", _event_row(event))
-    _set_meta(db, "chain_head", f"{event.seq} {event.hash}")
+    if key is not None:
+        db.execute("INSERT OR REPLACE INTO seals VALUES (?, ?)",
+                   (event.seq, audit_seal.seal(key, log_id(db), event.seq, event.hash)))
+    set_meta(db, "chain_head", f"{event.seq} {event.hash}")
     return event
 
 
 def _event_row(event: ChainEvent) -> tuple[Any, ...]:
     return (event.seq, event.record_id, event.at, event.kind, canonical_json(event.fields),
             event.prev, event.hash)
+
+
+def seal_all(db: sqlite3.Connection, key: bytes, log: str) -> int:
+    """Seal every event that has no seal, as found (an upgrade); returns how many."""
+    rows = db.execute("SELECT seq, hash FROM events WHERE seq NOT IN (SELECT seq FROM seals)"
+                      " ORDER BY seq").fetchall()
+    db.executemany("INSERT INTO seals VALUES (?, ?)",
+                   [(seq, audit_seal.seal(key, log, seq, digest)) for seq, digest in rows])
+    return len(rows)
 
 
 def adopt_all(db: sqlite3.Connection, all_columns: Sequence[str]) -> int:
@@ -116,11 +135,11 @@ def clean_cut(events: Sequence[ChainEvent], last_of: dict[int, int], size: int) 
 
 def synced_seq(db: sqlite3.Connection) -> int:
     """The last seq the central store confirmed (a cache for `audit status`)."""
-    return int(_meta(db, "central_seq") or 0)
+    return int(meta(db, "central_seq") or 0)
 
 
 def set_synced_seq(db: sqlite3.Connection, seq: int) -> None:
-    _set_meta(db, "central_seq", str(seq))
+    set_meta(db, "central_seq", str(seq))
 
 
 @contextmanager
@@ -141,29 +160,82 @@ def _rows(db: sqlite3.Connection, columns: Sequence[str], ids: Sequence[int] | N
     return [dict(zip(columns, r)) for r in cur]
 
 
-def verify_db(db: sqlite3.Connection, columns: Sequence[str]) -> VerifyReport:
+def _seals(db: sqlite3.Connection) -> dict[int, str]:
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seals'").fetchone() is None:
+        return {}
+    return dict(db.execute("SELECT seq, mac FROM seals").fetchall())
+
+
+def verify_db(db: sqlite3.Connection, columns: Sequence[str],
+              seal: audit_seal.SealState | None = None) -> VerifyReport:
+    """Check the chain, the records and — with ``seal`` (what the open found: the key,
+    the anchor's problems) — every event's seal; says what the check could not see."""
     with _snapshot(db):
         events, last, rows = read_events(db), head(db), _rows(db, columns)
-    return verify_chain(events, rows, columns=columns, expected_head=last)
+        seals, found = _seals(db), {k: meta(db, k) for k in (
+            "chain_removed", "sealed_as_found", "seal_key_id", "log_id")}
+    report = verify_chain(events, rows, columns=columns, expected_head=last)
+    extra: list[Problem] = []
+    if found["chain_removed"]:
+        extra.append(Problem(found["chain_removed"].split(": ", 1)[-1]))
+    if seal is not None and seal.problem:
+        extra.append(Problem(seal.problem))
+    if seal is not None and seal.key is not None:
+        extra += audit_seal.check_seals(events, seals, seal.key, seal.log_id)
+        kind = "sealed"
+    else:
+        kind = "not checked" if found["seal_key_id"] else "unsealed"
+    notes = []
+    if found["sealed_as_found"]:
+        count, _, when = found["sealed_as_found"].partition(" ")
+        notes.append(f"{count} event(s) written before the seal existed were sealed as "
+                     f"found on {when[:10]}.")
+    for old in seal.replaced if seal is not None else ():
+        notes.append(f"This log replaced an earlier one at the same place (log {old}): "
+                     "that file was deleted or emptied, and its records are no longer on "
+                     "this computer.")
+    return replace(report, problems=tuple(extra) + report.problems, notes=tuple(notes),
+                   seal=kind, cannot_detect=audit_seal.limits(
+                       kind, seal.where if seal is not None else ""))
 
 
-def verify_file(path: Path, columns: Sequence[str]) -> VerifyReport:
-    """Verify the log file at ``path`` opened read-only."""
-    if not path.is_file():
+def verify_file(path: Path, columns: Sequence[str],
+                anchors: audit_seal.Anchors | None = None) -> VerifyReport:
+    """Verify the log file at ``path`` opened read-only; its seals are checked when
+    ``anchors`` hold the key of the log at that place."""
+    from preflight.core.fsutil import NotARegularFile
+
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(f"There is no audit log at {path}.",
                           "Give the path of an audit.sqlite3 file.")
+    anchor, where = anchors.read(path) if anchors is not None else (None, "")
     try:
+        if path.is_symlink() or not path.is_file():
+            raise NotARegularFile(path, "symbolic link" if path.is_symlink() else
+                                  "special file")
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                              isolation_level=None)
         try:
             if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'events'"
                           ).fetchone() is None:
+                if anchor is not None:
+                    return VerifyReport(0, 0, 0, (0, GENESIS), (Problem(
+                        "the log's chain was removed outside Preflight (this computer "
+                        f"anchors log {anchor.log_id} at this place)"),),
+                        seal="sealed", cannot_detect=audit_seal.limits("sealed", where))
                 raise ConfigError(f"The audit log {path} predates the hash chain.",
                                   "Open it once with this Preflight (its records are then "
                                   "chained as they are) and verify again.")
-            return verify_db(db, columns)
+            log = meta(db, "log_id")
+            state = None
+            if anchor is not None and anchor.log_id == log:
+                state = audit_seal.SealState(log, anchor.key, where)
+            return verify_db(db, columns, state)
         finally:
             db.close()
+    except NotARegularFile as exc:
+        raise ConfigError(f"{path} is a {exc.kind}; give the audit log file itself.",
+                          "Give the path of an audit.sqlite3 file.") from None
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"The audit log {path} cannot be read ({exc}).",
                           "Check that the file is a Preflight audit log.") from None

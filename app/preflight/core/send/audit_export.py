@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from preflight.core.errors import InputError
 from preflight.core.send.audit_chain import (
     INTEGER_COLUMNS, REAL_COLUMNS, ChainEvent, VerifyReport, canonical_value, verify_chain,
 )
+from preflight.core.send.audit_seal import limits
 
 if TYPE_CHECKING:
     from preflight.core.send.audit import AuditLog
@@ -122,7 +124,8 @@ def verify_export(path: Path | str) -> VerifyReport:
         raise InputError(f"{path} is not a readable Preflight audit export ({exc}).",
                          "Export it again with `preflight history --export FILE`.") from None
     columns = [c for c in (rows[0] if rows else {}) if c != "chain"]
-    return verify_chain(events, rows, columns=columns, expected_head=head)
+    report = verify_chain(events, rows, columns=columns, expected_head=head)
+    return replace(report, seal="export", cannot_detect=limits("export"))
 
 
 def _typed(cell_row: dict[str, str]) -> dict[str, Any]:

@@ -72,7 +72,13 @@ class CentralAuditSink(Protocol):
 
     def read(self, log_id: str) -> tuple[list[ChainEvent], list[dict[str, Any]],
                                           tuple[int, str]]:
-        """Everything stored for ``log_id``: events by seq, records by id, the head."""
+        """Everything stored for ``log_id``: events by seq, each record's latest values by
+        id, the head."""
+        ...
+
+    def history(self, log_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """Every version of every record stored for ``log_id``: (the seq of the event it
+        reflects, its values) — the store never changes one, it adds the next."""
         ...
 
     def close(self) -> None:

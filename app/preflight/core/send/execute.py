@@ -13,6 +13,11 @@ it streams, and the final status says what happened to the body: ``done``,
 ``truncated``, ``rejected``/``redirected`` (it reached the provider, which refused it or
 pointed elsewhere), ``failed`` (``delivered`` 0 when it certainly never left) or
 ``cancelled``.
+
+An audit write that fails before a request leaves stops that request (nothing unaudited
+leaves); once the provider has the text, a failing write never costs the answer: it is
+kept for the next write, and what the log could not store is said in
+:attr:`SendResult.audit_error` (:mod:`.audit_writer`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from preflight.core.errors import Cancelled, PreflightError
 from preflight.core.sanitize.restoring import is_secret_type
 from preflight.core.send import logfilter
 from preflight.core.send.answer_guard import neutralize
-from preflight.core.send.audit import AuditLog
+from preflight.core.send.audit import AuditLog, AuditWriteError
+from preflight.core.send.audit_writer import RecordWriter
 from preflight.core.send.cost import TokenCounter, price
 from preflight.core.send.masking import override_label
 from preflight.core.send.plan import SendPlan
@@ -53,6 +59,7 @@ class SendResult:
     truncated: bool = False    # the answer hit MAX_ANSWER_CHARS and was cut
     requests: tuple[dict[str, Any], ...] = ()   # every HTTP request: {"url", "status"}
     notes: tuple[str, ...] = ()    # shown beside the answer, never inside it (see below)
+    audit_error: str | None = None   # what the audit log could not record, for the user
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +70,7 @@ class SendResult:
             "realized_utility": self.realized_utility, "learning": self.learning,
             "truncated": self.truncated, "answer_limit_chars": MAX_ANSWER_CHARS,
             "requests": list(self.requests), "notes": list(self.notes),
+            "audit_error": self.audit_error,
         }
 
 
@@ -99,7 +107,89 @@ def send_plan(
     for entry in getattr(plan.vault, "entries", ()):      # the document's own secrets:
         if is_secret_type(entry.type):                     # redacted if the answer has one
             logfilter.register_secret(entry.original)
-    record_id = audit.begin(
+    try:
+        record_id = _begin(plan, audit, store_original)
+    except AuditWriteError as err:
+        raise AuditWriteError(f"{err.message} Nothing was sent.", err.hint) from None
+    record = RecordWriter(audit, record_id)
+    raw_parts: list[str] = []
+    shown_parts: list[str] = []
+    hops: list[dict[str, Any]] = []
+    last_save = [time.monotonic()]
+
+    def fields(**extra: Any) -> dict[str, Any]:
+        # The restored answer holds the real names: stored only with the original text.
+        restored = {"answer_restored": "".join(shown_parts)} if store_original else {}
+        return {"answer_raw": "".join(raw_parts), **restored, **extra}
+
+    def show(text: str) -> None:
+        text = neutralize(text)     # restored originals are plain text too
+        if text:
+            shown_parts.append(text)
+            if on_chunk:
+                on_chunk(text)
+
+    def on_request(url: str, status: int | None, proxy: str | None = None) -> None:
+        if status is not None:
+            hops[-1]["status"] = status
+            record.soon(requests=json.dumps(hops))
+            return
+        # the URL as the HTTP client sends it, and the proxy it takes
+        hops.append({"url": url, "status": None, **({"proxy": proxy} if proxy else {})})
+        try:
+            record.now(requests=json.dumps(hops))      # durable before it leaves
+        except AuditWriteError as err:
+            hops.pop()                                 # it did not leave
+            stop = AuditWriteError(f"{err.message} The request was not sent.", err.hint)
+            stop.delivered = False if not hops else None  # type: ignore[attr-defined]
+            raise stop from None
+
+    def on_delta(delta: str) -> None:
+        raw_parts.append(delta)
+        show(restorer.feed(delta))
+        now = time.monotonic()
+        if now - last_save[0] >= SAVE_EVERY_S:
+            last_save[0] = now
+            record.soon(**fields())
+
+    try:
+        reply = client.send(
+            plan.request, key, on_delta=on_delta, cancel=cancel,
+            on_attempt=lambda n: record.soon(attempts=n),
+            on_accepted=lambda: record.soon(status="streaming", delivered=1),
+            on_request=on_request,
+        )
+    except BaseException as exc:
+        show(_safe_flush(restorer))
+        note = record.finish(**fields(requests=json.dumps(hops), **_failure_fields(exc)))
+        if note and isinstance(exc, PreflightError):
+            exc.hint = f"{exc.hint} {note}".strip()
+        raise
+    show(_safe_flush(restorer))
+    answer_raw = "".join(raw_parts)
+    in_tokens = int(reply.usage.get("prompt_tokens") or plan.cost.input_tokens)
+    if reply.usage.get("completion_tokens"):
+        out_tokens, token_method = int(reply.usage["completion_tokens"]), "provider usage"
+    else:
+        counted = counter.count(answer_raw)
+        out_tokens, token_method = counted.tokens, counted.method
+    cost = price(in_tokens, out_tokens, plan.provider)
+    note = record.finish(**fields(
+        status="truncated" if reply.truncated else "done", delivered=1,
+        input_tokens=in_tokens, output_tokens=out_tokens, cost=cost,
+        attempts=reply.attempts, flow_pending=1 if learn else 0, requests=json.dumps(hops),
+        error=(f"answer cut at {MAX_ANSWER_CHARS} characters (the size limit)"
+               if reply.truncated else None)))
+    notes = tuple(reply.notes) + tuple(_restorer_notes(restorer))
+    return SendResult(record_id, "".join(shown_parts), answer_raw, reply.finish_reason,
+                      in_tokens, out_tokens, token_method, cost, reply.attempts, None,
+                      "skipped", reply.truncated, tuple(dict(h) for h in hops), notes,
+                      note)
+
+
+def _begin(plan: SendPlan, audit: AuditLog, store_original: bool) -> int:
+    """The record of ``plan``, committed before anything leaves."""
+    return audit.begin(
         kind="send", status="sending", fingerprint=plan.fingerprint,
         provider=plan.provider.name, model=plan.provider.model, url=plan.request.url,
         method=plan.method, epsilon=plan.epsilon, task=plan.task.kind,
@@ -111,67 +201,6 @@ def send_plan(
         predicted_utility=plan.predicted_utility,
         overrides=[override_label(f.type, f.value) for f in plan.blocking],
     )
-    raw_parts: list[str] = []
-    shown_parts: list[str] = []
-    hops: list[dict[str, Any]] = []
-    last_save = [time.monotonic()]
-
-    def save(**extra: Any) -> None:
-        # The restored answer holds the real names: stored only with the original text.
-        restored = {"answer_restored": "".join(shown_parts)} if store_original else {}
-        audit.update(record_id, answer_raw="".join(raw_parts), **restored, **extra)
-
-    def show(text: str) -> None:
-        text = neutralize(text)     # restored originals are plain text too
-        if text:
-            shown_parts.append(text)
-            if on_chunk:
-                on_chunk(text)
-
-    def on_request(url: str, status: int | None, proxy: str | None = None) -> None:
-        if status is None:   # the URL as the HTTP client sends it, and the proxy it takes
-            hops.append({"url": url, "status": None, **({"proxy": proxy} if proxy else {})})
-        else:
-            hops[-1]["status"] = status
-        audit.update(record_id, requests=json.dumps(hops))   # durable before it leaves
-
-    def on_delta(delta: str) -> None:
-        raw_parts.append(delta)
-        show(restorer.feed(delta))
-        now = time.monotonic()
-        if now - last_save[0] >= SAVE_EVERY_S:
-            last_save[0] = now
-            save()
-
-    try:
-        reply = client.send(
-            plan.request, key, on_delta=on_delta, cancel=cancel,
-            on_attempt=lambda n: audit.update(record_id, attempts=n),
-            on_accepted=lambda: audit.update(record_id, status="streaming", delivered=1),
-            on_request=on_request,
-        )
-    except BaseException as exc:
-        show(_safe_flush(restorer))
-        save(**_failure_fields(exc))
-        raise
-    show(_safe_flush(restorer))
-    answer_raw = "".join(raw_parts)
-    in_tokens = int(reply.usage.get("prompt_tokens") or plan.cost.input_tokens)
-    if reply.usage.get("completion_tokens"):
-        out_tokens, token_method = int(reply.usage["completion_tokens"]), "provider usage"
-    else:
-        counted = counter.count(answer_raw)
-        out_tokens, token_method = counted.tokens, counted.method
-    cost = price(in_tokens, out_tokens, plan.provider)
-    save(status="truncated" if reply.truncated else "done", delivered=1,
-         input_tokens=in_tokens, output_tokens=out_tokens, cost=cost,
-         attempts=reply.attempts, flow_pending=1 if learn else 0,
-         error=(f"answer cut at {MAX_ANSWER_CHARS} characters (the size limit)"
-                if reply.truncated else None))
-    notes = tuple(reply.notes) + tuple(_restorer_notes(restorer))
-    return SendResult(record_id, "".join(shown_parts), answer_raw, reply.finish_reason,
-                      in_tokens, out_tokens, token_method, cost, reply.attempts, None,
-                      "skipped", reply.truncated, tuple(dict(h) for h in hops), notes)
 
 
 def _failure_fields(exc: BaseException) -> dict[str, Any]:

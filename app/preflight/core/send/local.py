@@ -16,6 +16,7 @@ from preflight.core.errors import Cancelled, ModelUnavailableError
 from preflight.core.ports import AnsweringModel, LanguageModel, ModelAnswer
 from preflight.core.send.answer_text import REPEAT_REASON, RepeatWatch
 from preflight.core.send.audit import AuditLog, Fingerprint
+from preflight.core.send.audit_writer import RecordWriter
 from preflight.core.send.execute import error_text
 from preflight.core.tasks import Task
 
@@ -25,10 +26,11 @@ class LocalResult:
     record_id: int
     answer: str
     finish_reason: str | None = None      # "length": the answer reached its token limit
+    audit_error: str | None = None        # what the audit log could not record
 
     def to_json(self) -> dict[str, Any]:
         return {"record_id": self.record_id, "answer": self.answer, "sent": False,
-                "finish_reason": self.finish_reason}
+                "finish_reason": self.finish_reason, "audit_error": self.audit_error}
 
 
 class _StopEvent(threading.Event):
@@ -105,11 +107,13 @@ def answer_locally(
         kind="local", status="local", fingerprint=Fingerprint.of(text), provider="local",
         task=task.kind, original_text=text if store_original else None,
     )
+    record = RecordWriter(audit, record_id)   # a failed write never costs the answer
     try:
         got = guarded_answer(slm, task, text, on_token=on_token, cancel=cancel)
     except BaseException as exc:
-        audit.update(record_id, error=error_text(exc))
+        record.finish(error=error_text(exc))
         raise
+    note = None
     if store_original:     # answered on the original: the answer may quote its names
-        audit.update(record_id, answer_restored=got.text, answer_raw=got.text)
-    return LocalResult(record_id, got.text, got.finish_reason)
+        note = record.finish(answer_restored=got.text, answer_raw=got.text)
+    return LocalResult(record_id, got.text, got.finish_reason, note)

@@ -27,7 +27,7 @@ from preflight.core.ports import Detector, Embedder, LanguageModel, Tokenizer
 from preflight.core.privacy.ledger import EpsilonLedger, ledger_for, send_epsilon
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.send import logfilter, transport
-from preflight.core.send.audit import AuditLog, Fingerprint, PriorSend
+from preflight.core.send.audit import AuditLog, AuditWriteError, Fingerprint, PriorSend
 from preflight.core.send.cost import (
     CostEstimate, TokenCounter, count_request_tokens, estimate_cost,
 )
@@ -297,11 +297,16 @@ class SendSession:
             store_original=self.settings.store_original_in_audit, learn=learn,
             on_chunk=on_chunk, cancel=cancel,
         )
-        if not learn:
-            return result
-        realized, learning = self.learner.learn(result.record_id, plan.original,
-                                                result.answer, plan.features, plan,
-                                                plan.predicted_utility)
+        if not learn or result.audit_error:
+            return result            # the answer not stored: nothing to learn from later
+        try:
+            realized, learning = self.learner.learn(result.record_id, plan.original,
+                                                    result.answer, plan.features, plan,
+                                                    plan.predicted_utility)
+        except AuditWriteError as err:   # the answer is the user's whatever the log does
+            return replace(result, learning="pending", audit_error=(
+                f"The answer is shown, but the audit log could not record what was learnt "
+                f"from it ({err.reason}); it is tried again later."))
         return replace(result, realized_utility=realized, learning=learning)
 
     def _register_provider_keys(self) -> None:
