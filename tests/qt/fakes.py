@@ -524,7 +524,7 @@ class FakeBackend:
         return S()
 
     def set_key(self, provider, key, remember):
-        self.keys[provider] = key
+        self.keys[provider.name] = key
         return "session"
 
     def key_source(self, provider):

@@ -234,7 +234,9 @@ class Doorway(Protocol):
     # keys
     def keyring_status(self) -> Any: ...
 
-    def set_key(self, provider: str, key: str, remember: bool) -> str: ...
+    def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:
+        """Store ``provider``'s key, bound to its address (scheme, host, port); returns
+        where it went ("keyring" or "session")."""
 
     def key_source(self, provider: ProviderSettings) -> str:
         """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""

@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         finish_answer,
         restoration_line,
     )
-    from preflight.core.send.keys import keyring_status, resolve_key
+    from preflight.core.send.keys import key_account, keyring_status, resolve_key
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
     from preflight.core.send.session import Confirmation, SendBlocked
     from preflight.core.send.stream import MAX_ANSWER_CHARS
@@ -276,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
             except ConfigError:
                 if confirmed and not keyring_status().available and terminal.ask(
                         "No OS keyring here. Type a key to hold in memory for this run only?"):
-                    session.session_keys.set(plan.provider.name,
+                    session.session_keys.set(key_account(plan.provider),
                                              terminal.secret("API key (not echoed): "))
         finally:
             terminal.close()
