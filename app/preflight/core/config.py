@@ -86,12 +86,13 @@ class ProviderSettings:
 
 @dataclass
 class AssessorEndpointSettings:
-    """A company-hosted assessor named by the user (the company policy's wins; see
-    :mod:`preflight.core.assessor_endpoint`)."""
+    """An assessor server named by the user (the company policy's wins; see
+    :mod:`preflight.core.assessor_endpoint`). It never receives the original document:
+    only the company policy can mark a server ``internal`` (an ``internal`` key in an
+    older file is ignored)."""
 
     url: str
     model: str = ""
-    internal: bool = False                   # may receive the original document
 
 
 @dataclass
