@@ -585,6 +585,11 @@ class FakeBackend:
         self.status_calls += 1
         return self.central_status
 
+    def company_limits(self):
+        from preflight.app.company_limits import limits_on_settings
+
+        return limits_on_settings(self.org_policy, self.settings)
+
     def check_assessor(self, url, model):
         """The real probe (the tests point it at a loopback server)."""
         from preflight.app.ops_status import check_assessor

@@ -269,6 +269,10 @@ class Doorway(Protocol):
         """Start the central audit store's sync when the company policy names one and
         say how it stands (a :class:`CentralAuditStatus`; None: no central store)."""
 
+    def company_limits(self) -> list[str]:
+        """One line per user setting the company policy narrows (the allow-list and
+        threshold for the types it protects, an assessor server it does not allow)."""
+
     def check_assessor(self, url: str, model: str) -> Any:
         """"Test" of a company assessor: GET ``<url>/v1/models`` (never document text);
         a report with ``.message``, or a PreflightError."""

@@ -388,6 +388,11 @@ class WindowDoorway:
     def central_audit_status(self) -> Any:
         return ops_status.central_audit_status(self.services)
 
+    def company_limits(self) -> list[str]:
+        from preflight.app.company_limits import limits_on_settings
+
+        return limits_on_settings(self.org_policy, self.settings)
+
     def check_assessor(self, url: str, model: str) -> Any:
         return ops_status.check_assessor(url, model)
 

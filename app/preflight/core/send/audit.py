@@ -135,7 +135,7 @@ class AuditLog:
     def __init__(self, path: Path | str | None = None, *,
                  on_change: Callable[[], None] | None = None) -> None:
         self._on_change = on_change
-        self.path = Path(path) if path else paths.data_dir() / "audit.sqlite3"
+        self.path = Path(path) if path else paths.audit_log_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
