@@ -365,3 +365,71 @@ def test_the_session_checks_epsilon_and_rechecks_before_sending(server, tmp_path
     with pytest.raises(SendBlocked, match="item by item"):
         session.check(plan, Confirmation(True, frozenset({"person-0123456789"})))
     session.check(plan, Confirmation(confirmed=True))
+
+
+# -- what the user controls ---------------------------------------------------------------
+
+@pytest.mark.parametrize("text, line, words", [
+    ('[detection]\nmax_score_threshold = 1.5\n', 2,
+     "'detection.max_score_threshold' must be a number from 0 to 1"),
+    ('[detection]\nmin_score = 0.2\n', 2, "'detection.min_score' is not a company policy key"),
+    ('allow_degraded_detection = "never"\n', 1,
+     "'allow_degraded_detection' must be true or false"),
+    ('[audit]\nlost_logs = "3f2a9c1e-0000"\n', 2, "'audit.lost_logs' must be a list"),
+    ('[audit]\nlost_logs = ["../../etc"]\n', 2, "'audit.lost_logs' must be a list"),
+    ('allowed_providers = ["https://api.x.test/v1/../admin"]\n', 1,
+     "must not contain '.' or '..' path segments"),
+])
+def test_the_new_keys_are_checked_like_the_others(tmp_path, monkeypatch, text, line, words):
+    path = write_org(tmp_path, text, monkeypatch)
+    reason = load_org_policy().send_block_reason()
+    assert f"{path} is invalid (line {line}: " in reason and words in reason
+
+
+# Each row: the company file, then (type, category) pairs with whether the user's
+# allow-list and threshold still apply to them.
+FLOORS = [
+    ("", [("PERSON", "direct_identifier", True), ("API_KEY", "secret", True)]),
+    ("allow_overrides = true\n[minimum.types]\nPERSON = 'placeholder'\nLOCATION = 'keep'\n",
+     [("PERSON", "direct_identifier", False), ("LOCATION", "quasi_identifier", True),
+      ("EMAIL_ADDRESS", "direct_identifier", True)]),
+    ("allow_overrides = false\n",
+     [("EMAIL_ADDRESS", "direct_identifier", False), ("API_KEY", "secret", False),
+      ("ORGANIZATION", "quasi_identifier", True), ("HEALTH", "confidential_attribute", True)]),
+    ("[minimum.categories]\nconfidential_attribute = 'generalize'\nsecret = 'keep'\n",
+     [("HEALTH", "confidential_attribute", False), ("API_KEY", "secret", True)]),
+]
+
+
+@pytest.mark.parametrize("text, rows", FLOORS)
+def test_which_types_the_user_s_detection_settings_may_loosen(tmp_path, monkeypatch, text,
+                                                            rows):
+    write_org(tmp_path, text or "version = 1\n", monkeypatch)
+    floor = load_org_policy().detection_floor()
+    for etype, cat, user_decides in rows:
+        assert floor.guards(etype, Category(cat)) is not user_decides, etype
+        assert floor.threshold(0.9, etype, Category(cat)) == (0.9 if user_decides else 0.35)
+
+
+def test_a_broken_policy_guards_every_type_and_the_company_may_raise_the_threshold(
+        tmp_path, monkeypatch):
+    write_org(tmp_path, "allow_overrides = maybe\n", monkeypatch)
+    assert load_org_policy().detection_floor().guards("LOCATION", Category.QUASI_IDENTIFIER)
+    write_org(tmp_path, "allow_overrides = false\n[detection]\nmax_score_threshold = 0.6\n",
+              monkeypatch)
+    org = load_org_policy()
+    assert org.detection_floor().threshold(0.9, "PERSON", Category.DIRECT_IDENTIFIER) == 0.6
+    assert org.detection_floor().threshold(0.5, "PERSON", Category.DIRECT_IDENTIFIER) == 0.5
+    assert org.describe()["sets"]["detection"] == {"max_score_threshold": 0.6}
+    assert org.describe()["sets"]["allow_degraded_detection"] is False
+    assert org.detection_limits([], 0.5) == []          # nothing the company changes
+
+
+def test_degraded_detection_follows_overrides_unless_the_file_says(tmp_path, monkeypatch):
+    for text, allowed in [("version = 1\n", True), ("allow_overrides = false\n", False),
+                          ("allow_overrides = false\nallow_degraded_detection = true\n", True),
+                          ("allow_degraded_detection = false\n", False)]:
+        write_org(tmp_path, text, monkeypatch)
+        org = load_org_policy()
+        assert org.allow_degraded_detection is allowed, text
+        assert (org.degraded_refusal("no NER model") is None) is allowed

@@ -32,9 +32,11 @@ def test_sources_are_named(monkeypatch):
     assert door.key_source(env) == "read from the environment variable PF_TEST_KEY"
     local = ProviderSettings("l", "http://127.0.0.1:8080/v1", "m")
     assert door.key_source(local) == "none needed (a server on this computer)"
-    door.set_key("b", "sk-session", remember=False)
     session = ProviderSettings("b", "https://api.example.com/v1", "m")
+    door.set_key(session, "sk-session", remember=False)
     assert door.key_source(session) == "kept in memory for this session (not saved)"
+    moved = ProviderSettings("b", "https://other.example.com/v1", "m")
+    assert door.key_source(moved) == "none set — use “Set API key…”"   # bound to its address
     monkeypatch.delenv("PF_TEST_KEY")
     assert door.key_source(env) == ("none set (the variable PF_TEST_KEY is empty) — use "
                                     "“Set API key…”")

@@ -121,7 +121,8 @@ def test_set_key_goes_to_keyring_only(monkeypatch, fakes, capsys):
                      "--model", "m"]) == 0
     monkeypatch.setattr(sys, "stdin", _Pipe("sk-acme-0123456789abcdef\n"))
     assert cli.main(["providers", "set-key", "acme"]) == 0
-    assert fakes.store[("preflight", "acme")] == "sk-acme-0123456789abcdef"
+    assert fakes.store[("preflight", "acme @ https://api.acme.test:443")] == \
+        "sk-acme-0123456789abcdef"
     assert "sk-acme" not in settings_path().read_text()
     capsys.readouterr()
     cli.main(["providers", "list"])

@@ -528,7 +528,7 @@ class FakeBackend:
         return S()
 
     def set_key(self, provider, key, remember):
-        self.keys[provider] = key
+        self.keys[provider.name] = key
         return "session"
 
     def key_source(self, provider):
@@ -588,6 +588,11 @@ class FakeBackend:
     def central_audit_status(self):
         self.status_calls += 1
         return self.central_status
+
+    def company_limits(self):
+        from preflight.app.company_limits import limits_on_settings
+
+        return limits_on_settings(self.org_policy, self.settings)
 
     def check_assessor(self, url, model):
         """The real probe (the tests point it at a loopback server)."""

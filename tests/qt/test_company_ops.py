@@ -142,17 +142,19 @@ def test_save_validates_and_stores_the_endpoint(qtbot):
     err.close()
     box.url.setText("http://gpu-box.corp.example:8000/v1")
     box.model.setText("SmolLM2-135M-Instruct")
-    box.internal.setChecked(True)
+    # only the company policy marks a server internal: the user cannot tick it
+    assert not box.internal.isEnabled() and not box.internal.isChecked()
     dlg.accept()
     saved = load_settings().assessor_endpoint
     assert saved == AssessorEndpointSettings("http://gpu-box.corp.example:8000/v1",
-                                             "SmolLM2-135M-Instruct", True)
+                                             "SmolLM2-135M-Instruct")
     assert door.settings.assessor_endpoint == saved
-    assert "original document is then sent" in box.internal.toolTip()
+    assert "Only your organization's policy can mark a server internal" in \
+        box.internal.toolTip()
     # clearing the URL assesses on this computer only again
     _door2, dlg2 = _real_dialog(qtbot, load_settings())
     assert dlg2.models.assessor.url.text() == "http://gpu-box.corp.example:8000/v1"
-    assert dlg2.models.assessor.internal.isChecked()
+    assert not dlg2.models.assessor.internal.isChecked()
     dlg2.models.assessor.url.setText("")
     dlg2.accept()
     assert load_settings().assessor_endpoint is None

@@ -44,7 +44,7 @@ def test_test_connection_reaches_the_loopback_server_with_the_key(qtbot, window,
         tab.test.button.click()                        # no key yet: the server says 401
         qtbot.waitUntil(lambda: tab.test.state.text().startswith("✘"), timeout=5000)
         assert "rejected the API key (HTTP 401)" in tab.test.state.text()
-        fake_backend.set_key("vllm", "sk-local", False)
+        fake_backend.set_key(tab._current(), "sk-local", False)
         tab.test.button.click()
         qtbot.waitUntil(lambda: tab.test.state.text().startswith("✔"), timeout=5000)
         assert tab.test.state.text() == "✔ Connected — 2 models; qwen-7b is among them."

@@ -161,7 +161,7 @@ def test_fallback_runs_locally_says_why_and_retries_later():
     assert (place.where, place.endpoint, place.fallback_reason) == ("local", url, "unreachable")
     assert place.label == f"Assessment ran on this computer (company assessor at {url} " \
                           "unreachable)."
-    assert place.to_json() == {"where": "local", "endpoint": url,
+    assert place.to_json() == {"where": "local", "endpoint": url, "owner": "company assessor",
                                "fallback_reason": "unreachable", "note": None}
     with FakeOpenAI() as srv:      # the server comes back; the wrapper waits retry_after
         slm.remote = RemoteSLM(srv.url)

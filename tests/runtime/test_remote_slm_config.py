@@ -23,12 +23,12 @@ def org_file(text: str) -> Path:
 
 
 def test_policy_assessor_table_is_read_and_described():
-    org = load_org_policy(org_file('version = 1\n[assessor]\nurl = "http://gpu:8000/v1"\n'
+    org = load_org_policy(org_file('version = 1\n[assessor]\nurl = "https://gpu:8000/v1"\n'
                                    'model = "smol"\ninternal = true\n'))
     ep = org.assessor_endpoint
-    assert (ep.url, ep.model, ep.internal, ep.source) == ("http://gpu:8000/v1", "smol",
+    assert (ep.url, ep.model, ep.internal, ep.source) == ("https://gpu:8000/v1", "smol",
                                                           True, "company policy")
-    assert ep.base_url == "http://gpu:8000"
+    assert ep.base_url == "https://gpu:8000"
     assert org.describe()["sets"]["assessor"]["internal"] is True
 
 
@@ -37,6 +37,8 @@ def test_policy_assessor_table_is_read_and_described():
     ('[assessor]\nurl = "http://gpu:8000"\ninternal = "yes"\n', 4, "true or false"),
     ('[assessor]\nurl = "http://gpu:8000"\nkey = "x"\n', 4, "not a company policy key"),
     ('[assessor]\nmodel = "smol"\n', 2, "http(s) URL"),
+    # the original document never crosses the network in clear text
+    ('[assessor]\nurl = "http://gpu:8000/v1"\ninternal = true\n', 4, "needs an https URL"),
 ])
 def test_a_bad_assessor_table_breaks_the_policy_naming_the_line(body, line, words):
     org = load_org_policy(org_file("version = 1\n" + body))
@@ -49,15 +51,14 @@ def test_settings_endpoint_is_validated(tmp_path):
     path.write_text(json.dumps({"assessor_endpoint": {"url": "http://gpu:8000/v1"}}))
     s = load_settings(path)
     assert s.assessor_endpoint == AssessorEndpointSettings("http://gpu:8000/v1")
-    assert s.assessor_endpoint.internal is False          # not trusted unless said so
+    assert assessor_endpoint(load_org_policy(), s).internal is False
     path.write_text(json.dumps({"assessor_endpoint": {"url": "gpu:8000"}}))
     with pytest.raises(ConfigError, match="assessor_endpoint.url must be an http"):
         load_settings(path)
 
 
 def test_the_policy_wins_over_the_settings():
-    settings = Settings(assessor_endpoint=AssessorEndpointSettings("http://mine:1/v1",
-                                                                   internal=True))
+    settings = Settings(assessor_endpoint=AssessorEndpointSettings("http://mine:1/v1"))
     none = load_org_policy()
     assert assessor_endpoint(none, settings).url == "http://mine:1/v1"
     assert assessor_endpoint(none, settings).source == "settings"
@@ -81,13 +82,15 @@ def test_services_wire_the_company_assessor():
     assert outside.assessor().slm is models.slm
     assert ORIGINAL_STAYS in outside.assessor_place().note
 
-    inside = Services(Settings(assessor_endpoint=AssessorEndpointSettings(
-        "http://127.0.0.1:9/v1", internal=True)))
-    assert inside.assessor_models().original is None
     # a changed endpoint rebuilds the assessors and their models
-    inside.update_settings(Settings())
-    assert inside.assessor_models().company is None
-    assert inside.assessor().slm is inside.assessor_models().slm
+    outside.update_settings(Settings())
+    assert outside.assessor_models().company is None
+    assert outside.assessor().slm is outside.assessor_models().slm
+
+    org_file('[assessor]\nurl = "http://127.0.0.1:9/v1"\ninternal = true\n')  # loopback
+    inside = Services(Settings())
+    assert inside.assessor_models().original is None
+    assert inside.assessor_place().owner == "company assessor"
 
 
 def test_the_assessment_panel_says_where_it_ran(qtbot):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
 from _models import require_model
 from preflight.cli.main import main
-from preflight.core.config import AssessorEndpointSettings, Settings, save_settings
 from preflight.core.tasks import SUMMARIZE
 from preflight.runtime.remote_slm import RemoteSLM, bos_text
 from preflight.runtime.slm import LocalSLM
@@ -89,7 +89,9 @@ def test_answers_come_from_the_same_model(server, local):
 
 
 def _assess(tmp_path, capsys, url: str, *extra: str) -> str:
-    save_settings(Settings(assessor_endpoint=AssessorEndpointSettings(url, internal=True)))
+    # only the company policy may mark an assessor internal (a loopback one may use http)
+    Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
+        f'[assessor]\nurl = "{url}"\ninternal = true\n', encoding="utf-8")
     doc = tmp_path / "doc.txt"
     doc.write_text(DOC, encoding="utf-8")
     assert main(["assess", str(doc), "--policy", "identifiers", *extra]) == 0
@@ -99,7 +101,8 @@ def _assess(tmp_path, capsys, url: str, *extra: str) -> str:
 def test_assess_runs_through_the_server(server, tmp_path, capsys):
     out = json.loads(_assess(tmp_path, capsys, server, "--json"))
     assert out["assessor"] == {"where": "company", "endpoint": server,
-                               "fallback_reason": None, "note": None}
+                               "owner": "company assessor", "fallback_reason": None,
+                               "note": None}
     assert out["predicted_utility"] is not None
 
 

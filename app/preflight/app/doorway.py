@@ -234,7 +234,9 @@ class Doorway(Protocol):
     # keys
     def keyring_status(self) -> Any: ...
 
-    def set_key(self, provider: str, key: str, remember: bool) -> str: ...
+    def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:
+        """Store ``provider``'s key, bound to its address (scheme, host, port); returns
+        where it went ("keyring" or "session")."""
 
     def key_source(self, provider: ProviderSettings) -> str:
         """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
@@ -266,6 +268,10 @@ class Doorway(Protocol):
     def central_audit_status(self) -> Any:
         """Start the central audit store's sync when the company policy names one and
         say how it stands (a :class:`CentralAuditStatus`; None: no central store)."""
+
+    def company_limits(self) -> list[str]:
+        """One line per user setting the company policy narrows (the allow-list and
+        threshold for the types it protects, an assessor server it does not allow)."""
 
     def check_assessor(self, url: str, model: str) -> Any:
         """"Test" of a company assessor: GET ``<url>/v1/models`` (never document text);

@@ -194,11 +194,14 @@ class Services:
     # -- detection ---------------------------------------------------------------------
     def make_detector(self, detection: DetectionSettings | None = None) -> Any:
         """A fresh :class:`PiiDetector` with the user's detection settings (deny-list,
-        allow-list, threshold). Not thread-safe to share: one owner per detector."""
+        allow-list, threshold) under the company's floor: the types the company protects
+        ignore the allow-list and a threshold above its maximum
+        (:meth:`OrgPolicy.detection_floor`). Not thread-safe to share: one owner each."""
         from preflight.core.pii.detector import PiiDetector
 
         return PiiDetector(detection if detection is not None else self.settings.detection,
-                           nlp_model_path=self.ner_model_path())
+                           nlp_model_path=self.ner_model_path(),
+                           floor=self.org_file_policy().detection_floor())
 
     def detector(self) -> Any:
         """The process-wide detector for this settings snapshot."""
@@ -397,13 +400,25 @@ class Services:
         return self._once("token_counter", build)
 
     def audit(self) -> Any:
-        """The local audit log; with a central store in the company policy, each write
-        wakes :meth:`audit_sync`."""
+        """The local audit log; each write moves its marker (outside the log, see
+        :mod:`~preflight.core.send.audit_presence`) and, with a central store in the
+        company policy, wakes :meth:`audit_sync`."""
         def build() -> Any:
+            from preflight.core.send import audit_presence
             from preflight.core.send.audit import AuditLog
 
             job = self.audit_sync()
-            return AuditLog(on_change=job.wake if job is not None else None)
+            store = audit_presence.MarkerStore()
+            opened: list[Any] = []
+
+            def changed() -> None:
+                if opened:
+                    audit_presence.record(opened[0], store)
+                if job is not None:
+                    job.wake()
+            opened.append(AuditLog(on_change=changed))
+            audit_presence.record(opened[0], store)
+            return opened[0]
         return self._once("audit", build)
 
     def audit_sink(self) -> Any:
@@ -477,12 +492,22 @@ class Services:
                     log.debug("closing %s failed", key, exc_info=True)
 
     # -- company policy ----------------------------------------------------------------
-    def org_policy(self) -> Any:
-        """The company policy (:class:`~preflight.core.org_policy.OrgPolicy`), read once per
-        process; a broken file gives a policy that refuses every send, never an error."""
+    def org_file_policy(self) -> Any:
+        """The company policy file as read (:class:`~preflight.core.org_policy.OrgPolicy`),
+        once per process; a broken file gives a policy that refuses every send."""
         from preflight.core.org_policy import load_org_policy
 
-        return self._once("org_policy", load_org_policy)
+        return self._once("org_file_policy", load_org_policy)
+
+    def org_policy(self) -> Any:
+        """The company policy in effect: the file's, refusing every send while the audit
+        log its rules read is not the one this computer wrote
+        (:func:`~preflight.core.send.audit_presence.check_presence`)."""
+        def build() -> Any:
+            from preflight.core.send.audit_presence import check_presence
+
+            return check_presence(self.org_file_policy())
+        return self._once("org_policy", build)
 
 
 def build_services(settings: Settings | None = None, *,

@@ -322,14 +322,15 @@ class WindowDoorway:
 
         return keyring_status()
 
-    def set_key(self, provider: str, key: str, remember: bool) -> str:
-        """Store a key; returns where it went ("keyring" or "session")."""
-        from preflight.core.send.keys import KeyStore
+    def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:
+        """Store ``provider``'s key, bound to its address; returns where it went
+        ("keyring" or "session")."""
+        from preflight.core.send.keys import KeyStore, key_account
 
         if remember:
-            KeyStore().set(provider, key, remember=True)
+            KeyStore().set(key_account(provider), key, remember=True)
             return "keyring"
-        self.services.session_keys().set(provider, key)
+        self.services.session_keys().set(key_account(provider), key)
         return "session"
 
     def key_source(self, provider: ProviderSettings) -> str:
@@ -389,6 +390,11 @@ class WindowDoorway:
 
     def central_audit_status(self) -> Any:
         return ops_status.central_audit_status(self.services)
+
+    def company_limits(self) -> list[str]:
+        from preflight.app.company_limits import limits_on_settings
+
+        return limits_on_settings(self.org_policy, self.settings)
 
     def check_assessor(self, url: str, model: str) -> Any:
         return ops_status.check_assessor(url, model)

@@ -10,8 +10,10 @@ The company policy's ``[assessor]`` table (or, without one, the settings'
     internal = true                                # may receive the original document
 
 Features C and D, the perplexities and the grammar repair then come from that server.
-The original document goes only to an endpoint marked ``internal``; otherwise the calls on
-the original stay on this computer (see docs/DEPLOYMENT.md "Company-hosted assessor").
+The original document goes only to an endpoint the *company policy* marks ``internal``,
+and only over https (or to this computer): the user's settings cannot mark one, so with
+the user's endpoint the calls on the original stay on this computer (see
+docs/DEPLOYMENT.md "Company-hosted assessor").
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ class AssessorEndpoint:
     model: str = ""
     internal: bool = False
     source: str = "settings"
+
+    @property
+    def owner(self) -> str:
+        """Who runs it, for the place's label."""
+        return "company assessor" if self.source == "company policy" else \
+            "assessor server in your settings"
 
     @property
     def base_url(self) -> str:
@@ -63,19 +71,36 @@ def parse_endpoint(table: Mapping[str, Any], bad: Callable[[tuple[str, ...], str
     internal = table.get("internal", False)
     if not isinstance(internal, bool):
         raise bad(here + ("internal",), f"'{name}.internal' must be true or false")
+    if internal and cleartext(url):
+        raise bad(here + ("internal",), f"'{name}.internal' needs an https URL (or one on "
+                  "this computer): the original document would cross the network "
+                  "unencrypted")
     return AssessorEndpoint(url.strip(), model.strip(), internal, "company policy")
+
+
+def cleartext(url: str) -> bool:
+    """Whether ``url`` is plain http to another machine."""
+    from urllib.parse import urlsplit
+
+    from preflight.core.send.transport import is_loopback_host   # it imports the config
+
+    parts = urlsplit(url.strip())
+    return parts.scheme.lower() == "http" and not is_loopback_host(parts.hostname or "")
 
 
 @dataclass(frozen=True)
 class AssessorPlace:
-    """Where an assessment ran: ``where`` is "company" or "local"; ``fallback_reason``
-    says why the company assessor named in ``endpoint`` was not used; ``note`` what stayed
-    on this computer on purpose (the original, for an endpoint not marked internal)."""
+    """Where an assessment ran: ``where`` is "company" (the company policy's assessor),
+    "server" (one named in the user's settings) or "local"; ``fallback_reason`` says why
+    the server named in ``endpoint`` was not used; ``note`` what stayed on this computer
+    on purpose (the original, for an endpoint not marked internal); ``owner`` names whose
+    server it is in the label."""
 
     where: str = "local"
     endpoint: str | None = None
     fallback_reason: str | None = None
     note: str = ""
+    owner: str = "company assessor"     # or "assessor server in your settings"
 
     @property
     def label(self) -> str:
@@ -84,11 +109,11 @@ class AssessorPlace:
             return "Assessment ran on this computer."
         if self.where == "local":
             why = self.fallback_reason or "unreachable"
-            return f"Assessment ran on this computer (company assessor at {self.endpoint} " \
+            return f"Assessment ran on this computer ({self.owner} at {self.endpoint} " \
                    f"{why})."
-        return f"Assessment ran on the company assessor at {self.endpoint}." + \
+        return f"Assessment ran on the {self.owner} at {self.endpoint}." + \
             (f" {self.note}" if self.note else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"where": self.where, "endpoint": self.endpoint,
+        return {"where": self.where, "endpoint": self.endpoint, "owner": self.owner,
                 "fallback_reason": self.fallback_reason, "note": self.note or None}

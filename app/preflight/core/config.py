@@ -26,6 +26,7 @@ from preflight.core.assessor_endpoint import URL_RULE
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import atomic_write_text
 from preflight.core.org_policy import OrgPolicy, load_org_policy
+from preflight.core.pii.floor import DEFAULT_SCORE_THRESHOLD
 from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.org_policy_file import url_problem
 from preflight.core.textio import read_regular_file
@@ -42,7 +43,7 @@ SCHEMA_VERSION = 2
 class DetectionSettings:
     deny_list: list[str] = field(default_factory=list)     # codenames, client names: always PII
     allow_list: list[str] = field(default_factory=list)    # never flagged
-    score_threshold: float = 0.35
+    score_threshold: float = DEFAULT_SCORE_THRESHOLD
     language: str = "en"
     deny_list_category: str = "direct_identifier"  # Category value given to deny-list hits
 
@@ -87,12 +88,13 @@ class ProviderSettings:
 
 @dataclass
 class AssessorEndpointSettings:
-    """A company-hosted assessor named by the user (the company policy's wins; see
-    :mod:`preflight.core.assessor_endpoint`)."""
+    """An assessor server named by the user (the company policy's wins; see
+    :mod:`preflight.core.assessor_endpoint`). It never receives the original document:
+    only the company policy can mark a server ``internal`` (an ``internal`` key in an
+    older file is ignored)."""
 
     url: str
     model: str = ""
-    internal: bool = False                   # may receive the original document
 
 
 @dataclass

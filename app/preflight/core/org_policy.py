@@ -20,15 +20,15 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
 from preflight.core.org_policy_audit import CentralAuditSettings
 from preflight.core.org_policy_learning import CompanyModelSettings
 from preflight.core.org_policy_file import (
-    ORG_HINT, OrgRules, invalid, parse_org_policy, url_problem,
+    ORG_HINT, OrgRules, describe_rules, invalid, parse_org_policy, under_prefix,
 )
+from preflight.core.org_policy_user import UserControls
 from preflight.core.pii.entities import category_of
 from preflight.core.sanitize.policy import (
     RELATIVE_DATE, STRICTNESS, Action, DxScope, Policy, at_least,
@@ -50,13 +50,16 @@ class Tightened:
 
 
 @dataclass(frozen=True)
-class OrgPolicy:
+class OrgPolicy(UserControls):
     """The company policy in effect. Build with :func:`load_org_policy`."""
 
     path: Path | None = None
     sha256: str | None = None
     rules: OrgRules | None = None
     error: ConfigError | None = field(default=None, compare=False)
+    #: The audit log the rules read is not the one this computer wrote (see
+    #: :mod:`preflight.core.send.audit_presence`): sending is refused like a broken file.
+    audit_gap: ConfigError | None = field(default=None, compare=False)
 
     @classmethod
     def none(cls) -> "OrgPolicy":
@@ -72,12 +75,15 @@ class OrgPolicy:
         return self.error is not None
 
     def send_block_reason(self) -> str | None:
-        """Why nothing may be sent (an invalid or unreadable file), else None."""
-        return str(self.error) if self.error is not None else None
+        """Why nothing may be sent (an invalid or unreadable file, an audit log that is
+        not the one the rules were kept in), else None."""
+        err = self.error or self.audit_gap
+        return str(err) if err is not None else None
 
     def _blocked(self) -> None:
-        if self.error is not None:
-            raise ConfigError(self.error.message, self.error.hint)
+        err = self.error or self.audit_gap
+        if err is not None:
+            raise ConfigError(err.message, err.hint)
 
     def _who(self) -> str:
         return f"your organization's policy ({self.path})"
@@ -237,7 +243,7 @@ class OrgPolicy:
 
     def provider_allowed(self, base_url: str) -> bool:
         allowed = self.allowed_providers
-        return allowed is None or any(_under(base_url, prefix) for prefix in allowed)
+        return allowed is None or any(under_prefix(base_url, prefix) for prefix in allowed)
 
     def check_provider(self, base_url: str) -> None:
         """Refuse a base URL outside the allow-list (and anything while broken)."""
@@ -267,35 +273,14 @@ class OrgPolicy:
             return {"status": "none", "file": str(paths.org_policy_path())}
         out: dict[str, Any] = {"status": "invalid" if self.broken else "ok",
                                "file": str(self.path), "sha256": self.sha256}
+        if self.audit_gap is not None:
+            out["audit_log"] = str(self.audit_gap)
         if self.error is not None:
             out["error"] = str(self.error)
             return out
-        r = self.rules
-        assert r is not None
-        sets: dict[str, Any] = {}
-        if r.types or r.categories:
-            sets["minimum"] = {k: a.value for k, a in self.locked_types().items()}
-        if r.allowed_providers is not None:
-            sets["allowed_providers"] = list(r.allowed_providers)
-        if r.epsilon_min is not None or r.epsilon_max is not None:
-            sets["epsilon"] = {"min": r.epsilon_min, "max": r.epsilon_max}
-        if r.max_document_epsilon is not None:
-            sets["max_document_epsilon"] = r.max_document_epsilon
-        if r.min_utility is not None:
-            sets["min_utility"] = r.min_utility
-        sets["allow_overrides"] = r.allow_overrides
-        sets["allow_resend"] = r.allow_resend
-        if r.default_policy:
-            sets["default_policy"] = r.default_policy
-        if r.central_audit is not None:
-            sets["audit_central"] = r.central_audit.describe()
-        if r.share_learning_pairs:
-            sets["share_learning_pairs"] = True
-        if r.utility_model is not None:
-            sets["utility_model"] = r.utility_model.describe()
-        if r.assessor is not None:
-            sets["assessor"] = r.assessor.describe()
-        out["sets"] = sets
+        assert self.rules is not None
+        out["sets"] = describe_rules(self.rules, self.locked_types(),
+                                     self.allow_degraded_detection)
         return out
 
 
@@ -314,23 +299,6 @@ def _action_of(policy: Policy, etype: str) -> Action:
         return policy.by_type["DATE_TIME"]
     cat: Category = category_of(etype)
     return policy.by_category.get(cat, policy.fallback)
-
-
-def _origin(url: str) -> tuple[str, str, int | None, list[str]]:
-    p = urlsplit(url.strip())
-    port = p.port or {"http": 80, "https": 443}.get(p.scheme)
-    return p.scheme.lower(), (p.hostname or "").lower(), port, [s for s in p.path.split("/")
-                                                                 if s]
-
-
-def _under(base_url: str, prefix: str) -> bool:
-    """Whether ``base_url`` is ``prefix`` or below it (same scheme, host and port; the
-    prefix's path segments first) — never a look-alike host such as ``api.x.com.evil``."""
-    if url_problem(base_url):
-        return False
-    scheme, host, port, segs = _origin(base_url)
-    pscheme, phost, pport, psegs = _origin(prefix)
-    return (scheme, host, port) == (pscheme, phost, pport) and segs[:len(psegs)] == psegs
 
 
 def load_org_policy(path: Path | str | None = None) -> OrgPolicy:

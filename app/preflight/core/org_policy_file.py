@@ -13,6 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Mapping
+from urllib.parse import unquote, urlsplit
 
 from preflight.core.assessor_endpoint import AssessorEndpoint, parse_endpoint
 from preflight.core.errors import ConfigError
@@ -26,7 +27,7 @@ ORG_HINT = "Sending is disabled until it is fixed; ask your IT administrator."
 _TOP_KEYS = ("version", "default_policy", "min_utility", "allowed_providers",
              "allow_overrides", "allow_resend", "epsilon", "minimum",
              "max_document_epsilon", "audit", "share_learning_pairs", "utility_model",
-             "assessor")
+             "assessor", "detection", "allow_degraded_detection")
 _EPSILON_KEYS = ("min", "max")
 _MINIMUM_KEYS = ("types", "categories")
 _ACTIONS = ", ".join(a.value for a in Action)
@@ -51,6 +52,9 @@ class OrgRules:
     share_learning_pairs: bool = False                   # pooled learning (off by default)
     utility_model: CompanyModelSettings | None = None    # [utility_model]
     assessor: AssessorEndpoint | None = None   # [assessor]: the company-hosted assessor
+    max_score_threshold: float | None = None   # [detection]: highest threshold, guarded types
+    allow_degraded_detection: bool | None = None   # None: as allow_overrides
+    lost_logs: tuple[str, ...] = ()             # [audit]: audit logs IT accepts as lost
 
 
 class _Bad(ValueError):
@@ -130,7 +134,13 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
         raise _Bad(("max_document_epsilon",), "'max_document_epsilon' must be a positive "
                    f"number (found {cap!r})")
     audit = _table(data, "audit")
-    _known(audit, ("audit",), ("central",))
+    _known(audit, ("audit",), ("central", "lost_logs"))
+    detection = _table(data, "detection")
+    _known(detection, ("detection",), ("max_score_threshold",))
+    threshold = detection.get("max_score_threshold")
+    if threshold is not None and (not _number(threshold) or not 0 <= threshold <= 1):
+        raise _Bad(("detection", "max_score_threshold"), "'detection.max_score_threshold' "
+                   f"must be a number from 0 to 1 (found {threshold!r})")
     central = (parse_central(_table(audit, "central", ("audit",)), _Bad)
                if "central" in audit else None)
     share = parse_share(data, _Bad)
@@ -147,7 +157,43 @@ def _rules(data: Mapping[str, Any]) -> OrgRules:
         types=types, categories=categories, allowed_providers=_providers(data),
         epsilon_min=lo, epsilon_max=hi, min_utility=None if util is None else float(util),
         allow_overrides=_flag(data, "allow_overrides"),
-        allow_resend=_flag(data, "allow_resend"), default_policy=name)
+        allow_resend=_flag(data, "allow_resend"), default_policy=name,
+        max_score_threshold=None if threshold is None else float(threshold),
+        allow_degraded_detection=(_flag(data, "allow_degraded_detection")
+                                  if "allow_degraded_detection" in data else None),
+        lost_logs=_log_ids(audit.get("lost_logs", [])))
+
+
+def describe_rules(r: OrgRules, minimum: Mapping[str, Action],
+                   degraded_ok: bool) -> dict[str, Any]:
+    """What a valid file sets, for `preflight info --json` and the audit record."""
+    sets: dict[str, Any] = {}
+    if minimum:
+        sets["minimum"] = {k: a.value for k, a in minimum.items()}
+    if r.allowed_providers is not None:
+        sets["allowed_providers"] = list(r.allowed_providers)
+    if r.epsilon_min is not None or r.epsilon_max is not None:
+        sets["epsilon"] = {"min": r.epsilon_min, "max": r.epsilon_max}
+    if r.max_document_epsilon is not None:
+        sets["max_document_epsilon"] = r.max_document_epsilon
+    if r.min_utility is not None:
+        sets["min_utility"] = r.min_utility
+    sets["allow_overrides"] = r.allow_overrides
+    sets["allow_degraded_detection"] = degraded_ok
+    sets["allow_resend"] = r.allow_resend
+    if r.max_score_threshold is not None:
+        sets["detection"] = {"max_score_threshold": r.max_score_threshold}
+    if r.lost_logs:
+        sets["audit_lost_logs"] = list(r.lost_logs)
+    if r.default_policy:
+        sets["default_policy"] = r.default_policy
+    for key, value in (("audit_central", r.central_audit), ("utility_model", r.utility_model),
+                       ("assessor", r.assessor)):
+        if value is not None:
+            sets[key] = value.describe()
+    if r.share_learning_pairs:
+        sets["share_learning_pairs"] = True
+    return sets
 
 
 def _known(table: Mapping[str, Any], path: tuple[str, ...], keys: tuple[str, ...]) -> None:
@@ -209,6 +255,16 @@ def _providers(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+def _log_ids(value: Any) -> tuple[str, ...]:
+    """``audit.lost_logs``: the ids of audit logs IT accepts as lost (see
+    :mod:`preflight.core.send.audit_presence`)."""
+    if not isinstance(value, list) or not all(
+            isinstance(v, str) and re.fullmatch(r"[0-9a-fA-F-]{8,64}", v) for v in value):
+        raise _Bad(("audit", "lost_logs"), "'audit.lost_logs' must be a list of audit log "
+                   "ids (as `preflight audit status` and the refusal name them)")
+    return tuple(v.lower() for v in value)
+
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an allowed provider prefix (None: it can)."""
     parts = split_url(url)
@@ -218,7 +274,27 @@ def url_problem(url: str) -> str | None:
         return "must be an http(s) URL with a host, e.g. https://api.openai.com/v1"
     if parts.query or parts.fragment or parts.username or parts.password:
         return "must not contain a query, a fragment or credentials"
+    # the HTTP client resolves "/v1/../x": a prefix check must see the path it will send
+    if any(unquote(seg) in (".", "..") for seg in parts.path.split("/")):
+        return "must not contain '.' or '..' path segments"
     return None
+
+
+def _origin(url: str) -> tuple[str, str, int | None, list[str]]:
+    p = urlsplit(url.strip())
+    port = p.port or {"http": 80, "https": 443}.get(p.scheme)
+    return p.scheme.lower(), (p.hostname or "").lower(), port, [s for s in p.path.split("/")
+                                                                 if s]
+
+
+def under_prefix(base_url: str, prefix: str) -> bool:
+    """Whether ``base_url`` is ``prefix`` or below it (same scheme, host and port; the
+    prefix's path segments first) — never a look-alike host such as ``api.x.com.evil``."""
+    if url_problem(base_url):
+        return False
+    scheme, host, port, segs = _origin(base_url)
+    pscheme, phost, pport, psegs = _origin(prefix)
+    return (scheme, host, port) == (pscheme, phost, pport) and segs[:len(psegs)] == psegs
 
 
 # -- finding the line of a key -----------------------------------------------------------

@@ -84,6 +84,11 @@ def data_dir() -> Path:
     return _ensure_dir(path, "data")
 
 
+def audit_log_path() -> Path:
+    """The audit log (SQLite) in the data folder."""
+    return data_dir() / "audit.sqlite3"
+
+
 def cache_dir() -> Path:
     """Rebuildable caches (per-embedding neighbour tables, verified-hash stamps)."""
     home = _home_override()

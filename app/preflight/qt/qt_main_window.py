@@ -512,7 +512,12 @@ class QtMainWindow(QMainWindow):
         self.answers.execute(plan, confirmation)
 
     def _remember_allow(self, finding: Any) -> None:
-        """"Don't flag this again": the value joins the detection allow-list (saved)."""
+        """"Don't flag this again": the value joins the detection allow-list (saved),
+        unless the company policy refuses it (the same rule as the CLI's)."""
+        refusal = self.backend.org_policy.allow_list_refusal([finding])
+        if refusal is not None:
+            show_error(self, *refusal)
+            return
         settings = self.backend.settings
         allow = settings.detection.allow_list
         if finding.value.casefold() not in {v.casefold() for v in allow}:

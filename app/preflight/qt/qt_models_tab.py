@@ -38,10 +38,9 @@ from preflight.qt.qt_providers_tab import QtConnectionTest
 from preflight.qt.qt_workers import QtOp
 
 INTERNAL_HELP = (
-    "Tick only for a server inside your company that may see confidential text: the "
-    "original document is then sent to it (for the features computed on the original). "
-    "Unticked, only the sanitized text goes to the server and the original stays on this "
-    "computer.")
+    "Only your organization's policy can mark a server internal: the original document is "
+    "then sent to it (for the features computed on the original), over https. A server "
+    "named here receives only the sanitized text; the original stays on this computer.")
 
 
 class QtAssessorTest(QtConnectionTest):
@@ -96,7 +95,8 @@ class QtAssessorBox(QGroupBox):
         self.model.setPlaceholderText("the model's id on the server (empty: its only one)")
         self.internal = QCheckBox("Internal (the original document may be sent to it)")
         self.internal.setObjectName("assessorInternal")
-        self.internal.setChecked(bool(shown and shown.internal))
+        self.internal.setChecked(bool(fixed and fixed.internal))
+        self.internal.setEnabled(False)          # set by the company policy only
         self.internal.setToolTip(INTERNAL_HELP)
         help_text = QLabel(INTERNAL_HELP)
         help_text.setWordWrap(True)
@@ -123,9 +123,8 @@ class QtAssessorBox(QGroupBox):
         if not url:
             self.settings.assessor_endpoint = None
             return
-        validate_endpoint(url, model, self.internal.isChecked())
-        self.settings.assessor_endpoint = AssessorEndpointSettings(
-            url, model, self.internal.isChecked())
+        validate_endpoint(url, model, False)
+        self.settings.assessor_endpoint = AssessorEndpointSettings(url, model)
 
 
 class QtModelsTab(QWidget):

@@ -1,7 +1,9 @@
 """What the window shows of the company policy: the red "sending is disabled" banner, the
 amber notice of a degraded deployment (the company utility model refused, the central audit
-store unreachable), the central store's sync state in the status bar, and the locks on
-settings the company fixes (see :mod:`preflight.core.org_policy`).
+store unreachable) and of what the policy changes in the user's own settings (the
+allow-list and threshold for protected types, an assessor server it does not allow), the
+central store's sync state in the status bar, and the locks on settings the company fixes
+(see :mod:`preflight.core.org_policy`).
 
 The rules themselves live in the core; this module only renders them, so the window and
 the CLI refuse the same things with the same sentences.
@@ -96,6 +98,7 @@ class QtCompanyNotice(QFrame):
         """Ask both states again (an ask still under way is not doubled)."""
         self._ask("utility", self.backend.utility_model_status, self._on_utility)
         self._ask("central", self.backend.central_audit_status, self._on_central)
+        self._ask("limits", self.backend.company_limits, self._on_limits)
 
     def _ask(self, what: str, call: Any, done: Any) -> None:
         if what in self._busy:
@@ -134,6 +137,13 @@ class QtCompanyNotice(QFrame):
         self.central_state.setVisible(True)
         self._set_problem("central", f"{status.line} ({status.error})" if status.error
                           else None)
+
+    def _on_limits(self, lines: list[str]) -> None:
+        """What the company policy changes in the user's own settings (one line each)."""
+        for key in [k for k in self._problems if k.startswith("limits")]:
+            self._set_problem(key, None)
+        for i, line in enumerate(lines):
+            self._set_problem(f"limits{i}", line)
 
     def _set_problem(self, what: str, line: str | None) -> None:
         if line:

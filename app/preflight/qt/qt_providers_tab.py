@@ -3,6 +3,10 @@
 Presets (OpenAI, Azure OpenAI, Mistral, Gemini, local llama.cpp/vLLM/Ollama) fill the base
 URL, API style and a model name; every field stays editable.
 
+A key is bound to the provider's address (scheme, host, port): after the base URL moves
+to another address the tab says no key is set there, and "Set API key…" stores one for
+the new address only.
+
 The test runs only when the user clicks it, in the background (a slow DNS lookup never
 freezes the dialog), on the provider as edited — not yet saved. The request itself is
 the app's (:meth:`Doorway.check_connection`): a GET of ``<base_url>/models`` with the
@@ -261,6 +265,7 @@ class QtProvidersTab(QWidget):
         item = self.list.currentItem()
         if item is not None:
             item.setText(p.name)
+        self._show_key_source(p)          # a key is bound to the address: moved, none
 
     def _add(self) -> None:
         names = {p.name for p in self.settings.providers}
@@ -316,7 +321,7 @@ class QtProvidersTab(QWidget):
                 if answer != QMessageBox.StandardButton.Yes:
                     return
                 remember = False
-            self.backend.set_key(p.name, key, remember)
+            self.backend.set_key(p, key, remember)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             show_error(self, *error_text(exc))
             return

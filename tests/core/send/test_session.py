@@ -17,7 +17,7 @@ from preflight.core.config import ProviderSettings, Settings
 from preflight.core.errors import ProviderError
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.send.audit import AuditLog
-from preflight.core.send.keys import KeyStore
+from preflight.core.send.keys import KeyStore, key_account
 from preflight.core.send.masking import mask_value
 from preflight.core.send.session import Confirmation, SendBlocked, SendSession, finding_id
 from preflight.core.tasks import SUMMARIZE, Task
@@ -226,8 +226,8 @@ def test_ledger_rechecked_at_execute_time(server, tmp_path):
 
 
 def test_provider_error_leaves_failed_record_without_key(server, tmp_path, memory_keyring):
-    KeyStore().set("loop", "sk-secret-value-0123456789")
     session = make(server, tmp_path)
+    KeyStore().set(key_account(session.provider(None)), "sk-secret-value-0123456789")
     server.script(Reply(status=401, body=b'{"error": {"message": "bad key"}}'))
     with pytest.raises(ProviderError, match="rejected the API key"):
         session.execute(placeholder_plan(session), YES)

@@ -32,11 +32,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _provider_names(extra: list[str]) -> list[str]:
+def _provider_accounts(extra: list[str]) -> dict[str, list[str]]:
+    """Provider name → its keyring accounts: the key bound to its current address (see
+    :func:`~preflight.core.send.keys.key_account`) and one stored under the name alone."""
     from preflight.core.config import load_settings
+    from preflight.core.send.keys import key_account
 
-    names = [p.name for p in load_settings().providers]
-    return list(dict.fromkeys([*names, *extra]))  # configured first, no duplicates
+    out: dict[str, list[str]] = {}
+    for p in load_settings().providers:           # configured first, no duplicates
+        out.setdefault(p.name, []).append(key_account(p))
+    for name in [*out, *extra]:
+        out.setdefault(name, []).append(name)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,17 +51,17 @@ def run(args: argparse.Namespace) -> int:
 
     store = KeyStore()
     status = store.status()
-    names = _provider_names(args.provider)
+    accounts = _provider_accounts(args.provider)
+    names = list(accounts)
     forgotten: list[str] = []
     absent: list[str] = []
     if status.available:
-        for name in names:
+        for name, held in accounts.items():
             if args.dry_run:
-                (forgotten if store.get(name) else absent).append(name)
-            elif store.delete(name):
-                forgotten.append(name)
+                found = any(store.get(a) for a in held)
             else:
-                absent.append(name)
+                found = any([store.delete(a) for a in held])   # every one, not the first
+            (forgotten if found else absent).append(name)
     kept = {"config": str(paths.config_dir()), "data (audit log, vaults)": str(paths.data_dir()),
             "cache": str(paths.cache_dir())}
     if args.json:

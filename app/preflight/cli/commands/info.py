@@ -48,10 +48,17 @@ def _settings() -> dict:
 
 def _org_policy() -> dict:
     """The company policy: where it is looked for, its sha256 and what it sets (a broken
-    file is reported with the reason sending is disabled)."""
-    from preflight.core.org_policy import load_org_policy
+    file, or an audit log its rules cannot trust, is reported with the reason sending is
+    disabled), and what it changes in the user's own settings."""
+    from preflight.app.company_limits import limits_on_settings
 
-    return load_org_policy().describe()
+    services = _services()
+    org = services.org_policy()
+    out = org.describe()
+    limits = limits_on_settings(org, services.settings)
+    if limits:
+        out["limits_on_your_settings"] = limits
+    return out
 
 
 def _policy() -> dict:
@@ -162,6 +169,10 @@ def run(args: argparse.Namespace) -> int:
     org = info.get("org_policy")
     if isinstance(org, dict) and org.get("status") == "invalid":
         print(f"preflight: warning: {org.get('error')}", file=sys.stderr)
+    if isinstance(org, dict) and org.get("audit_log"):
+        print(f"preflight: warning: {org['audit_log']}", file=sys.stderr)
+    for line in (org.get("limits_on_your_settings") or []) if isinstance(org, dict) else []:
+        print(f"preflight: note: {line}", file=sys.stderr)
     slm = info.get("assessor_slm")
     if isinstance(slm, dict) and slm.get("warning"):
         print(f"preflight: warning: {slm['warning']}", file=sys.stderr)

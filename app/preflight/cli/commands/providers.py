@@ -3,7 +3,9 @@ may send to (only those the company policy allows, when it sets an allow-list).
 
 Settings hold the endpoint, model, prices and the *name* of an environment variable;
 the key itself goes to the OS keyring (``set-key`` reads it with getpass, never from the
-command line, where it would land in the shell history).
+command line, where it would land in the shell history), bound to the provider's address
+(scheme, host, port): a provider re-added at another address loses the key stored for the
+old one and needs ``set-key`` again.
 """
 
 from __future__ import annotations
@@ -78,17 +80,24 @@ def _add(args: argparse.Namespace) -> int:
         allow_insecure_http=args.allow_insecure_http,
         proxy=(args.proxy or "").strip() or None,
     )
+    from preflight.core.send.keys import KeyStore, key_account, show_origin
+
     create_client(provider).url()  # validates the URL and style before saving
     _org_allows(provider.base_url)
     settings = load_settings()
-    replaced = any(p.name == args.name for p in settings.providers)
+    old = next((p for p in settings.providers if p.name == args.name), None)
     settings.providers = [p for p in settings.providers if p.name != args.name] + [provider]
     if args.default or not settings.default_provider:
         settings.default_provider = args.name
     save_settings(settings)
-    print(f"{'Replaced' if replaced else 'Added'} provider '{args.name}'"
+    print(f"{'Replaced' if old else 'Added'} provider '{args.name}'"
           f"{' (default)' if settings.default_provider == args.name else ''}.")
-    if not args.key_env:
+    moved = old is not None and key_account(old) != key_account(provider)
+    if moved and KeyStore().delete(key_account(old)):
+        # a key is bound to the address it was given for: never sent to the new one
+        print(f"The key stored for {show_origin(old)} was deleted: it is never sent to "
+              f"{show_origin(provider)}.")
+    if not args.key_env and (old is None or moved):
         print(f"Store its API key with: preflight providers set-key {args.name}")
     return 0
 
@@ -174,20 +183,25 @@ def _remove(args: argparse.Namespace) -> int:
     if not any(p.name == args.name for p in settings.providers):
         raise ConfigError(f"No provider named '{args.name}'.",
                           "See the names with: preflight providers list")
+    from preflight.core.send.keys import key_account
+
+    gone = [p for p in settings.providers if p.name == args.name]
     settings.providers = [p for p in settings.providers if p.name != args.name]
     if settings.default_provider == args.name:
         settings.default_provider = settings.providers[0].name if settings.providers else None
     save_settings(settings)
-    key_gone = KeyStore().delete(args.name)
+    store = KeyStore()
+    key_gone = any([store.delete(a) for a in [*map(key_account, gone), args.name]])
     print(f"Removed provider '{args.name}'{' and its stored key' if key_gone else ''}.")
     return 0
 
 
 def _set_key(args: argparse.Namespace) -> int:
     from preflight.core.config import load_settings
-    from preflight.core.send.keys import KeyStore
+    from preflight.core.send.keys import KeyStore, key_account, show_origin
 
-    if not any(p.name == args.name for p in load_settings().providers):
+    provider = next((p for p in load_settings().providers if p.name == args.name), None)
+    if provider is None:
         raise ConfigError(f"No provider named '{args.name}'.",
                           f"Add it first: preflight providers add {args.name} --base-url URL "
                           "--model M")
@@ -205,6 +219,8 @@ def _set_key(args: argparse.Namespace) -> int:
         key = sys.stdin.readline().strip()   # piped from a password manager
     else:
         key = getpass.getpass(f"API key for {args.name} (not echoed): ")
-    store.set(args.name, key)
-    print(f"Stored the key for '{args.name}' in the OS keyring ({status.backend}).")
+    store.set(key_account(provider), key)
+    store.delete(args.name)          # a key stored under the name alone is never used
+    print(f"Stored the key for '{args.name}' at {show_origin(provider)} in the OS keyring "
+          f"({status.backend}); it is sent to that address only.")
     return 0

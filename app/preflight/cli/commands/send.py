@@ -202,10 +202,12 @@ def _print_plan(plan: Any, out: Any) -> None:
           f"match: {p.match})\n")
 
 
-def remember_allowed(plan: Any, ids: list[str]) -> None:
+def remember_allowed(plan: Any, ids: list[str], org: Any) -> None:
     """Add the values of findings ``ids`` to the detection allow-list (saved settings),
-    saying so on stderr; refuses a secret before changing anything."""
+    saying so on stderr; refuses a secret, an override the company ``org`` forbids and a
+    type it protects before changing anything."""
     from preflight.core.config import load_settings, save_settings, settings_path
+    from preflight.core.send.session import SendBlocked
 
     chosen = [f for f in plan.findings if f.id in set(ids)]
     refused = [f for f in chosen if not f.rememberable]
@@ -214,6 +216,9 @@ def remember_allowed(plan: Any, ids: list[str]) -> None:
         raise InputError(f"--remember-allow {f.id}: a {f.type} is never added to the "
                          "allow-list (it would then leave unnoticed in every document).",
                          f"Use --allow {f.id} to send it this once.")
+    refusal = org.allow_list_refusal(chosen)
+    if refusal is not None:
+        raise SendBlocked(*refusal)
     settings = load_settings()
     allow = settings.detection.allow_list
     known = {v.casefold() for v in allow}
@@ -242,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         finish_answer,
         restoration_line,
     )
-    from preflight.core.send.keys import keyring_status, resolve_key
+    from preflight.core.send.keys import key_account, keyring_status, resolve_key
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
     from preflight.core.send.session import Confirmation, SendBlocked
     from preflight.core.send.stream import MAX_ANSWER_CHARS
@@ -284,8 +289,9 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise InputError(f"--allow/--remember-allow names no finding of this plan: "
                          f"{', '.join(sorted(unknown))}.", "Use the ids printed with the plan.")
+    org = services.org_policy()
     if args.remember_allow:
-        remember_allowed(plan, args.remember_allow)
+        remember_allowed(plan, args.remember_allow, org)
     resend_ok = args.allow_resend
     accept_degraded = args.accept_degraded_detection
     plan_out = sys.stderr if args.json else sys.stdout
@@ -306,6 +312,9 @@ def run(args: argparse.Namespace) -> int:
                     "item marked BLOCKS).",
                 )
             degraded = plan.degraded_detection
+            refusal = degraded and org.degraded_refusal(degraded.value)
+            if refusal:                          # forbidden by the company: ask nothing
+                raise SendBlocked(*refusal)
             if degraded is not None and not accept_degraded:
                 accept_degraded = terminal.ask(
                     f"The PII detector runs degraded ({degraded.value}); names may go "
@@ -326,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
             except ConfigError:
                 if confirmed and not keyring_status().available and terminal.ask(
                         "No OS keyring here. Type a key to hold in memory for this run only?"):
-                    session.session_keys.set(plan.provider.name,
+                    session.session_keys.set(key_account(plan.provider),
                                              terminal.secret("API key (not echoed): "))
         finally:
             terminal.close()

@@ -47,11 +47,12 @@ from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
+from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
 from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
 from preflight.core.pii.presidio_loader import import_presidio
-from preflight.core.pii.propagate import PROPAGATED, propagate_values
+from preflight.core.pii.propagate import PROPAGATED, name_parts, propagate_values
 from preflight.core.ports import ModelLocator
 from preflight.core.types import Category, Span
 
@@ -96,8 +97,11 @@ class PiiDetector:
         analyzer: Any | None = None,
         *,
         models: ModelLocator | None = None,
+        floor: DetectionFloor = NO_FLOOR,
     ) -> None:
         self.settings = settings or DetectionSettings()
+        # the company's floor: the types the allow-list and threshold cannot loosen
+        self.floor = floor
         check_threshold(self.settings)
         self._nlp_model_path = Path(nlp_model_path) if nlp_model_path else None
         self._models = models
@@ -252,17 +256,23 @@ class PiiDetector:
                 if span is None:
                     continue
                 if span.type != "DENY_LIST":
-                    if span.score < settings.score_threshold:
+                    if span.score < self.floor.threshold(settings.score_threshold,
+                                                         span.type, span.category):
                         continue
-                    if text[span.start:span.end].casefold() in allowed_values or any(
-                        a <= span.start and span.end <= b for a, b in allowed_ranges
-                    ):
+                    guarded = self.floor.guards(span.type, span.category)
+                    if not guarded and (text[span.start:span.end].casefold() in allowed_values
+                                        or any(a <= span.start and span.end <= b
+                                               for a, b in allowed_ranges)):
                         continue
                 spans.append(span)
         spans = recheck_organizations(text, recheck_persons(text, spans, terms))
         spans = complete_dates(text, spans)
         spans = covering_surname_given(text, spans, terms)
-        spans.extend(propagate_values(text, spans, allowed_values))
+        # a guarded value on the allow-list is still copied to its other occurrences
+        kept = {v.casefold() for s in spans if self.floor.guards(s.type, s.category)
+                for v in (text[s.start:s.end].strip(), *(
+                    name_parts(text[s.start:s.end].strip()) if s.type == "PERSON" else ()))}
+        spans.extend(propagate_values(text, spans, allowed_values - kept))
         return resolve_overlaps(spans)
 
 

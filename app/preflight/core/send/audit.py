@@ -126,7 +126,7 @@ class AuditLog:
                  on_change: Callable[[], None] | None = None,
                  secrets: Any = "keyring") -> None:
         self._on_change = on_change
-        self.path = Path(path) if path else paths.data_dir() / "audit.sqlite3"
+        self.path = Path(path) if path else paths.audit_log_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._anchors = audit_seal.anchors_for(secrets, paths.config_dir)
         self._db = audit_db.open_db(self.path)

@@ -1,5 +1,11 @@
 """API keys: in the OS keyring, or held in memory for one session — never in a file.
 
+A stored key is bound to the provider's *origin* (scheme, host, port), not only to its
+name: the keyring entry's account is :func:`key_account` (``name @ https://host:443``).
+A provider re-added, edited or moved to another address finds no key there and asks for
+one again, so a key stored for one origin is never sent to another. A key stored under the
+name alone (before keys were bound) is not used: the message asks to store it again.
+
 Order in which a key is found at send time (:func:`resolve_key`):
 
 1. the environment variable the provider names (``ProviderSettings.key_env``), read at
@@ -81,7 +87,8 @@ def _unavailable(status: KeyringStatus) -> KeyringUnavailableError:
 
 
 class KeyStore:
-    """API keys in the OS keyring, one entry per provider name."""
+    """Secrets in the OS keyring, one entry per account: a provider's
+    :func:`key_account`, or a name the company policy gives (the audit store's password)."""
 
     def __init__(self, service: str = SERVICE) -> None:
         self.service = service
@@ -145,7 +152,8 @@ class KeyStore:
 
 
 class SessionKeyStore:
-    """Keys held in memory for this process only (after the user agreed to it)."""
+    """Keys held in memory for this process only (after the user agreed to it), by
+    :func:`key_account`."""
 
     def __init__(self) -> None:
         self._keys: dict[str, str] = {}
@@ -166,6 +174,19 @@ class SessionKeyStore:
     def delete(self, provider: str) -> bool:
         with self._lock:
             return self._keys.pop(provider, None) is not None
+
+
+def key_account(provider: ProviderSettings) -> str:
+    """The keyring account of ``provider``'s key: its name and origin (scheme, host,
+    port, as the HTTP client reaches it), so the key never follows the name elsewhere."""
+    scheme, host, port = origin(provider.base_url.strip())
+    host = f"[{host}]" if ":" in host else host
+    return f"{provider.name} @ {scheme}://{host}:{port}"
+
+
+def show_origin(provider: ProviderSettings) -> str:
+    """``scheme://host:port`` of ``provider``, for messages."""
+    return key_account(provider).rsplit(" @ ", 1)[1]
 
 
 def is_loopback(base_url: str) -> bool:
@@ -189,26 +210,32 @@ def resolve_key(
     session: SessionKeyStore | None = None,
     environ: dict[str, str] | None = None,
 ) -> ResolvedKey:
-    """Find the key for ``provider`` (env var, then session, then keyring)."""
+    """Find the key for ``provider`` (env var, then session, then keyring) — a stored
+    key only if it was stored for ``provider``'s origin (:func:`key_account`)."""
     env = os.environ if environ is None else environ
     if provider.key_env:
         value = env.get(provider.key_env, "").strip()
         if value:
             logfilter.register_secret(value)
             return ResolvedKey(value, f"env:{provider.key_env}")
+    account = key_account(provider)
     if session is not None:
-        value = session.get(provider.name)
+        value = session.get(account)
         if value:
             return ResolvedKey(value, "session")
     keystore = keystore if keystore is not None else KeyStore()
-    value = keystore.get(provider.name)
+    value = keystore.get(account)
     if value:
         return ResolvedKey(value, "keyring")
     if is_loopback(provider.base_url):
         return ResolvedKey(None, "none (local server)")
     where = f"the environment variable {provider.key_env} is empty and " if provider.key_env else ""
+    stored = (" (the key stored under its name alone was saved before keys were bound to "
+              "an address, so it is not sent anywhere)" if keystore.get(provider.name)
+              else "")
     raise ConfigError(
-        f"No API key for provider '{provider.name}': {where}none is stored.",
+        f"No API key for provider '{provider.name}' at {show_origin(provider)}: {where}none "
+        f"is stored for that address{stored}.",
         f"Run `preflight providers set-key {provider.name}`"
         + (f" or set {provider.key_env}." if provider.key_env else "."),
     )

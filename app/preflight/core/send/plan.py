@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import PreflightError
+from preflight.core.pii.floor import BLOCKING_CATEGORIES  # noqa: F401 - re-exported
 from preflight.core.ports import Detector
 from preflight.core.privacy.ledger import EpsilonLedger
 from preflight.core.send.audit import Fingerprint, PriorSend
@@ -26,7 +27,6 @@ from preflight.core.types import Category, SanitizedText, Span
 
 log = logging.getLogger(__name__)
 
-BLOCKING_CATEGORIES = (Category.DIRECT_IDENTIFIER, Category.SECRET)
 DEGRADED_DETECTOR_ID = "detector-degraded"
 
 

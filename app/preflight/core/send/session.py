@@ -340,16 +340,17 @@ class SendSession:
 
 def _check_org(org: OrgPolicy, plan: SendPlan, confirmation: Confirmation) -> None:
     """The company policy's say on this send: a broken file or a provider outside the
-    allow-list refuses it; so do per-item overrides when the company forbids them."""
+    allow-list refuses it; so do per-item overrides and a degraded detector when the
+    company forbids them (whatever the user accepted)."""
     org.check_provider(plan.provider.base_url)
     if plan.epsilon is not None:
         org.check_epsilon(plan.epsilon)
-    items = sorted(confirmation.overrides - {DEGRADED_DETECTOR_ID})
-    if items and not org.allow_overrides:
-        raise SendBlocked(f"Your organization's policy does not allow sending residual "
-                          f"personal data item by item ({', '.join(items)}).",
-                          "Protect those values (e.g. a stricter method or the deny-list), "
-                          "or keep the document local.")
+    refusal = org.overrides_refusal(sorted(confirmation.overrides - {DEGRADED_DETECTOR_ID}))
+    degraded = plan.degraded_detection
+    if refusal is None and degraded is not None:
+        refusal = org.degraded_refusal(degraded.value)
+    if refusal is not None:
+        raise SendBlocked(*refusal)
 
 
 def _build_detector(cls: Any, settings: Settings) -> Any:
