@@ -1,4 +1,5 @@
-"""Credentials and labelled identifiers written in prose (issue 15, item 3).
+"""Credentials and SSNs written in prose (issue 15, item 3); codes after an invoice,
+ticket or case label are in test_labeled_identifiers.py.
 
 Positive sentences are in the style of ordinary e-mails, chat messages and config
 snippets; the negative ones talk about passwords, PINs and ids without giving one."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
+from preflight.core.pii.recognizers.reference_numbers import ReferenceNumberRecognizer
 from preflight.core.pii.recognizers.secrets import SecretsRecognizer
 
 from pii_testutil import run
@@ -76,13 +78,6 @@ LABELLED = [
     ("His social security number 078-05-1120 was on the form.", ("US_SSN", "078-05-1120")),
     ("Social Security No. 219 09 9999", ("US_SSN", "219 09 9999")),
     ("123-45-6789 (SSN)", ("US_SSN", "123-45-6789")),
-    ("Please update employee ID NW-204871 in the HR system.", ("ID_NUMBER", "NW-204871")),
-    ("Customer No. 4471-220 called about the invoice.", ("ID_NUMBER", "4471-220")),
-    ("See contract ref CT-2024-0193 for the renewal terms.", ("ID_NUMBER", "CT-2024-0193")),
-    ("The contract CT-2024-0193 ends in May.", ("ID_NUMBER", "CT-2024-0193")),
-    ("Employee #55821 was onboarded.", ("ID_NUMBER", "55821")),
-    ("Policy number: HX-99120-B", ("ID_NUMBER", "HX-99120-B")),
-    ("patient ID 00784512", ("ID_NUMBER", "00784512")),
 ]
 
 
@@ -93,17 +88,9 @@ def test_labelled_identifier(text, expected):
 
 UNLABELLED = [
     "The PIN code feature ships in version 2.0.1 in room 204.",
-    "Customer satisfaction rose 12% in 2023.",
-    "Our employee count is 1200 and growing.",
-    "The contract was signed on 2024-03-01.",
-    "Customer No. 2024 review",                  # a year
-    "policy no. 2.5 replaces the old one",       # a version
     "SSN: 000-00-0000",                          # a blank form
     "Call 555-123-4567 about your SSN card.",    # a phone number, not SSN-shaped
     "Order 123-45-6789 shipped.",                # SSN-shaped, no SSN word
-    "The case number will be sent later.",
-    "employee 360 review starts now",
-    "Client ID: required field",
     "It costs $49.99 per seat.",
 ]
 
@@ -119,7 +106,7 @@ def test_new_types_have_a_category_and_whys_never_hold_the_value():
 
     assert category_of("ID_NUMBER") is Category.DIRECT_IDENTIFIER
     text = "SSN 123-45-6789, employee ID NW-204871, the password is Falcon#2025!admin"
-    for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer()):
+    for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer(), ReferenceNumberRecognizer()):
         for r in rec.analyze(text, None, None):
             assert text[r.start:r.end] not in r.recognition_metadata["preflight_why"]
 
