@@ -32,6 +32,18 @@ CREDENTIALS = [
     ("The VPN password has been changed to Winter-2025 as of today.", "Winter-2025"),
     ("Password for the staging db: t7#kQ9zL", "t7#kQ9zL"),
     ("the shared mailbox passphrase is CorrectHorse42?", "CorrectHorse42"),
+    # other cue words (issue 45, item 5)
+    ("The old credential was Xy7#pQ2! and nobody changed it.", "Xy7#pQ2!"),
+    ("Login: admin / pw: Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("my pw is hunter22, don't laugh", "hunter22"),
+    ("The passcode is 7Gh!2kLm.", "7Gh!2kLm"),
+    ("creds are deploy:Qw3rty!9 until Friday", "deploy:Qw3rty!9"),
+    ("The key was K3y-2024-Q, keep it safe.", "K3y-2024-Q"),
+    ("The API key is 9f8a7b6c5d4e3f2a1b0cZ", "9f8a7b6c5d4e3f2a1b0cZ"),
+    ("The token was ya29.A0ARrdaM-xyz123 when it leaked.", "ya29.A0ARrdaM-xyz123"),
+    ("The door code is 7731.", "7731"),
+    ("Use passphrase 'correct horse battery staple' for the vault.",
+     "correct horse battery staple"),
 ]
 
 
@@ -59,6 +71,13 @@ PROSE_WITHOUT_CREDENTIAL = [
     "The password is ******** in the screenshot.",
     "The password is <SECRET_1>.",
     "Password: [REDACTED]",
+    # weaker cue words need a random-looking value
+    "The key is to listen to the customer.",
+    "The secret to success is Practice2024.",
+    "Your token expires on 2024-05-01.",
+    "Login is handled by the SSO portal.",
+    "Our credentials are in the vault.",
+    "I pass Route66 every day on the way to work.",
 ]
 
 

@@ -414,6 +414,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
     from preflight.core.pii.recognizers.addresses import StreetAddressRecognizer
+    from preflight.core.pii.recognizers.config_secrets import ConfigSecretRecognizer
     from preflight.core.pii.recognizers.confidential import (
         AssetRecognizer, HealthRecognizer, MedicalRecognizer, MoneyRecognizer,
     )
@@ -437,7 +438,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
     from preflight.core.pii.recognizers.reference_numbers import ReferenceNumberRecognizer
     from preflight.core.pii.recognizers.secrets import (
-        HighEntropyTokenRecognizer, SecretsRecognizer,
+        CueSecretRecognizer, HighEntropyTokenRecognizer, SecretsRecognizer,
     )
 
     engine = SpacyNlpEngine(
@@ -465,6 +466,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     for recognizer in (
         PhoneRecognizer(supported_regions=regions or phone_regions()),
         OfflineEmailRecognizer(), SecretsRecognizer(), HighEntropyTokenRecognizer(),
+        ConfigSecretRecognizer(), CueSecretRecognizer(),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),

@@ -31,11 +31,12 @@ _TLD_GROUP_END = r"))(?:/[^\s()<>\"']*)?)"
 
 
 def _whole_host(pattern: str) -> str:
-    """Presidio's URL pattern with the end of the host required after its TLD."""
+    """Presidio's URL pattern with the end of the host required after its TLD (and a
+    port allowed there), and a path that does not swallow the sentence's punctuation."""
     if _TLD_GROUP_END not in pattern:     # a Presidio release changed its pattern
         raise RuntimeError("Presidio's URL pattern changed; update WholeHostUrlRecognizer")
     return pattern.replace(_TLD_GROUP_END, "))" + HOST_END + r"(?::\d{1,5})?"
-                           r"(?:/[^\s()<>\"']*)?)")
+                           r"(?:/(?:[^\s()<>\"']*[^\s()<>\"'.,;:!?])?)?)")
 
 
 class WholeHostUrlRecognizer(PatternRecognizer):

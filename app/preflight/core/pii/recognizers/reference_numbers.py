@@ -53,7 +53,7 @@ _MARKER = r"(?:(?:id|identifier|nos?|nrs?|nums?|numbers?|ref|reference|code)(?![
 
 _LABELLED = re.compile(
     r"(?<![\w-])(?:(?P<plate>" + _PLATE + r")|(?P<marked>" + _SELF_MARKED + r")|"
-    r"(?P<label>" + _ENGLISH + r"))(?:'s|’s)?"
+    r"(?P<label>" + _ENGLISH + r"))(?![^\W_])(?:'s|’s)?"
     r"(?:[ \t]*[(\[]?[ \t]*(?P<marker>" + _MARKER + r"))?\.?"
     r"(?:[ \t]*(?:(?:is|was)(?![\w-])|[:=(#]))?[ \t]*[(\[#]?[ \t]*",
     re.IGNORECASE)
