@@ -188,7 +188,7 @@ def test_key_split_across_lines(real_detector, text, value):
 
 @pytest.mark.parametrize("text, value", [
     ("# staging\nDB_USER=app\nDB_PASSWORD=Wint3r!Db\n", "Wint3r!Db"),
-    ("db:\n  host: db.example.com\n  password: Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+    ("db:\n  host: db.example.com\n  db_password: Tr0ub4dor&3\n", "Tr0ub4dor&3"),
     ('{"username": "svc", "password": "J50n!Secret"}', "J50n!Secret"),
     ("<connection><password>Xml#Pass77</password></connection>", "Xml#Pass77"),
     ("PGPASSWORD=Pg9!xyz psql -h db -U app -c 'select 1'", "Pg9!xyz"),
@@ -217,7 +217,7 @@ def test_secret_in_config_shell_and_prose(real_detector, text, value):
     ("Rijksregisternummer 85.07.30-033 28", "85.07.30-033 28"),
 ])
 def test_labelled_national_identifier(real_detector, text, value):
-    check(real_detector, f"New starter form. {text}. Thanks!", value)
+    check(real_detector, f"New starter form. {text}. Thanks!", value, types={"NATIONAL_ID"})
 
 
 # -- MIME encoded words (a pasted e-mail header) ------------------------------------------

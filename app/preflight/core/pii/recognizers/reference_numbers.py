@@ -121,8 +121,9 @@ def read_code(text: str, pos: int, plate: bool) -> tuple[int, int] | None:
             end, last, n = nxt.end(), g, n + 1
             continue
         after = _next_group(text, nxt.end())
-        if _SHORT_CAPS.fullmatch(g) and after is not None \
-                and any(c.isdigit() for c in after.group()):
+        if (_SHORT_CAPS.fullmatch(g) or (len(g) == 1 and len(last) <= 2)) \
+                and after is not None and any(c.isdigit() for c in after.group()):
+            # "3 O 123/19" (the canonical view reads the O as a zero: "3 0 123/19")
             end, last, n = after.end(), after.group(), n + 2
             continue
         break
