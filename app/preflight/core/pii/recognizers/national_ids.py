@@ -25,7 +25,7 @@ from stdnum.ch import ssn as ch_ssn
 from stdnum.de import idnr as de_idnr, stnr as de_stnr
 from stdnum.dk import cpr as dk_cpr
 from stdnum.es import dni as es_dni, nie as es_nie, nif as es_nif
-from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidFormat, ValidationError
+from stdnum.exceptions import InvalidChecksum, InvalidFormat, ValidationError
 from stdnum.fr import nir as fr_nir, siren as fr_siren, siret as fr_siret
 from stdnum.gb import utr as gb_utr
 from stdnum.it import codicefiscale as it_cf
