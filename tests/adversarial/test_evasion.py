@@ -184,6 +184,42 @@ def test_key_split_across_lines(real_detector, text, value):
     check(real_detector, text, value)
 
 
+# -- secrets in everyday config, code and shell forms, and in prose without "password" -----
+
+@pytest.mark.parametrize("text, value", [
+    ("# staging\nDB_USER=app\nDB_PASSWORD=Wint3r!Db\n", "Wint3r!Db"),
+    ("db:\n  host: db.example.com\n  db_password: Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+    ('{"username": "svc", "password": "J50n!Secret"}', "J50n!Secret"),
+    ("<connection><password>Xml#Pass77</password></connection>", "Xml#Pass77"),
+    ("PGPASSWORD=Pg9!xyz psql -h db -U app -c 'select 1'", "Pg9!xyz"),
+    ("mysql -u root -pMy5ql!root shop < backup.sql", "My5ql!root"),
+    ("curl -u deploy:Cu7l!pass https://api.example.com/v1/deploy", "Cu7l!pass"),
+    ("define('DB_PASSWORD', 'Wp!c0nfig9');", "Wp!c0nfig9"),
+    ("sshpass -p 'Ssh#pass1' ssh root@build-07", "Ssh#pass1"),
+    ("docker login -u ci -p Dock3r!pw registry.example.com", "Dock3r!pw"),
+    ("The old credential was Xy7#pQ2! and nobody rotated it.", "Xy7#pQ2!"),
+    ("Here are the creds for staging: deploy / Qw3rty!9", "Qw3rty!9"),
+])
+def test_secret_in_config_shell_and_prose(real_detector, text, value):
+    check(real_detector, text, value, types={"SECRET"})
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Steuer-IdNr.: 36 574 261 809", "36 574 261 809"),
+    ("N° de sécurité sociale : 2 95 10 99 126 111 93", "2 95 10 99 126 111 93"),
+    ("National Insurance number JG 10 37 26 A", "JG 10 37 26 A"),
+    ("Codice fiscale RCCMNL83S18D969H", "RCCMNL83S18D969H"),
+    ("DNI: 54362315-K", "54362315-K"),
+    ("PESEL 44051401359", "44051401359"),
+    ("BSN 111222333", "111222333"),
+    ("AHV-Nr. 756.9217.0769.85", "756.9217.0769.85"),
+    ("personnummer 880320-0016", "880320-0016"),
+    ("Rijksregisternummer 85.07.30-033 28", "85.07.30-033 28"),
+])
+def test_labelled_national_identifier(real_detector, text, value):
+    check(real_detector, f"New starter form. {text}. Thanks!", value, types={"NATIONAL_ID"})
+
+
 # -- MIME encoded words (a pasted e-mail header) ------------------------------------------
 
 @pytest.mark.parametrize("value", [

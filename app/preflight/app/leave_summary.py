@@ -58,6 +58,8 @@ KIND_NOUNS: dict[str, tuple[str, str]] = {
     "UK_NHS": ("NHS number", "NHS numbers"),
     "ID_NUMBER": ("ID number", "ID numbers"),
     "USERNAME": ("user handle", "user handles"),
+    "NATIONAL_ID": ("national ID or tax number", "national ID or tax numbers"),
+    "INTERNAL_HOST": ("internal host name", "internal host names"),
     "MEDICAL_LICENSE": ("medical licence number", "medical licence numbers"),
     "HEALTH": ("health detail", "health details"),
     "MEDICAL": ("medical detail", "medical details"),

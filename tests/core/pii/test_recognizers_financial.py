@@ -7,8 +7,9 @@ import pytest
 from preflight.core.pii.recognizers.financial import (
     BankAccountRecognizer, CardNumberRecognizer, IbanChecksumRecognizer,
 )
+from preflight.core.pii.recognizers.confidential import AssetRecognizer
 from preflight.core.pii.recognizers.validators import (
-    aba_routing_ok, card_ok, iban_ok, isin_ok, luhn_ok, shannon_entropy,
+    card_ok, iban_length, luhn_ok, shannon_entropy,
 )
 
 from pii_testutil import run
@@ -46,6 +47,9 @@ IBANS = [
     "DE89 3704 0044 0532 0130 00",
     "FR1420041010050500013M02606",
     "NL91 ABNA 0417 1643 00",
+    # countries of the IBAN registry that a hand-kept length table had missed
+    "RU03 0445 2522 5408 1781 0538 0913 1041 9",
+    "OM27 0180 0012 3456 7891 234",
 ]
 
 
@@ -90,12 +94,33 @@ def test_routing_needs_checksum():
 @pytest.mark.parametrize("fn,value,ok", [
     (luhn_ok, "79927398713", True), (luhn_ok, "79927398710", False),
     (card_ok, "378282246310005", True), (card_ok, "378282246310006", False),
-    (iban_ok, "gb82 west 1234 5698 7654 32", True), (iban_ok, "GB00WEST12345698765432", False),
-    (aba_routing_ok, "011000015", True), (aba_routing_ok, "011000016", False),
-    (isin_ok, "US0378331005", True), (isin_ok, "US0378331006", False),
 ])
 def test_validators(fn, value, ok):
     assert fn(value) is ok
+
+
+@pytest.mark.parametrize("country,length", [("DE", 22), ("GB", 22), ("NO", 15), ("MT", 31),
+                                            ("XX", None), ("de", None)])
+def test_iban_length_from_the_registry(country, length):
+    assert iban_length(country) == length
+
+
+@pytest.mark.parametrize("text,found", [
+    ("Wire it with routing number 011000015 today.", True),
+    ("Wire it with routing number 011000016 today.", False),      # ABA check fails
+    ("routing number: 000000000", False),                          # a blank form
+])
+def test_routing_number_checksum(text, found):
+    assert (("BANK_ACCOUNT", "011000015") in run(BankAccountRecognizer(), text)) is found \
+        or (not found and run(BankAccountRecognizer(), text) == [])
+
+
+@pytest.mark.parametrize("text,found", [
+    ("The fund holds US0378331005 and a bond.", True),
+    ("The fund holds US0378331006 and a bond.", False),            # ISIN check digit fails
+])
+def test_isin_check_digit(text, found):
+    assert bool(run(AssetRecognizer(), text)) is found
 
 
 def test_entropy():

@@ -1,4 +1,5 @@
-"""Credentials and labelled identifiers written in prose (issue 15, item 3).
+"""Credentials and SSNs written in prose (issue 15, item 3); codes after an invoice,
+ticket or case label are in test_labeled_identifiers.py.
 
 Positive sentences are in the style of ordinary e-mails, chat messages and config
 snippets; the negative ones talk about passwords, PINs and ids without giving one."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from preflight.core.pii.recognizers.identifiers import LabeledIdentifierRecognizer
+from preflight.core.pii.recognizers.reference_numbers import ReferenceNumberRecognizer
 from preflight.core.pii.recognizers.secrets import SecretsRecognizer
 
 from pii_testutil import run
@@ -30,6 +32,18 @@ CREDENTIALS = [
     ("The VPN password has been changed to Winter-2025 as of today.", "Winter-2025"),
     ("Password for the staging db: t7#kQ9zL", "t7#kQ9zL"),
     ("the shared mailbox passphrase is CorrectHorse42?", "CorrectHorse42"),
+    # other cue words (issue 45, item 5)
+    ("The old credential was Xy7#pQ2! and nobody changed it.", "Xy7#pQ2!"),
+    ("Login: admin / pw: Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("my pw is hunter22, don't laugh", "hunter22"),
+    ("The passcode is 7Gh!2kLm.", "7Gh!2kLm"),
+    ("creds are deploy:Qw3rty!9 until Friday", "deploy:Qw3rty!9"),
+    ("The key was K3y-2024-Q, keep it safe.", "K3y-2024-Q"),
+    ("The API key is 9f8a7b6c5d4e3f2a1b0cZ", "9f8a7b6c5d4e3f2a1b0cZ"),
+    ("The token was ya29.A0ARrdaM-xyz123 when it leaked.", "ya29.A0ARrdaM-xyz123"),
+    ("The door code is 7731.", "7731"),
+    ("Use passphrase 'correct horse battery staple' for the vault.",
+     "correct horse battery staple"),
 ]
 
 
@@ -57,6 +71,13 @@ PROSE_WITHOUT_CREDENTIAL = [
     "The password is ******** in the screenshot.",
     "The password is <SECRET_1>.",
     "Password: [REDACTED]",
+    # weaker cue words need a random-looking value
+    "The key is to listen to the customer.",
+    "The secret to success is Practice2024.",
+    "Your token expires on 2024-05-01.",
+    "Login is handled by the SSO portal.",
+    "Our credentials are in the vault.",
+    "I pass Route66 every day on the way to work.",
 ]
 
 
@@ -76,13 +97,6 @@ LABELLED = [
     ("His social security number 078-05-1120 was on the form.", ("US_SSN", "078-05-1120")),
     ("Social Security No. 219 09 9999", ("US_SSN", "219 09 9999")),
     ("123-45-6789 (SSN)", ("US_SSN", "123-45-6789")),
-    ("Please update employee ID NW-204871 in the HR system.", ("ID_NUMBER", "NW-204871")),
-    ("Customer No. 4471-220 called about the invoice.", ("ID_NUMBER", "4471-220")),
-    ("See contract ref CT-2024-0193 for the renewal terms.", ("ID_NUMBER", "CT-2024-0193")),
-    ("The contract CT-2024-0193 ends in May.", ("ID_NUMBER", "CT-2024-0193")),
-    ("Employee #55821 was onboarded.", ("ID_NUMBER", "55821")),
-    ("Policy number: HX-99120-B", ("ID_NUMBER", "HX-99120-B")),
-    ("patient ID 00784512", ("ID_NUMBER", "00784512")),
 ]
 
 
@@ -93,17 +107,9 @@ def test_labelled_identifier(text, expected):
 
 UNLABELLED = [
     "The PIN code feature ships in version 2.0.1 in room 204.",
-    "Customer satisfaction rose 12% in 2023.",
-    "Our employee count is 1200 and growing.",
-    "The contract was signed on 2024-03-01.",
-    "Customer No. 2024 review",                  # a year
-    "policy no. 2.5 replaces the old one",       # a version
     "SSN: 000-00-0000",                          # a blank form
     "Call 555-123-4567 about your SSN card.",    # a phone number, not SSN-shaped
     "Order 123-45-6789 shipped.",                # SSN-shaped, no SSN word
-    "The case number will be sent later.",
-    "employee 360 review starts now",
-    "Client ID: required field",
     "It costs $49.99 per seat.",
 ]
 
@@ -119,7 +125,7 @@ def test_new_types_have_a_category_and_whys_never_hold_the_value():
 
     assert category_of("ID_NUMBER") is Category.DIRECT_IDENTIFIER
     text = "SSN 123-45-6789, employee ID NW-204871, the password is Falcon#2025!admin"
-    for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer()):
+    for rec in (SecretsRecognizer(), LabeledIdentifierRecognizer(), ReferenceNumberRecognizer()):
         for r in rec.analyze(text, None, None):
             assert text[r.start:r.end] not in r.recognition_metadata["preflight_why"]
 

@@ -88,3 +88,111 @@ def test_why_never_contains_the_value():
     for r in SecretsRecognizer().analyze(text, None, None):
         why = r.recognition_metadata["preflight_why"]
         assert text[r.start:r.end] not in why
+
+
+# -- credentials in configuration files, code and shell commands (issue 45, item 5) ------
+
+from preflight.core.pii.recognizers.config_secrets import (  # noqa: E402
+    ConfigSecretRecognizer, secret_name,
+)
+from preflight.core.pii.recognizers.secrets import CueSecretRecognizer  # noqa: E402
+
+CONFIG_SECRETS = [
+    # .env and shell environment
+    ("DB_HOST=db.example.com\nDB_PASSWORD=Wint3r!Db\nDB_PORT=5432\n", "Wint3r!Db"),
+    ("MYSQL_ROOT_PASSWORD=r00tpw-prod", "r00tpw-prod"),
+    ("export AWS_SECRET_ACCESS_KEY=q8Zr1Lm2Nx3Ob4Pc5Qd6Re7Sf8Tg9Uh0Vi1Wj2Xk",
+     "q8Zr1Lm2Nx3Ob4Pc5Qd6Re7Sf8Tg9Uh0Vi1Wj2Xk"),
+    ("PGPASSWORD=Pg9!xyz psql -h db.example.com -U app", "Pg9!xyz"),
+    ("SMTP_PASS='Mail#2024'", "Mail#2024"),
+    # YAML, JSON, INI, Java properties
+    ("database:\n  user: app\n  password: Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+    ('  db_password: "hunter2!"', "hunter2!"),
+    ('{"user": "svc-report", "clientSecret": "8Q~xYz.4AbC-1234_Def"}', "8Q~xYz.4AbC-1234_Def"),
+    ("[mail]\nhost = smtp.example.com\npass = Sm7p!relay\n", "Sm7p!relay"),
+    ("spring.datasource.password=Spr1ng!Pass", "Spr1ng!Pass"),
+    # XML
+    ("<db><user>app</user><password>Winter#2025</password></db>", "Winter#2025"),
+    ('<add key="DbPassword" value="Pa55-w0rd!"/>', "Pa55-w0rd!"),
+    # code
+    ("define('DB_PASSWORD', 'Sup3r$ecret');", "Sup3r$ecret"),
+    ('$pass = "MyPa55!";', "MyPa55!"),
+    ('conn = psycopg2.connect(host="db", password="Pg#pass1")', "Pg#pass1"),
+    ("'Password' => 'Arr4y!pw',", "Arr4y!pw"),
+    # HTTP and connection strings
+    ("X-API-Key: 7f3e9a1b2c4d5e6f", "7f3e9a1b2c4d5e6f"),
+    ("Authorization: Basic YWRtaW46UzNjcjN0IQ==", "YWRtaW46UzNjcjN0IQ=="),
+    ("jdbc:mysql://db:3306/app?user=root&password=Jd8c!pw&useSSL=false", "Jd8c!pw"),
+    ("jdbc:oracle:thin:scott/T1ger!x@db:1521:ORCL", "T1ger!x"),
+    # shell commands
+    ("mysql -u root -pS3cr3t! mydb < dump.sql", "S3cr3t!"),
+    ("mysql -uroot -p'My$ql9' -h db", "My$ql9"),
+    ("curl -u admin:Cu7l!pass https://api.example.com/v1/users", "Cu7l!pass"),
+    ("sshpass -p 'Ssh#pass1' ssh admin@build-07", "Ssh#pass1"),
+    ("docker login -u bob -p Dock3r!pw registry.example.com", "Dock3r!pw"),
+    ("./deploy --password=Fl4g!pass --user bob", "Fl4g!pass"),
+    ("redis-cli -h cache -a R3dis!pw ping", "R3dis!pw"),
+    ("openssl pkcs12 -in cert.p12 -passin pass:Ssl!pw99", "Ssl!pw99"),
+    ("smbclient //fs01/hr -U bob%Smb!pass1", "Smb!pass1"),
+]
+
+
+@pytest.mark.parametrize("text,value", CONFIG_SECRETS)
+def test_credentials_in_config_code_and_commands(text, value):
+    assert ("SECRET", value) in run(ConfigSecretRecognizer(), text)
+
+
+NOT_CONFIG_SECRETS = [
+    "password: ${DB_PASSWORD}",
+    "def login(password: str) -> bool:",
+    "token_url=https://auth.example.com/token",
+    "pass_rate=0.95",
+    "password_policy: strict-12",
+    "PWD=/home/alice/projects",
+    "auth: true",
+    'api_key = os.environ["API_KEY"]',
+    "password = settings.DB_PASSWORD",
+    "secret: <your-secret-here>",
+    "password: ********",
+    "The author: Jane Doe",
+    "compass=north-2",
+    "echo $PW | docker login --password-stdin registry.example.com",
+    'curl -u "$USER:$PASS" https://api.example.com',
+    "passenger_count=3, bypass=true",
+]
+
+
+@pytest.mark.parametrize("text", NOT_CONFIG_SECRETS)
+def test_references_types_and_settings_are_no_secret(text):
+    assert run(ConfigSecretRecognizer(), text) == []
+
+
+@pytest.mark.parametrize("name,is_secret", [
+    ("dbPassword", True), ("AWS_SECRET_ACCESS_KEY", True), ("client-secret", True),
+    ("PGPASSWORD", True), ("X-API-Key", True), ("smtp_pass", True), ("authToken", True),
+    ("bypass", False), ("compass", False), ("tokenizer", False), ("author", False),
+    ("pass_rate", False), ("password_policy", False), ("AWS_ACCESS_KEY_ID", False),
+])
+def test_secret_names(name, is_secret):
+    assert secret_name(name) is is_secret
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Here are the creds for staging — deploy / Qw3rty!9", "Qw3rty!9"),
+    ("Your new login details: user jdoe, Xk29!fLq", "Xk29!fLq"),
+    ("The old credential was Xy7#pQ2! and nobody changed it.", "Xy7#pQ2!"),
+])
+def test_a_random_value_near_a_credential_word(text, value):
+    assert ("SECRET", value) in run(CueSecretRecognizer(), text)
+
+
+@pytest.mark.parametrize("text", [
+    "Login to Windows10 with your badge.",
+    "Your token expires 2024-05-01T10:00:00Z.",
+    "The release key feature ships in v2.3.1-beta4.",
+    "The secret to success is Practice2024.",
+    "Password reset links go to jane.doe@example.com.",
+    "The key.\nAbc123!xyz is on the next line.",           # another sentence
+])
+def test_ordinary_words_near_a_credential_word_are_no_secret(text):
+    assert run(CueSecretRecognizer(), text) == []

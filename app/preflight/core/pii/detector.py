@@ -424,6 +424,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
     from preflight.core.pii.recognizers.addresses import StreetAddressRecognizer
+    from preflight.core.pii.recognizers.config_secrets import ConfigSecretRecognizer
     from preflight.core.pii.recognizers.confidential import (
         AssetRecognizer, HealthRecognizer, MedicalRecognizer, MoneyRecognizer,
     )
@@ -432,17 +433,22 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from preflight.core.pii.recognizers.financial import (
         BankAccountRecognizer, CardNumberRecognizer, IbanChecksumRecognizer,
     )
+    from preflight.core.pii.recognizers.hosts import (
+        InternalHostRecognizer, WholeHostUrlRecognizer,
+    )
     from preflight.core.pii.recognizers.identifiers import (
         ContextualNhsRecognizer, LabeledIdentifierRecognizer,
     )
+    from preflight.core.pii.recognizers.national_ids import NationalIdRecognizer
     from preflight.core.pii.recognizers.names import (
         AllCapsNameRecognizer, CopyrightHolderRecognizer, EmailNameRecognizer,
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
+    from preflight.core.pii.recognizers.reference_numbers import ReferenceNumberRecognizer
     from preflight.core.pii.recognizers.secrets import (
-        HighEntropyTokenRecognizer, SecretsRecognizer,
+        CueSecretRecognizer, HighEntropyTokenRecognizer, SecretsRecognizer,
     )
 
     engine = SpacyNlpEngine(
@@ -464,18 +470,21 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     registry.remove_recognizer("EmailRecognizer")
     registry.remove_recognizer("PhoneRecognizer")  # 8 regions by default: 8 passes
     registry.remove_recognizer("NhsRecognizer")    # a checksum one number in 11 passes
+    registry.remove_recognizer("UrlRecognizer")    # stopped inside host names
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
     for recognizer in (
         PhoneRecognizer(supported_regions=regions or phone_regions()),
         OfflineEmailRecognizer(), SecretsRecognizer(), HighEntropyTokenRecognizer(),
+        ConfigSecretRecognizer(), CueSecretRecognizer(),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
-        *extra_recognizers,
+        ReferenceNumberRecognizer(), NationalIdRecognizer(), WholeHostUrlRecognizer(),
+        InternalHostRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
     from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass

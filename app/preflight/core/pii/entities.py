@@ -35,6 +35,8 @@ CATEGORY_BY_TYPE: dict[str, Category] = {
     "DENY_LIST": D,
     "ID_NUMBER": D,          # an employee, customer, contract... number after its label
     "USERNAME": D,           # a user handle ("@jdoe"): one account on a chat or forge
+    "NATIONAL_ID": D,        # a national identity, social-insurance or tax number
+    "INTERNAL_HOST": D,      # a host of the company's own network (build-07.corp.local)
     # quasi identifiers: narrow a person down when combined
     "DATE_OF_BIRTH": Q,
     "DATE_TIME": Q,

@@ -19,7 +19,10 @@ corrupts the text, so the detector resolves them first with this rule:
       name (so the result never depends on input order).
 
 A lower-ranked span that only partly overlaps a winner is dropped whole (trimming it would
-leave fragments such as half a name); its overlap with the winner is covered anyway.
+leave fragments such as half a name); its overlap with the winner is covered anyway. A web
+address is the exception (:data:`SPLITTABLE_TYPES`): its host, path and query stand on
+their own, so a URL around an order number or a name keeps its parts outside them —
+dropping it whole would send its host under a policy that protects URLs.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ def _rebuild(best: Span, start: int, end: int) -> Span:
 
 #: Detections at or above this score outrank weaker ones whatever their category.
 CONFIDENT = 0.5
+#: Types whose parts outside a better detection are still detections of that type.
+SPLITTABLE_TYPES = frozenset({"URL"})
 
 
 def _rank(span: Span) -> tuple:
@@ -87,14 +92,39 @@ def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
     starts: list[int] = []   # starts of taken spans, sorted
     ends: list[int] = []     # matching ends (taken spans never overlap, so also sorted)
     taken: list[Span] = []
-    for span in candidates:
+
+    def free(span: Span) -> bool:
         i = bisect.bisect_right(starts, span.start)
         # neighbour on the left must end before we start; on the right start after we end
-        if i > 0 and ends[i - 1] > span.start:
-            continue
-        if i < len(starts) and starts[i] < span.end:
-            continue
+        return not (i > 0 and ends[i - 1] > span.start) \
+            and not (i < len(starts) and starts[i] < span.end)
+
+    def take(span: Span) -> None:
+        i = bisect.bisect_right(starts, span.start)
         starts.insert(i, span.start)
         ends.insert(i, span.end)
         taken.insert(i, span)
+
+    for span in candidates:
+        if free(span):
+            take(span)
+        elif span.type in SPLITTABLE_TYPES:
+            for piece in _outside_taken(span, starts, ends):
+                take(piece)
     return taken
+
+
+def _outside_taken(span: Span, starts: list[int], ends: list[int]) -> list[Span]:
+    """The parts of ``span`` no taken span covers, sorted; a one-character rest (the "/"
+    after a name in a path) is no address of its own."""
+    pieces, pos = [], span.start
+    i = max(bisect.bisect_right(starts, span.start) - 1, 0)
+    while i < len(starts) and starts[i] < span.end:
+        if ends[i] > pos:
+            if starts[i] > pos:
+                pieces.append((pos, starts[i]))
+            pos = max(pos, ends[i])
+        i += 1
+    if pos < span.end:
+        pieces.append((pos, span.end))
+    return [_rebuild(span, a, b) for a, b in pieces if b - a > 1]

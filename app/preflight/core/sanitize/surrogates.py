@@ -1,8 +1,7 @@
 """Realistic stand-ins for detected values (the pseudonym operator's surrogates).
 
 Deterministic given a seeded ``Faker`` and ``random.Random``. Card numbers and IBANs get
-valid check digits from the one Luhn / mod-97 implementation
-(:mod:`preflight.core.pii.recognizers.validators`); dates keep their layout using the
+valid check digits from python-stdnum (Luhn, IBAN mod-97); dates keep their layout using the
 date patterns of :mod:`preflight.core.sanitize.generalize`.
 
 Names keep what the text around them relies on: a first name known as female or male
@@ -20,12 +19,12 @@ import re
 from datetime import date
 
 from faker import Faker
+from stdnum import iban, luhn
 
 from preflight.core.pii.cleaning import NAME_AFFIXES
 from preflight.core.pii.person_evidence import (
     given_name_gender, given_names, group_shaped, known_names,
 )
-from preflight.core.pii.recognizers.validators import iban_mod97, luhn_check_digit
 from preflight.core.sanitize import generalize as gen
 
 
@@ -69,8 +68,8 @@ def _card(value: str, rng: random.Random) -> str:
         template, first, n = "4### #### #### ####", "4", 16
         template = template.replace("#", "0")
     body = [int(first)] + [rng.randrange(10) for _ in range(n - 2)]
-    body.append(luhn_check_digit(body))
-    it = iter(str(d) for d in body)
+    payload = "".join(map(str, body))
+    it = iter(payload + luhn.calc_check_digit(payload))
     return "".join(next(it) if ch.isdigit() else ch for ch in template)
 
 
@@ -85,8 +84,8 @@ def _iban(value: str, rng: random.Random) -> str:
         str(rng.randrange(10)) if ch.isdigit() else rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
         for ch in bban_template
     )
-    check = 98 - iban_mod97(bban + country + "00")
-    return _reshape(template, f"{country}{check:02d}{bban}")
+    check = iban.calc_check_digits(f"{country}00{bban}")
+    return _reshape(template, f"{country}{check}{bban}")
 
 
 def _date(value: str, fake: Faker, rng: random.Random) -> str:

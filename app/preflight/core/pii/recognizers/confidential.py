@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 
 from presidio_analyzer import EntityRecognizer
+from stdnum import isin
 
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
-from preflight.core.pii.recognizers.validators import isin_ok
 
 CONDITIONS = [
     "diabetes", "type 1 diabetes", "type 2 diabetes", "hypertension", "high blood pressure",
@@ -191,5 +191,5 @@ class AssetRecognizer(RuleRecognizer):
                                  r"[A-Z][\w&.-]*(?:[ \t]+[A-Z][\w&.-]*){0,3}"), 0.75,
              "A number of shares held in a company"),
         Rule("ASSET", re.compile(r"\b[A-Z]{2}[A-Z0-9]{9}\d\b"), 0.85,
-             "A securities code (ISIN) that passes its check digit", validate=isin_ok),
+             "A securities code (ISIN) that passes its check digit", validate=isin.is_valid),
     )

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 from presidio_analyzer import EntityRecognizer
+from stdnum import iban
+from stdnum.us import rtn
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_regex, make_result
-from preflight.core.pii.recognizers.validators import (
-    IBAN_LENGTHS, aba_routing_ok, card_ok, digits, iban_ok,
-)
+from preflight.core.pii.recognizers.validators import card_ok, digits, iban_length
 
 # digit groups joined by at most one space or dash (also a run without separators)
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,])\d+(?:[ -]\d+)*(?![\d])")
@@ -62,7 +62,9 @@ _IBAN_START = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})")
 
 
 class IbanChecksumRecognizer(EntityRecognizer):
-    """IBANs in any grouping (spaces or dashes), checked by country length and mod-97."""
+    """IBANs in any grouping (spaces or dashes), checked by stdnum: the country's length
+    and layout in the IBAN registry, and mod-97. (The country's own bank-code checks are
+    left out: a mistyped bank code still names an account.)"""
 
     WHY = "Matches an IBAN (country length) and passes the mod-97 checksum"
 
@@ -77,7 +79,7 @@ class IbanChecksumRecognizer(EntityRecognizer):
             return []
         out = []
         for m in _IBAN_START.finditer(text):
-            length = IBAN_LENGTHS.get(m.group(1))
+            length = iban_length(m.group(1))
             if length is None:
                 continue
             pos, count, n = m.end(), 4, len(text)
@@ -93,12 +95,17 @@ class IbanChecksumRecognizer(EntityRecognizer):
                     break
             if count != length or (pos < n and text[pos].isascii() and text[pos].isalnum()):
                 continue
-            if iban_ok(text[m.start():pos]):
+            if iban.is_valid(text[m.start():pos], check_country=False):
                 out.append(make_result(self, "IBAN_CODE", m.start(), pos, 1.0, self.WHY))
         return out
 
 
 _I = re.IGNORECASE
+
+
+def _routing_ok(value: str) -> bool:
+    """An ABA routing number (stdnum's 3-7-1 check), not a form's nine zeros."""
+    return value.strip("0") != "" and rtn.is_valid(value)
 
 
 class BankAccountRecognizer(RuleRecognizer):
@@ -112,7 +119,7 @@ class BankAccountRecognizer(RuleRecognizer):
         Rule("BANK_ACCOUNT", re.compile(
             r"\b(?:routing|ABA|RTN|transit)[ \t]*(?:number|no\.?|num|#)?[ \t]*[:#]?[ \t]*"
             r"(\d{9})(?!\d)", _I), 0.9,
-            "A routing number that passes the ABA checksum", group=1, validate=aba_routing_ok),
+            "A routing number that passes the ABA checksum", group=1, validate=_routing_ok),
         Rule("BANK_ACCOUNT", re.compile(r"\bsort[ \t]*code[ \t]*[:#]?[ \t]*(\d{2}-\d{2}-\d{2})\b",
                                         _I), 0.85,
              "A UK bank sort code", group=1),

@@ -1,7 +1,7 @@
-"""Identifiers a label names: an SSN-shaped number next to "SSN" / "social security",
-employee, customer, contract (…) numbers after their label ("employee ID NW-204871",
-"Customer No. 4471-220", "contract ref CT-2024-0193"), and user handles, which their "@"
-marks ("thanks @jdoe" in a chat export or an issue thread).
+"""Identifiers a word or a sign marks: an SSN-shaped number next to "SSN" / "social
+security", and user handles, which their "@" marks ("thanks @jdoe" in a chat export or
+an issue thread). Codes after an invoice, ticket, case (…) label are
+:mod:`.reference_numbers`; national identifiers with check digits :mod:`.national_ids`.
 
 Presidio's SSN recognizer drops numbers its validator calls invalid (the famous sample
 078-05-1120, the sequence 123-45-6789); next to an SSN word the number is protected
@@ -28,27 +28,6 @@ _SSN_WORDS = context_regex([
 def _not_blank_form(value: str) -> bool:
     """"SSN: 000-00-0000" is a form's example, not a number."""
     return any(c.isdigit() and c != "0" for c in value)
-
-
-_LABEL = (r"\b(?:employee|staff|personnel|payroll|badge|customer|client|member(?:ship)?|"
-          r"patient|student|contract|policy(?:holder)?|claim|subscriber|loyalty|supplier|"
-          r"vendor|tenant|case)")
-_MARKER = (r"[ \t]*(?:id\b|identifier\b|no\b\.?|nr\b\.?|num\b\.?|number\b|#|ref\b\.?|"
-           r"reference\b|code\b)")
-_LINK = r"[ \t]*(?:is[ \t]+|[:#=][ \t]*)?"
-_ID = r"([A-Z0-9](?:[A-Z0-9/_.-]{1,28})[A-Z0-9])(?![\w-])"
-_CODE = r"((?-i:[A-Z]{1,5})[-/]?\d[\d/-]{2,20}[A-Z0-9]*)(?![\w-])"     # NW-204871, CT-2024-0193
-
-_DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
-_YEAR = re.compile(r"(?:19|20)\d\d")
-
-
-def _id_like(value: str) -> bool:
-    """An identifier, not a date, a year or a decimal number."""
-    digits = sum(c.isdigit() for c in value)
-    if digits < 3 or _DATE.fullmatch(value) or _YEAR.fullmatch(value):
-        return False
-    return not re.fullmatch(r"\d+[.,]\d+", value)      # "policy no. 2.5" is a version
 
 
 # A handle: not an address's "@" (a word character before it), not a domain after it.
@@ -85,12 +64,6 @@ IDENTIFIER_RULES: tuple[Rule, ...] = (
          "An SSN-shaped number next to the word SSN or social security",
          validate=_not_blank_form, context=_SSN_WORDS, require_context=True,
          window=40, after=25, context_why=""),
-    Rule("ID_NUMBER", re.compile(_LABEL + _MARKER + _LINK + _ID, _I), 0.8,
-         "A number after an employee, customer, contract or similar ID label", group=1,
-         validate=_id_like),
-    Rule("ID_NUMBER", re.compile(_LABEL + r"[ \t]+" + _CODE, _I), 0.7,
-         "A letter-and-digit code right after an employee, customer or contract label",
-         group=1, validate=_id_like),
     Rule("USERNAME", _HANDLE, 0.7,
          "A user handle (@name), as written in a chat export or an issue thread",
          validate=_handle),
@@ -98,8 +71,7 @@ IDENTIFIER_RULES: tuple[Rule, ...] = (
 
 
 class LabeledIdentifierRecognizer(RuleRecognizer):
-    """SSNs next to their word, labelled employee/customer/contract identifiers and
-    user handles."""
+    """SSNs next to their word and user handles."""
 
     RULES = IDENTIFIER_RULES
 

@@ -10,12 +10,15 @@ from presidio_analyzer import EntityRecognizer
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
-from preflight.core.pii.recognizers.prose_secrets import PROSE_SECRET_RULES, not_masked
+from preflight.core.pii.recognizers.prose_secrets import (
+    CUE_WORDS, PROSE_SECRET_RULES, not_masked, secret_shaped,
+)
 from preflight.core.pii.recognizers.validators import char_classes, shannon_entropy
 
 _KEY_CONTEXT = context_regex([
     "key", "api key", "apikey", "token", "secret", "password", "passwd", "credential",
-    "credentials", "auth", "authorization", "access key", "bearer", "private",
+    "credentials", "auth", "authorization", "access key", "bearer", "private", "creds",
+    "pwd", "pw", "passphrase", "passcode", "login", "client secret",
 ])
 
 
@@ -169,4 +172,41 @@ class HighEntropyTokenRecognizer(EntityRecognizer):
             if near:
                 why += " next to a key, token or password word"
             out.append(make_result(self, "SECRET", m.start(), m.end(), score, why))
+        return out
+
+
+# the rest of a sentence after a cue word: up to a line break or a full stop
+_SENTENCE_REST = re.compile(r"[^\n]*?(?=\.(?:\s|$)|\n|$)")
+_WORD_TOKEN = re.compile(r"[^\s,;()\[\]\"'“”‘’]+")
+#: How many words after a cue word a random-looking value may stand.
+CUE_REACH = 8
+
+
+class CueSecretRecognizer(EntityRecognizer):
+    """A random-looking value a few words after a credential word, whatever the syntax
+    between them ("Here are the creds for staging — deploy / Qw3rty!9", "login details:
+    user jdoe, Xk29!fLq")."""
+
+    WHY = "A random-looking value a few words after a password, key or credential word"
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__(supported_entities=["SECRET"], name=name, supported_language="en")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if entities and "SECRET" not in entities:
+            return []
+        out = []
+        for cue in CUE_WORDS.finditer(text):
+            rest = _SENTENCE_REST.match(text, cue.end())
+            for i, m in enumerate(_WORD_TOKEN.finditer(text, cue.end(), rest.end())):
+                if i >= CUE_REACH:
+                    break
+                start, end = m.span()
+                while end > start and text[end - 1] in ".:?":
+                    end -= 1                        # sentence punctuation, not the value
+                if secret_shaped(text[start:end]):
+                    out.append(make_result(self, "SECRET", start, end, 0.7, self.WHY))
         return out
