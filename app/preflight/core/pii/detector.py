@@ -43,7 +43,7 @@ from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
 from preflight.core.pii.canonical import canonicalize
 from preflight.core.pii.cleaning import DocTerms, to_span
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-from preflight.core.pii.names import covering_surname_given
+from preflight.core.pii.names import complete_names, covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
@@ -259,9 +259,10 @@ class PiiDetector:
                     ):
                         continue
                 spans.append(span)
-        spans = recheck_organizations(text, recheck_persons(text, spans, terms))
+        spans = recheck_organizations(text, recheck_persons(text, spans, terms),
+                                      self._lexicon)
         spans = complete_dates(text, spans)
-        spans = covering_surname_given(text, spans, terms)
+        spans = complete_names(text, covering_surname_given(text, spans, terms), terms)
         spans.extend(propagate_values(text, spans, allowed_values))
         return resolve_overlaps(spans)
 
@@ -430,6 +431,8 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
+    from preflight.core.pii.recognizers.person_cues import NameShapeRecognizer
+    from preflight.core.pii.recognizers.script_names import ScriptNameRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
     from preflight.core.pii.recognizers.secrets import (
         HighEntropyTokenRecognizer, SecretsRecognizer,
@@ -464,6 +467,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
+        NameShapeRecognizer(), ScriptNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         *extra_recognizers,
     ):
