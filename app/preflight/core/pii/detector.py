@@ -433,7 +433,9 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
     from preflight.core.pii.recognizers.person_cues import NameShapeRecognizer
     from preflight.core.pii.recognizers.script_names import ScriptNameRecognizer
-    from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
+    from preflight.core.pii.recognizers.phones import (
+        PhoneNumberParserRecognizer, PhonePatternRecognizer, phone_regions,
+    )
     from preflight.core.pii.recognizers.secrets import (
         HighEntropyTokenRecognizer, SecretsRecognizer,
     )
@@ -464,6 +466,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         OfflineEmailRecognizer(), SecretsRecognizer(), HighEntropyTokenRecognizer(),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
+        PhoneNumberParserRecognizer(regions or phone_regions()),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
