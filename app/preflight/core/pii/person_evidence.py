@@ -202,9 +202,11 @@ def _reads_as_name(text: str, span: Span, lexicon: Any = None) -> bool:
              if w.rstrip(".").casefold() not in NAME_AFFIXES]
     if not 2 <= len(words) <= 3 or not all(_NAME_SHAPE.fullmatch(w) for w in words):
         return False
-    if words[0].casefold() not in given_names() or \
+    from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
+
+    if words[0].casefold() not in given_names() or words[-1] in STREET_TYPES or \
             not all(name_evidence(w, lexicon, surname=True) for w in words[1:]):
-        return False
+        return False                            # "Charlotte Street" is a street
     return not _company_cue(text, span)
 
 
