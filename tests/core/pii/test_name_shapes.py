@@ -41,31 +41,20 @@ def _exposed(detector, text: str, name: str) -> list[str]:
      "Mr C.A. Whomersley"),
     ("Judgment was delivered by Judge Zupančič and agreed by the Chamber.",
      "Judge Zupančič"),
-    ("Herr Schmidt und Frau Weber haben den Vertrag unterschrieben.", "Frau Weber"),
-    ("Please forward the invoice to Mme Dupont in the Lyon office.", "Mme Dupont"),
     ("Pani Nowak confirmed the delivery date by phone.", "Pani Nowak"),
-    ("Inspector Morse closed the file after the second interview.", "Inspector Morse"),
     ("Ms A. Pamukçu Yördem and Mr. W. Ganshof van der Meersch sat as judges.",
      "Mr. W. Ganshof van der Meersch"),
     # given names that are also words or months, followed by a surname
-    ("We met April Lee and Jan Novak yesterday to go through the budget.", "April Lee"),
     ("We met April Lee and Jan Novak yesterday to go through the budget.", "Jan Novak"),
     ("Mark Evans and Hope Daniels signed the settlement on behalf of the tenants.",
      "Hope Daniels"),
     ("hey, can you loop in Grant Shapps on the vendor thread?", "Grant Shapps"),
     # particles, hyphens and diacritics
-    ("The expert report was written by Maria de la Cruz and reviewed internally.",
-     "Maria de la Cruz"),
-    ("Søren Kierkegaard-Hansen joined the board in March.", "Søren Kierkegaard-Hansen"),
-    ("The claimant, Mohammed bin Salman Al-Saud, did not attend the hearing.",
-     "Mohammed bin Salman Al-Saud"),
-    ("Sincerely,\nSeán Ó Briain\nHead of Procurement", "Seán Ó Briain"),
     # all-caps and lower-case names where the context says person
-    ("Dear john smith,\nThank you for your application.", "john smith"),
-    ("Kind regards,\nMARIA GONZALEZ\nPayroll", "MARIA GONZALEZ"),
-    ("Full name: PETER VAN DER BERG\nDepartment: Logistics", "PETER VAN DER BERG"),
-    ("From: wang wei <w.wei@example.com>\nSubject: leave request", "wang wei"),
     ("thanks,\nbob kowalczyk", "bob kowalczyk"),
+    ("Cheers,\nseán ó briain", "seán ó briain"),
+    ("Regards,\nTOMASZ WIŚNIEWSKI\nWarehouse", "TOMASZ WIŚNIEWSKI"),
+    ("Applicant: jan kowalski\nDepartment: Sales", "jan kowalski"),
     # "Surname, Given"
     ("Smith, John filed the complaint on behalf of the residents.", "Smith, John"),
     # other scripts inside English text
@@ -78,6 +67,27 @@ def _exposed(detector, text: str, name: str) -> list[str]:
     ("Meeting with 田中太郎 and 김민준 tomorrow at ten.", "김민준"),
 ])
 def test_every_word_of_the_name_is_masked(real_detector, text, name):
+    assert _exposed(real_detector, text, name) == []
+
+
+@pytest.mark.parametrize("text, name", [
+    # shapes the model already finds in these sentences: they must stay found
+    ("Herr Schmidt und Frau Weber haben den Vertrag unterschrieben.", "Frau Weber"),
+    ("Please forward the invoice to Mme Dupont in the Lyon office.", "Mme Dupont"),
+    ("Inspector Morse closed the file after the second interview.", "Inspector Morse"),
+    ("We met April Lee and Jan Novak yesterday to go through the budget.", "April Lee"),
+    ("The expert report was written by Maria de la Cruz and reviewed internally.",
+     "Maria de la Cruz"),
+    ("Søren Kierkegaard-Hansen joined the board in March.", "Søren Kierkegaard-Hansen"),
+    ("The claimant, Mohammed bin Salman Al-Saud, did not attend the hearing.",
+     "Mohammed bin Salman Al-Saud"),
+    ("Sincerely,\nSeán Ó Briain\nHead of Procurement", "Seán Ó Briain"),
+    ("Dear john smith,\nThank you for your application.", "john smith"),
+    ("Kind regards,\nMARIA GONZALEZ\nPayroll", "MARIA GONZALEZ"),
+    ("Full name: PETER VAN DER BERG\nDepartment: Logistics", "PETER VAN DER BERG"),
+    ("From: wang wei <w.wei@example.com>\nSubject: leave request", "wang wei"),
+])
+def test_shapes_the_model_finds_stay_masked(real_detector, text, name):
     assert _exposed(real_detector, text, name) == []
 
 
@@ -101,5 +111,5 @@ def test_ordinary_words_stay(real_detector, text, word):
 def test_a_place_tag_with_person_evidence_is_protected(real_detector):
     # the model tags the pair as a place; a census given name and a surname make it a
     # person, and the default policy (which keeps places) masks it
-    text = "The keys were handed to Virginia Kowalczyk at the front desk."
-    assert _exposed(real_detector, text, "Virginia Kowalczyk") == []
+    text = "We forwarded the complaint to Georgia Novak last week."
+    assert _exposed(real_detector, text, "Georgia Novak") == []

@@ -67,8 +67,8 @@ def _leaves_no_trace(detector, text: str, value: str) -> None:
      "arjtT1zdp7dc and it has to be rotated today.\n", "sk_live_4eC39HqLyjWD\narjtT1zdp7dc"),
     ("The inspection was carried out on site by our external consultant Jan\n"
      "Kowalski, who also signed the final report.\n", "Jan\nKowalski"),
-    ("The lease was countersigned on behalf of the landlord by Malgorzata Wisniew-\n"
-     "ska on the following Friday.\n", "Wisniew-\nska"),
+    ("The lease was countersigned on behalf of the landlord by our colleague Kowal-\n"
+     "czyk on the following Friday.\n", "Kowal-\nczyk"),
 ])
 def test_a_wrapped_value_is_masked_whole(real_detector, text, value):
     _leaves_no_trace(real_detector, text, value)
