@@ -220,6 +220,20 @@ def test_labelled_national_identifier(real_detector, text, value):
     check(real_detector, f"New starter form. {text}. Thanks!", value, types={"NATIONAL_ID"})
 
 
+# -- values broken by a wrap, without a label or a prefix -----------------------------------
+
+@pytest.mark.parametrize("text, value, types", [
+    ("Please book it on the corporate card, number 5555 5555\n5555 4444, as usual.\n",
+     "5555 5555\n5555 4444", {"CREDIT_CARD"}),
+    ("If I am not at my desk, the quickest way to reach me is +49 30 9018\n2011 after four.\n",
+     "+49 30 9018\n2011", {"PHONE_NUMBER"}),
+    ("The deployment notes from last night list the vendor key as whsec_9fK2mQ7xLp4Rt8Vb\n"
+     "N3cY6dZ1hJ5s and nothing else.\n", "whsec_9fK2mQ7xLp4Rt8Vb\nN3cY6dZ1hJ5s", None),
+])
+def test_value_broken_by_a_wrap(real_detector, text, value, types):
+    check(real_detector, text, value, types=types)
+
+
 # -- MIME encoded words (a pasted e-mail header) ------------------------------------------
 
 @pytest.mark.parametrize("value", [

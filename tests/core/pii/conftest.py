@@ -23,3 +23,17 @@ def real_detector(ner_path):
     detector.load()
     assert detector.warnings == []
     return detector
+
+
+@pytest.fixture(scope="session")
+def dictionary(ner_path):
+    """Artifacts whose pipeline carries the installed model's English dictionary (and no
+    model): what the name rules read to tell a name from a word."""
+    import spacy
+
+    from pii_testutil import Artifacts
+    from preflight.core.pii.person_evidence import add_lexicon
+
+    nlp = spacy.blank("en")
+    add_lexicon(nlp, ner_path)
+    return Artifacts(nlp)

@@ -45,14 +45,15 @@ def _person(text: str, value: str) -> Span:
 
 
 @pytest.mark.parametrize("text, tagged, whole", [
-    ("Signed: Doe, Jane\n", "Jane", "Doe, Jane"),
-    ("Roe, Richard; Doe, Jane", "Doe", "Doe, Jane"),
-    ("Reviewed by Kowalski, Anna M.\n", "Anna", "Kowalski, Anna M."),
-    ("Authors: Петров, Иван; Roe, R.", "Иван", "Петров, Иван"),
+    ("Signed: Doe, Jane\n", "Jane", ["Doe, Jane"]),
+    # "Roe, Richard" opens the line: a census surname and given name, a name of its own
+    ("Roe, Richard; Doe, Jane", "Doe", ["Doe, Jane", "Roe, Richard"]),
+    ("Reviewed by Kowalski, Anna M.\n", "Anna", ["Kowalski, Anna M."]),
+    ("Authors: Петров, Иван; Roe, R.", "Иван", ["Петров, Иван"]),
 ])
 def test_surname_given_widens(text, tagged, whole):
     out = covering_surname_given(text, [_person(text, tagged)], DocTerms(text))
-    assert [text[s.start:s.end] for s in out] == [whole]
+    assert [text[s.start:s.end] for s in out] == whole
 
 
 @pytest.mark.parametrize("text, tagged", [

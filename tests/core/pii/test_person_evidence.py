@@ -77,9 +77,6 @@ def test_a_name_the_header_vouches_for_is_a_person_where_the_model_says_company(
 @pytest.mark.parametrize("text,value", [
     ("-----BEGIN PGP SIGNATURE-----", "BEGIN PGP"),
     ("Encoded with XviD at 900 kbps.", "XviD"),
-    ("Java is for kiddies, he wrote.", "Java"),
-    ("He joined Red Hat in May.", "Red Hat"),
-    ("Sigma Designs makes the chip.", "Sigma Designs"),
     # commands the model calls people (bash's README.Debian)
     ("the binding in the keymap vi for ESC", "keymap vi"),
     ("run chmod g-w ~/ first", "chmod g-w"),
@@ -89,6 +86,12 @@ def test_non_names_are_dropped(text, value):
 
 
 @pytest.mark.parametrize("text,value", [
+    # no evidence either way: a word on no list is not proof of a non-name, so the
+    # model's person stays a person (protected) rather than being dropped on a guess
+    ("Java is for kiddies, he wrote.", "Java"),
+    ("He joined Red Hat in May.", "Red Hat"),
+    ("Sigma Designs makes the chip.", "Sigma Designs"),
+    ("Kowalczyk signed the lease.", "Kowalczyk"),
     ("John Smith said in a statement that he would stay.", "John Smith"),
     ("JOHN SMITH signed the form.", "JOHN SMITH"),
     ("Nick Skorich coached. Later Skorich left.", "Skorich"),
@@ -108,10 +111,12 @@ def test_rule_found_names_are_not_rechecked():
 
 def test_name_list_is_broad():
     names = known_names()
-    assert len(names) > 10_000
-    assert {"john", "smith", "maria", "nguyen", "müller"} <= names
-    # also written without accents, as in addresses and changelogs ("Sebastien Bacher")
-    assert {"sebastien", "muller", "jose", "francois"} <= names
+    assert len(names) > 30_000
+    assert {"john", "smith", "maria", "nguyen", "kowalski", "novak", "garcia"} <= names
+    # a word matches with or without its accents ("Müller", "José")
+    assert all(w in names for w in ("müller", "josé", "muller", "jose"))
+    # English words that are rare surnames are words first
+    assert not {"red", "begin", "payment", "general"} & names
 
 
 @pytest.mark.slow

@@ -58,3 +58,56 @@ def test_international_numbers_found_with_two_regions(real_detector, value):
     text = f"Please call me on {value} tomorrow."
     assert ("PHONE_NUMBER", value) in {(s.type, text[s.start:s.end])
                                        for s in real_detector.detect(text)}
+
+
+# -- national, trunk-prefixed and 00-prefixed forms, parsed by phonenumbers -----------------
+
+@pytest.mark.parametrize("text,value", [
+    ("For the Leeds office dial 0044 113 496 0000 from abroad.", "0044 113 496 0000"),
+    ("Unser Büro in München: 0049 89 12345678.", "0049 89 12345678"),
+    ("The Berlin desk is on 030 901820 11 during the week.", "030 901820 11"),
+    ("Merci de rappeler le 01 42 68 53 00 avant midi.", "01 42 68 53 00"),
+    ("Mon portable : 06 12 34 56 78", "06 12 34 56 78"),
+    ("Amsterdam contact, mobiel 06-12345678", "06-12345678"),
+    ("Our Moscow agent answers on 8 (495) 123-45-67.", "8 (495) 123-45-67"),
+    ("The Tokyo branch mobile is 090-1234-5678.", "090-1234-5678"),
+    ("Seoul support: 010-1234-5678", "010-1234-5678"),
+    ("Shanghai landline 021-6123-4567, ask for Ms Li.", "021-6123-4567"),
+    ("In Sydney she answers on 0412 345 678.", "0412 345 678"),
+    ("please call me back on 0612345678 tonight", "0612345678"),
+])
+def test_national_and_prefixed_numbers_are_parsed(text, value):
+    from preflight.core.pii.recognizers.phones import PhoneNumberParserRecognizer
+
+    assert ("PHONE_NUMBER", value) in run(PhoneNumberParserRecognizer(("US",)), text)
+
+
+@pytest.mark.parametrize("text", [
+    "The hearing took place on 01.04.2023 in Strasbourg.",
+    "Payment is due 05/06/2024.",
+    "See invoice 0012-3456 for details.",
+    "Transfer to IBAN DE89 3704 0044 0532 0130 00 by Friday.",
+    "The claim was 1.234.567,89 EUR in total.",
+    "The case originated in an application (no. 40593/04) against Turkey.",
+    "The proxy at 192.168.100.200 refused the call.",
+    "Upgrade to version 0.12.3.4567 first.",
+    "A total of 08 500 000 units shipped.",
+    "Order 00012345 left the warehouse.",
+    "Logged at 2023-04-12 08:30 by the night shift.",
+])
+def test_dates_amounts_and_references_are_no_phones(text):
+    from preflight.core.pii.recognizers.phones import PhoneNumberParserRecognizer
+
+    assert run(PhoneNumberParserRecognizer(("US",)), text) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text,value", [
+    ("If the line drops, use 0044 20 7946 0958 instead.", "0044 20 7946 0958"),
+    ("Her direct line in Lyon is 04 78 12 34 56.", "04 78 12 34 56"),
+    ("Reach the Warsaw team on 022 123 45 67 before noon.", "022 123 45 67"),
+    ("Our Mumbai partner can be reached on 022 2345 6789.", "022 2345 6789"),
+])
+def test_the_detector_masks_national_and_00_forms(real_detector, text, value):
+    assert ("PHONE_NUMBER", value) in {(s.type, text[s.start:s.end])
+                                       for s in real_detector.detect(text)}

@@ -26,6 +26,10 @@ Stages, in order (each is skipped by a quick search when nothing in the text nee
 5. Seven or more spelled digits ("four one one ...") become digits.
 6. O/o and I/l inside digit groups become 0 and 1.
 7. An API key broken across lines (after a vendor prefix or a key/token label) is joined.
+8. Values a line break cut in two are joined: digit groups of a card or phone number
+   ("4111 1111\n1111 1111"), a long mixed-character token and the rest of it on the next
+   line, a capitalized word closing a line of prose and the one opening the next ("Jan\n
+   Kowalski"), a word hyphenated at a line end ("Wisniew-\nska").
 
 Plain ASCII prose passes every quick search, so the view is the text itself (no copy,
 no offset arrays).
@@ -45,7 +49,7 @@ from urllib.parse import unquote
 
 from preflight.core.pii.obfuscations import (
     stage_email, stage_lookalike_digits, stage_spaced, stage_spelled_digits,
-    stage_split_keys,
+    stage_split_keys, stage_wraps,
 )
 from preflight.core.pii.rewrite import Op as _Op
 from preflight.core.pii.rewrite import View as _View
@@ -264,5 +268,5 @@ def _stage_unicode(view: _View) -> _View:
 
 _STAGES: tuple[Callable[[_View], _View], ...] = (
     _stage_escapes, _stage_unicode, stage_spaced, stage_email, stage_spelled_digits,
-    stage_lookalike_digits, stage_split_keys,
+    stage_lookalike_digits, stage_split_keys, stage_wraps,
 )

@@ -44,6 +44,10 @@ NAME_AFFIXES = {
     "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "rev", "jr", "sr", "esq", "md", "phd",
     "dds", "dmd", "dvm", "rn", "cpa", "mba", "jd", "ii", "iii", "iv",
 }
+# Month and weekday abbreviations: a date next to a number ("Jan 5"), a given name
+# otherwise ("Jan Kowalski", "Jan said").
+CALENDAR_WORDS = {"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
+                  "nov", "dec"}
 # Words the model glues to the front or back of a name ("Contact John Smith").
 LABEL_WORDS = NOT_NAMES | {
     "call", "ask", "ping", "from", "to", "cc", "bcc", "attn", "attention", "name",
@@ -180,7 +184,7 @@ def to_span(text: str, result: Any, deny_category: Category,
         start, end = trim(text, start, end)
         if typ == "PERSON":
             start, end = strip_label_words(text, start, end)
-        if start >= end or not plausible_ner(typ, text[start:end], terms):
+        if start >= end or not plausible_ner(typ, text[start:end], terms, start):
             return None
         if typ in ("ORGANIZATION", "LOCATION") and terms is not None \
                 and terms.shouted_phrase(start, end):
@@ -228,7 +232,10 @@ def strip_label_words(text: str, start: int, end: int) -> tuple[int, int]:
     "2019 Ryan Tandy" in a copyright line → the name); a one-word span is left to
     :func:`plausible_ner`."""
     def glued(word: str) -> bool:
-        return word.rstrip(":").lower() in LABEL_WORDS or word.rstrip(":").isdigit()
+        low = word.rstrip(":").lower()
+        return (low in LABEL_WORDS and low not in CALENDAR_WORDS) or low.isdigit()
+
+    start = _after_titles(text, start, end)
 
     while True:
         m = _FIRST_WORD.match(text, start, end)
@@ -241,6 +248,21 @@ def strip_label_words(text: str, start: int, end: int) -> tuple[int, int]:
             break
         end = m.start()
     return trim(text, start, end)
+
+
+def _after_titles(text: str, start: int, end: int) -> int:
+    """Where a NER person span starts once the titles the model took in are left out
+    ("Herr Schmidt", "Pan Wiśniewski" → the name; a title is not part of a name span).
+    A title that is also a given name stays ("Dom Joly")."""
+    from preflight.core.pii.name_shapes import TITLE
+    from preflight.core.pii.person_evidence import given_names
+
+    m = re.match(TITLE, text[start:end])
+    if m is None or m.end() >= end - start:
+        return start
+    if any(w.strip(".").casefold() in given_names() for w in m.group().split()):
+        return start
+    return start + m.end()
 
 
 def labelled_number(text: str, start: int, end: int) -> bool:
@@ -265,18 +287,24 @@ def generic_addressee(value: str) -> bool:
     return bool(words) and all(w in ADDRESSEE_WORDS for w in words)
 
 
-def plausible_ner(typ: str, value: str, terms: DocTerms | None = None) -> bool:
+def plausible_ner(typ: str, value: str, terms: DocTerms | None = None,
+                  start: int | None = None) -> bool:
     """Drop the small NER model's typical junk: numbers called names, field labels and
-    common words called persons, acronyms the text defines as terms called organizations."""
+    words that read as a verb where they stand called persons, acronyms the text defines
+    as terms called organizations. ``start``: where ``value`` stands in ``terms.text``
+    (without it a month abbreviation counts as a date)."""
     if typ in ("PERSON", "LOCATION", "NRP"):
         if _DIGIT.search(value) or not any(c.isalpha() for c in value):
             return False
         if typ == "PERSON" and generic_addressee(value):
             return False
         if typ == "PERSON" and " " not in value:
-            if value.lower() in NOT_NAMES:
+            low = value.lower()
+            located = terms is not None and start is not None
+            if low in NOT_NAMES and (low not in CALENDAR_WORDS or not located
+                                     or _by_number(terms.text, start, start + len(value))):
                 return False
-            if terms is not None and value[:1].isupper() and terms.used_in_lower_case(value):
+            if located and verb_in_place(terms.text, start, start + len(value), terms.lexicon):
                 return False
         return True
     if typ == "ORGANIZATION":
@@ -289,6 +317,48 @@ def plausible_ner(typ: str, value: str, terms: DocTerms | None = None) -> bool:
         digits = sum(c.isdigit() for c in value)
         return any(c.isalpha() for c in value) and digits / len(value) < 0.3
     return True
+
+
+def _by_number(text: str, start: int, end: int) -> bool:
+    """A number stands right before or after ``text[start:end]`` ("Jan 5", "5 Jan")."""
+    return bool(re.match(r"[ \t.,]*\d", text[end:end + 4])
+                or re.search(r"\d[ \t.,]*$", text[max(0, start - 4):start]))
+
+
+# Words that follow a verb or a modal, never a name opening a sentence ("Mark the box",
+# "Will you…?", "Hope you are well", "Bill them monthly").
+_OBJECT_WORDS = frozenset({
+    "the", "a", "an", "this", "that", "these", "those", "your", "my", "our", "their", "his",
+    "its", "every", "each", "all", "any", "some", "no", "you", "i", "we", "they", "it",
+    "them", "us", "me", "him", "he", "she", "there", "not", "to",
+})
+_MODALS = frozenset({"will", "may", "can", "shall", "must", "might", "could", "should",
+                     "would"})
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[\"“‘(]\s*)$")
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z]+)")
+_INFINITIVE = re.compile(r"\bto[ \t]+$")
+
+
+def verb_in_place(text: str, start: int, end: int, lexicon: Container[str] | None) -> bool:
+    """``text[start:end]`` is one capitalized word that opens a sentence as a verb or a
+    modal, followed by an object or subject word ("Mark the box.", "Grant the request",
+    "Will you?", "May I…"), or a dictionary word on no name list after "to" ("Leave to
+    Remain"): not a person. Mid-sentence ("I told Mark the news") it stays a name."""
+    word = text[start:end]
+    low = word.casefold()
+    if " " in word or not word[:1].isupper():
+        return False
+    if low not in _MODALS and (lexicon is None or low not in lexicon):
+        return False
+    if low not in _MODALS and _INFINITIVE.search(text, max(0, start - 4), start):
+        from preflight.core.pii.person_evidence import known_names
+
+        if low not in known_names():
+            return True                      # "Leave to Remain"; "sent to Mark" stays
+    following = _NEXT_WORD.match(text, end)
+    if following is None or following.group(1).casefold() not in _OBJECT_WORDS:
+        return False
+    return bool(_SENTENCE_START.search(text, max(0, start - 3), start)) or start == 0
 
 
 def _generic_word(value: str, terms: DocTerms | None) -> bool:

@@ -43,7 +43,7 @@ from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
 from preflight.core.pii.canonical import canonicalize
 from preflight.core.pii.cleaning import DocTerms, to_span
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-from preflight.core.pii.names import covering_surname_given
+from preflight.core.pii.names import complete_names, covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
 from preflight.core.pii.date_spans import complete_dates
@@ -265,9 +265,10 @@ class PiiDetector:
                                                for a, b in allowed_ranges)):
                         continue
                 spans.append(span)
-        spans = recheck_organizations(text, recheck_persons(text, spans, terms))
+        spans = recheck_organizations(text, recheck_persons(text, spans, terms),
+                                      self._lexicon)
         spans = complete_dates(text, spans)
-        spans = covering_surname_given(text, spans, terms)
+        spans = complete_names(text, covering_surname_given(text, spans, terms), terms)
         # a guarded value on the allow-list is still copied to its other occurrences
         kept = {v.casefold() for s in spans if self.floor.guards(s.type, s.category)
                 for v in (text[s.start:s.end].strip(), *(
@@ -445,8 +446,12 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
-    from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
+    from preflight.core.pii.recognizers.person_cues import NameShapeRecognizer
+    from preflight.core.pii.recognizers.phones import (
+        PhoneNumberParserRecognizer, PhonePatternRecognizer, phone_regions,
+    )
     from preflight.core.pii.recognizers.reference_numbers import ReferenceNumberRecognizer
+    from preflight.core.pii.recognizers.script_names import ScriptNameRecognizer
     from preflight.core.pii.recognizers.secrets import (
         CueSecretRecognizer, HighEntropyTokenRecognizer, SecretsRecognizer,
     )
@@ -479,9 +484,11 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         ConfigSecretRecognizer(), CueSecretRecognizer(),
         CardNumberRecognizer(), IbanChecksumRecognizer(), BankAccountRecognizer(),
         StreetAddressRecognizer(), DateOfBirthRecognizer(), PhonePatternRecognizer(),
+        PhoneNumberParserRecognizer(regions or phone_regions()),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
+        NameShapeRecognizer(), ScriptNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         ReferenceNumberRecognizer(), NationalIdRecognizer(), WholeHostUrlRecognizer(),
         InternalHostRecognizer(), *extra_recognizers,

@@ -69,9 +69,11 @@ CATEGORY_PRIORITY: dict[Category, int] = {S: 3, D: 2, C: 1, Q: 0}
 STATISTICAL_RECOGNIZERS = frozenset({"SpacyRecognizer", "AllCapsNameRecognizer"})
 #: Rules whose evidence for a person outweighs the model's doubts about the same span: a
 #: name that spells its e-mail address, a display name in a mail header, a copyright
-#: holder. (A title or a salutation is weaker: "Mr. Speaker".)
+#: holder, and a title, given name or cue whose words the census or the dictionary vouch
+#: for (:mod:`~preflight.core.pii.recognizers.person_cues`). (A bare title or salutation
+#: rule is weaker: "Mr. Speaker".)
 PERSON_EVIDENCE_RECOGNIZERS = frozenset({"EmailNameRecognizer", "MailHeaderNameRecognizer",
-                                         "CopyrightHolderRecognizer"})
+                                         "CopyrightHolderRecognizer", "NameShapeRecognizer"})
 
 
 def category_of(entity_type: str) -> Category:

@@ -222,3 +222,81 @@ def stage_split_keys(view: View) -> View:
     return view
 
 
+# ------------------------------------------------------ stage 8: values broken by a wrap
+
+#: A line at least this long before its last word is prose wrapped at a fixed width
+#: (e-mail, a man page), not a signature, a list or a table.
+PROSE_LINE_CHARS = 40
+_BREAK = r"[ \t]*\r?\n[ \t]*"
+# digit groups broken across lines: "4111 1111\n1111 1111", "+44 20 7946\n0958"
+_WRAPPED_DIGITS = re.compile(
+    rf"(?<![\w.,/+-])(?<!\d[ .-])(?P<head>\+?(?:\(\d{{1,5}}\)[ .-]?)?\d{{1,6}}(?:[ .-]\d{{1,6}})+[.-]?)"
+    rf"(?P<gap>{_BREAK})(?P<tail>\d{{1,6}}(?:[ .-]\d{{1,6}})*)(?![\w/-]|[ .,]\d)")
+_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+# a key or token broken after its first part: a long mixed token ends a line, the next
+# line starts with the rest ("sk_live_4eC39HqLyjWD\narjtT1zdp7dc and the webhook…")
+_WRAPPED_TOKEN = re.compile(
+    rf"(?<![\w/+=-])(?P<head>[A-Za-z0-9_/+=-]{{16,}})(?P<gap>{_BREAK})"
+    r"(?P<tail>[A-Za-z0-9_/+=-]{4,})(?![\w/+=-])")
+# a capitalized word closing a line of prose and one opening the next ("met Jan\nKowalski"),
+# or a word hyphenated at the line end ("Wisniew-\nska", "Kierkegaard-\nHansen")
+_WRAPPED_WORDS = re.compile(
+    r"(?<![\w'’-])(?P<head>[^\W\d_][\w'’]*)(?P<hyphen>-?)(?P<gap>[ \t]*\r?\n[ \t]*)(?P<tail>[^\W\d_][\w'’]*)")
+
+
+_LABEL_AFTER = re.compile(r"[ \t]*:")
+
+
+def _prose_line(text: str, pos: int) -> bool:
+    """The line ending at ``pos`` is long prose: ``PROSE_LINE_CHARS`` or more before it."""
+    start = text.rfind("\n", 0, pos) + 1
+    return pos - start >= PROSE_LINE_CHARS and bool(text[start:pos].strip())
+
+
+def _join_digits_wrap(m: re.Match[str]) -> Sequence[Op] | None:
+    digits = sum(c.isdigit() for c in m.group("head") + m.group("tail"))
+    if not 10 <= digits <= 19 or _DATE.search(m.group("head")) or _DATE.search(m.group("tail")):
+        return None            # too few or many for a card or a phone; a date per line
+    gap_start, gap_end = m.span("gap")
+    ops: list[Op] = [(m.start(), gap_start, None)]
+    if not m.group("head").endswith(("-", ".")):
+        ops.append((gap_start, gap_end, " "))
+    ops.append((gap_end, m.end(), None))
+    return ops
+
+
+def _mixed(token: str) -> bool:
+    return (any(c.isdigit() for c in token) + any(c.isupper() for c in token)
+            + any(c.islower() for c in token)) >= 2
+
+
+def _join_token_wrap(m: re.Match[str]) -> Sequence[Op] | None:
+    head, tail = m.group("head"), m.group("tail")
+    if not (_mixed(head) and any(c.isdigit() for c in head)) or _PLAIN_WORD.fullmatch(tail) \
+            or not (_mixed(tail) or tail.isdigit()):
+        return None
+    return [(m.start(), m.end("head"), None), (m.start("tail"), m.end(), None)]
+
+
+def _join_words_wrap(m: re.Match[str]) -> Sequence[Op] | None:
+    head, tail, text = m.group("head"), m.group("tail"), m.string
+    if not _prose_line(text, m.end("hyphen")):
+        return None
+    if m.group("hyphen"):
+        if tail[0].islower():                       # "Wisniew-\nska": one word
+            return [(m.start(), m.end("head"), None), (m.start("tail"), m.end(), None)]
+        return [(m.start(), m.end("hyphen"), None), (m.start("tail"), m.end(), None)]
+    if not (head[0].isupper() and tail[0].isupper()) or _LABEL_AFTER.match(text, m.end()):
+        return None                                 # "…Mark Adler\nLicense: GPL" is a field
+    return [(m.start(), m.end("head"), None), (m.start("gap"), m.end("gap"), " "),
+            (m.start("tail"), m.end(), None)]
+
+
+def stage_wraps(view: View) -> View:
+    """Join a card or phone number, a key, a name or a hyphenated word that a line break
+    cut in two, so each is found whole (its original range then spans the break)."""
+    if "\n" not in view.text:
+        return view
+    view = rewrite(view, _WRAPPED_DIGITS, _join_digits_wrap, retry=True)
+    view = rewrite(view, _WRAPPED_TOKEN, _join_token_wrap)
+    return rewrite(view, _WRAPPED_WORDS, _join_words_wrap, retry=True)

@@ -1,49 +1,42 @@
-"""Second look at the NER model's PERSON spans: stock tickers, companies and common words
-the small model calls people.
+"""Second look at the NER model's spans: stock tickers and companies the small model
+calls people, and people it calls firms or places.
 
-A PERSON span is the costly wrong type: a policy that keeps organizations, places and
-codes would replace them. Each span from the statistical recognizers is checked against
-evidence in the text and a list of given names and surnames (Faker's person providers
-for 30 locales, shipped with a dependency the app already has):
+A wrong type costs: a policy that keeps organizations and places sends a person's name
+typed as one, and one that keeps codes would replace a ticker typed as a person. Each
+span from the statistical recognizers is checked against evidence in the text and the
+1990 US Census lists of given names and surnames (``resources/names/``; no benchmark
+generates names from them):
 
 - a stock ticker or exchange code ("<VOLV ST>", "ASTS ST", "IBM.N") → ORGANIZATION;
 - a company cue: a legal suffix after it ("Esselte AB"), "shares of X", "X shares",
   "X said in a statement" for a span with no known name in it, or the same text
   tagged ORGANIZATION elsewhere in the document → ORGANIZATION;
-- the reverse, in :func:`recheck_organizations`: an ORGANIZATION that is a listed given
-  name and listed surname(s) with no company cue ("Briana Hall said…") → PERSON;
-- ALL-CAPS words with no known name ("BEGIN PGP"), or lower-case ones ("keymap vi",
-  "chmod g-w": commands in a README); one unlisted word that is shaped like
-  no name ("XviD") or that the document never writes after a given name or a title
-  ("Java", "Kommersant"; "Skorich" stays when "Nick Skorich" is there); several words
-  with no known name that hold a common word or end in a plural ("Red Hat", "Sigma
-  Designs", "Philadelphia Eagles") → dropped.
+- the reverse, in :func:`recheck_organizations`: an ORGANIZATION or LOCATION after a
+  personal title, or that is a census given name and surname-shaped words with no
+  company cue ("Hope Daniels said…") → PERSON;
+- a shape no name has: capitals holding an English word and no listed name ("BEGIN
+  PGP"), lower-case words with no listed name ("keymap vi", "chmod g-w": commands in a
+  README), one word shaped like no name ("XviD") → dropped.
 
+Nothing is dropped because a word is missing from a list or written in lower case
+elsewhere: where the evidence is unsure, the span stays a person, so it is protected.
 Spans that a rule found with its own cue (a title, a salutation, a name field, an e-mail
-local part) are left alone, and a span with a known given name or surname — or with a
-word of a name the document's own header or addresses vouch for, or written as an
-address's display name ("Bastien Roucariès <rouca@…>") — is never dropped, so recall on
-names is kept.
+local part) are left alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import re
 import unicodedata
 from pathlib import Path
 from typing import Any
 
+from preflight.core import paths
 from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms, dictionary_words_only
 from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
 from preflight.core.types import Category, Span
-
-_LOCALES = ("en_US", "en_GB", "en_IE", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
-            "nl_NL", "pl_PL", "sv_SE", "da_DK", "no_NO", "fi_FI", "cs_CZ", "hu_HU", "ro_RO",
-            "tr_TR", "el_GR", "ru_RU", "uk_UA", "he_IL", "vi_VN", "id_ID", "ko_KR", "ja_JP",
-            "zh_CN", "ar_AA", "ga_IE")
 
 # Exchange suffixes of Reuters/Bloomberg codes: "VOLV ST", "IBM.N", "7203.T", "BP.L".
 _EXCHANGES = (r"(?:N|O|OQ|A|L|T|PA|DE|F|AS|BR|MI|MC|SW|S|ST|CO|HE|OL|TO|V|AX|HK|SS|SZ|KS|"
@@ -63,32 +56,25 @@ _SHARES_AFTER = re.compile(r"(?:['’]s)?[ \t]+(?:shares|stock|shareholders|stak
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _NAME_SHAPE = re.compile(r"(?:Mc|Mac|De|Di|Da|La|Le|Van|Von|O['’])?[^\W\d_][^\W\d_A-Z]+"
                          r"(?:['’-][^\W\d_][^\W\d_A-Z]*)*")
-_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sen|Rep|Gov|Gen|Sir)\.?[ \t]+$")
-# right after a name: its e-mail address in angle brackets (the display-name form)
-_DISPLAY_AFTER = re.compile(r"[\"']?[ \t]*<[^\s<>@]+@[^\s<>]+>")
 _WHY_TICKER = "Shaped like a stock ticker or exchange code, so a company, not a person"
+_WHY_STREET = "Tagged as a person by the NER model, but it ends in a street type"
 _WHY_COMPANY = "Tagged as a person by the NER model, but the text marks it as a company"
 
 
-_GIVEN = ("first_names", "first_names_male", "first_names_female")
+#: A given name counts as one sex's when its share among that sex is this many times its
+#: share among the other ("john": male; "jan", "jordan": either).
+GENDER_RATIO = 10.0
 
 
-@functools.lru_cache(maxsize=8)
-def _name_list(attrs: tuple[str, ...], unaccented: bool = True) -> frozenset[str]:
-    names: set[str] = set()
-    for loc in _LOCALES:
-        try:
-            provider = importlib.import_module(f"faker.providers.person.{loc}").Provider
-        except (ImportError, AttributeError):
-            continue
-        for attr in attrs:
-            values = getattr(provider, attr, None) or ()
-            names.update(v.casefold() for v in values if isinstance(v, str))
-    # and as written without accents ("Sebastien", "Jose"), as people do in addresses,
-    # changelogs and ASCII-only systems
-    if unaccented:
-        names.update([_unaccented(n) for n in names])
-    return frozenset(names)
+class NameSet(frozenset):
+    """Case-folded names; a word matches with or without its accents ("josé", "müller"
+    find "jose", "muller": the census lists are written in ASCII)."""
+
+    def __contains__(self, word: object) -> bool:
+        if frozenset.__contains__(self, word):
+            return True
+        return (isinstance(word, str) and not word.isascii()
+                and frozenset.__contains__(self, _unaccented(word)))
 
 
 def _unaccented(name: str) -> str:
@@ -96,50 +82,89 @@ def _unaccented(name: str) -> str:
                    if not unicodedata.combining(c))
 
 
+def _resource_lines(name: str) -> list[str]:
+    return [line for line in paths.resource_path("names", name).read_text("utf-8")
+            .splitlines() if line and not line.startswith("#")]
+
+
+@functools.lru_cache(maxsize=1)
+def _given_shares() -> dict[str, tuple[float, float]]:
+    """Given name → (share among women, share among men), per 100 (1990 US Census)."""
+    out = {}
+    for line in _resource_lines("given_names.tsv")[1:]:
+        name, female, male = line.split("\t")
+        out[name] = (float(female), float(male))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _surname_ranks() -> dict[str, int]:
+    return {name: rank for rank, name in enumerate(_resource_lines("surnames.txt"), 1)}
+
+
+def surname_rank(word: str) -> int | None:
+    """The frequency rank of ``word`` among US surnames (1 = "smith"), None if unlisted."""
+    ranks = _surname_ranks()
+    low = word.casefold()
+    return ranks.get(low) or (ranks.get(_unaccented(low)) if not low.isascii() else None)
+
+
+@functools.lru_cache(maxsize=1)
 def known_names() -> frozenset[str]:
-    """Given names and surnames (case-folded) from Faker's person providers."""
-    return _name_list((*_GIVEN, "last_names"))
+    """Given names and surnames (case-folded): the 1990 US Census lists
+    (``resources/names/``), independent of any generator a benchmark draws names from."""
+    return NameSet(set(_given_shares()) | set(_surname_ranks()))
 
 
+@functools.lru_cache(maxsize=1)
 def given_names() -> frozenset[str]:
     """Given names only (case-folded)."""
-    return _name_list(_GIVEN)
+    return NameSet(_given_shares())
 
 
 def given_name_gender(name: str) -> str | None:
-    """"female" or "male" when Faker's providers list ``name`` as a given name of one
-    gender only (in any of their locales), else None (unknown or used for both)."""
+    """"female" or "male" when the census finds ``name`` given (almost) only to one sex
+    (:data:`GENDER_RATIO`), else None (unknown or given to both)."""
     low = name.casefold()
-    female = low in _name_list(("first_names_female",), unaccented=False)
-    male = low in _name_list(("first_names_male",), unaccented=False)
-    if female != male:
-        return "female" if female else "male"
+    shares = _given_shares().get(low) or _given_shares().get(_unaccented(low))
+    if shares is None:
+        return None
+    female, male = shares
+    if female > GENDER_RATIO * male:
+        return "female"
+    if male > GENDER_RATIO * female:
+        return "male"
     return None
 
 
-def recheck_organizations(text: str, spans: list[Span]) -> list[Span]:
-    """The other wrong types: a NER ORGANIZATION that is a person's name — a listed given
-    name, then one or two listed names (and maybe a qualification: "Amanda Brown DDS"),
-    with no company cue around it — becomes PERSON; so does a one-word ORGANIZATION or
-    NRP that is a listed given name and neither a common word nor shaped like a
-    nationality ("Anjali", "Priya"; "Christian" stays a group) — or one word of a name the
-    document itself vouches for (:func:`vouched_names`: "Jorgen" when a mail header's
-    display name is "Jorgen Thomsen")."""
+def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> list[Span]:
+    """The other wrong types: a NER ORGANIZATION or LOCATION that carries person evidence
+    becomes PERSON — a title right before it ("Mr Hope Daniels"), or a census given name
+    then surname-shaped words (:func:`_reads_as_name`) with no company cue around it; so
+    does a one-word ORGANIZATION or NRP that is a listed given name and neither a common
+    word nor shaped like a nationality ("Anjali", "Priya"; "Christian" stays a group) — or
+    one word of a name the document itself vouches for (:func:`vouched_names`: "Jorgen"
+    when a mail header's display name is "Jorgen Thomsen")."""
     vouched = vouched_names(text, spans)
     out = []
     for span in spans:
         if span.recognizer in STATISTICAL_RECOGNIZERS:
             why = None
-            if (span.type in ("ORGANIZATION", "NRP")
+            kind = {"ORGANIZATION": "an organization", "LOCATION": "a place",
+                    "NRP": "a group"}.get(span.type)
+            if (span.type in ("ORGANIZATION", "NRP", "LOCATION")
                     and text[span.start:span.end].casefold() in vouched):
-                why = ("Tagged as an organization by the NER model, but the document names "
-                       "this person in an e-mail header or address")
-            elif span.type == "ORGANIZATION" and _reads_as_name(text, span):
-                why = ("Tagged as an organization by the NER model, but it is a given name "
-                       "and a surname with no company cue")
+                why = (f"Tagged as {kind} by the NER model, but the document names this "
+                       "person elsewhere")
+            elif span.type in ("ORGANIZATION", "LOCATION") and _titled(text, span):
+                why = f"Tagged as {kind} by the NER model, but a personal title precedes it"
+            elif span.type in ("ORGANIZATION", "LOCATION") and _reads_as_name(text, span,
+                                                                             lexicon):
+                why = (f"Tagged as {kind} by the NER model, but it is a given name and a "
+                       "surname with no company cue")
             elif span.type in ("ORGANIZATION", "NRP") and _lone_given_name(text, span):
-                why = (f"Tagged as {'an organization' if span.type == 'ORGANIZATION' else 'a group'}"
-                       " by the NER model, but it is a given name with no company cue")
+                why = (f"Tagged as {kind} by the NER model, but it is a given name with no "
+                       "company cue")
             if why is not None:
                 span = dataclasses.replace(span, type="PERSON",
                                            category=Category.DIRECT_IDENTIFIER, why=why)
@@ -147,16 +172,42 @@ def recheck_organizations(text: str, spans: list[Span]) -> list[Span]:
     return out
 
 
-def _reads_as_name(text: str, span: Span) -> bool:
+def _company_cue(text: str, span: Span) -> bool:
+    return company_cue(text, span.start, span.end)
+
+
+def company_cue(text: str, start: int, end: int) -> bool:
+    """A legal suffix after ``text[start:end]`` ("Esselte AB"), or shares around it
+    ("shares of Johnson Matthey", "Volvo's shares", "X said in a statement")."""
+    return bool(_COMPANY_AFTER.match(text, end) or _SHARES_AFTER.match(text, end)
+                or _SHARES_BEFORE.search(text, max(0, start - 40), start))
+
+
+def _titled(text: str, span: Span) -> bool:
+    """A personal title stands right before the span, which is one to four name-shaped
+    words ("Mr Hope Daniels", "Frau Weber")."""
+    from preflight.core.pii.name_shapes import NAME_BODY, TITLE_BEFORE
+
+    return (bool(TITLE_BEFORE.search(text, max(0, span.start - 40), span.start))
+            and re.fullmatch(NAME_BODY, text[span.start:span.end]) is not None
+            and not _company_cue(text, span))
+
+
+def _reads_as_name(text: str, span: Span, lexicon: Any = None) -> bool:
+    """A census given name, then one or two words that read as surnames (listed, or on
+    no dictionary: :func:`~preflight.core.pii.name_shapes.name_evidence`)."""
+    from preflight.core.pii.name_shapes import name_evidence
+
     words = [w for w in _WORD.findall(text[span.start:span.end])
              if w.rstrip(".").casefold() not in NAME_AFFIXES]
     if not 2 <= len(words) <= 3 or not all(_NAME_SHAPE.fullmatch(w) for w in words):
         return False
-    if words[0].casefold() not in given_names() or \
-            not all(w.casefold() in known_names() for w in words[1:]):
-        return False
-    return not (_COMPANY_AFTER.match(text, span.end) or _SHARES_AFTER.match(text, span.end)
-                or _SHARES_BEFORE.search(text, max(0, span.start - 40), span.start))
+    from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
+
+    if words[0].casefold() not in given_names() or words[-1] in STREET_TYPES or \
+            not all(name_evidence(w, lexicon, surname=True) for w in words[1:]):
+        return False                            # "Charlotte Street" is a street
+    return not _company_cue(text, span)
 
 
 # nationality, religion and party words: "Kenyan", "Chinese", "Spanish", "Baptist"...
@@ -183,11 +234,9 @@ def _lone_given_name(text: str, span: Span) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
-    try:
-        from faker.providers.lorem.en_US import Provider
-    except ImportError:
-        return frozenset()
-    return frozenset(w.casefold() for w in Provider.word_list)
+    """Words people write most often in lower case (``resources/names/common_words.txt``,
+    counted in human-written papers): "will", "may" and "hope" are such words too."""
+    return frozenset(_resource_lines("common_words.txt"))
 
 
 #: The vocab lookup table holding English dictionary words (:func:`add_lexicon`).
@@ -244,16 +293,17 @@ def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]
         return spans
     vouched = vouched_names(text, spans)
     org_values = {text[s.start:s.end].casefold() for s in spans if s.type == "ORGANIZATION"}
-    full_names = {w.casefold() for s in spans if s.type == "PERSON"
-                  for w in text[s.start:s.end].split()[1:]}
     out = []
     for span in spans:
         if span.type != "PERSON" or span.recognizer not in STATISTICAL_RECOGNIZERS:
             out.append(span)
             continue
-        verdict = _verdict(text, span, terms, org_values, full_names, vouched)
+        verdict = _verdict(text, span, terms, org_values, vouched)
         if verdict == "person":
             out.append(span)
+        elif verdict == "place":
+            out.append(dataclasses.replace(
+                span, type="LOCATION", category=Category.QUASI_IDENTIFIER, why=_WHY_STREET))
         elif verdict is not None:
             out.append(dataclasses.replace(
                 span, type="ORGANIZATION", category=Category.QUASI_IDENTIFIER,
@@ -262,10 +312,11 @@ def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]
 
 
 def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
-             full_names: set[str], vouched: frozenset[str] = frozenset()) -> str | None:
-    """"person", "ticker", "company", or None (not a name: drop). ``full_names``: the
-    words after the first of the document's multi-word person spans; ``vouched``: the
-    words of names a strong rule found (they count as listed names)."""
+             vouched: frozenset[str] = frozenset()) -> str | None:
+    """"person", "ticker", "company", "place", or None (not a name: drop). Only evidence retypes
+    or drops a span — a company's cue, a ticker's shape, a shape no name has — never the
+    absence of a word from a list: where unsure, the span stays a person (protected).
+    ``vouched``: the words of names a strong rule found (they count as listed names)."""
     value = text[span.start:span.end]
     if _is_ticker(text, span.start, span.end):
         return "ticker"
@@ -280,29 +331,52 @@ def _verdict(text: str, span: Span, terms: DocTerms, org_values: set[str],
         return "company"
     if not known and (value.casefold() in org_values or _SHARES_AFTER.match(text, span.end)):
         return "company"
+    if _REFERENCE_AFTER.match(text, span.end) and _reference_word(words, terms):
+        return None                             # "Law no. 5190", "Articles 8 and 13"
     if known or not words:
         return "person"
-    if _DISPLAY_AFTER.match(text, span.end) and not value.isupper():
-        from preflight.core.pii.recognizers.names import SENDER_WORDS
-
-        if not any(w.casefold() in SENDER_WORDS for w in words):
-            return "person"                     # "Bastien Roucariès <rouca@…>"
     if value.isupper():
-        return None                             # "BEGIN PGP", "ASTS"
-    if len(words) == 1:
-        w = words[0]
-        if not _NAME_SHAPE.fullmatch(w) or w.casefold() in common_words():
-            return None                         # "XviD", "Wifi"
-        if w.casefold() in full_names or _TITLE_BEFORE.search(
-                text, max(0, span.start - 8), span.start):
-            return "person"                     # "Skorich" after "Nick Skorich", "Mr Pes"
-        return None                             # "Java", "Kommersant", "Tools"
-    if not any(w[0].isupper() for w in words):
+        # "BEGIN PGP", "API KEY": capitals with no listed name and an English word
+        lexicon = terms.lexicon if terms.lexicon is not None else common_words()
+        if any(w.casefold() in lexicon for w in words):
+            return None
+        return "person"
+    if value.islower():
         return None                             # "keymap vi", "chmod g-w": commands
-    if any(w.casefold() in common_words() or (w[0].isupper() and terms.used_in_lower_case(w))
-           for w in words) or words[-1].endswith("s"):
-        return None                             # "Red Hat", "Sigma Designs"
+    if len(words) == 1 and not _NAME_SHAPE.fullmatch(words[0]):
+        return None                             # "XviD", "iPhone"
+    if _dictionary_phrase(words, terms) and any(terms.used_in_lower_case(w) for w in words):
+        return None                             # "Legal Adviser", "Leave to Remain"
+    from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
+
+    if len(words) > 1 and words[-1] in STREET_TYPES:
+        return "place"                          # "Charlotte Street"
     return "person"
+
+
+# a number or a number label right after a word makes it a reference ("Law no. 5190",
+# "Articles 8 and 13", "Rule 59 § 1")
+_REFERENCE_AFTER = re.compile(r"[ \t]+(?:(?i:no|nos|nr|number)\.?[ \t]*)?\d")
+
+
+def _dictionary_phrase(words: list[str], terms: DocTerms) -> bool:
+    """Every word is an English dictionary word (or its plural) and none is a listed
+    name: with one more piece of evidence (the document writes a word in lower case, a
+    number follows) such a span is a phrase, not a name. Never true for a name on the
+    census lists ("Will", "Hope", "Law") or on no dictionary ("Kowalski")."""
+    lexicon = terms.lexicon
+    if lexicon is None:
+        return False
+    names = known_names()
+    return all(w.casefold() not in names and dictionary_words_only(w, lexicon)
+               for w in words)
+
+
+def _reference_word(words: list[str], terms: DocTerms) -> bool:
+    """One dictionary word that is no given name ("Law", "Rule", "Articles")."""
+    return (len(words) == 1 and terms.lexicon is not None
+            and dictionary_words_only(words[0], terms.lexicon)
+            and words[0].casefold() not in given_names())
 
 
 def _is_ticker(text: str, start: int, end: int) -> bool:

@@ -5,7 +5,8 @@ valid check digits from python-stdnum (Luhn, IBAN mod-97); dates keep their layo
 date patterns of :mod:`preflight.core.sanitize.generalize`.
 
 Names keep what the text around them relies on: a first name known as female or male
-(Faker's gendered given-name lists, :func:`~preflight.core.pii.person_evidence.given_name_gender`)
+(the census, :func:`~preflight.core.pii.person_evidence.given_name_gender`, then the
+generator's own gendered lists for names the census lacks: :func:`name_gender`)
 gets a stand-in of the same gender, a lone first name stays a first name, an honorific
 stays, and a given name the NER model called a group is still replaced by a name, never
 by a nationality. Amounts of money are all scaled by one factor per document
@@ -14,6 +15,8 @@ by a nationality. Amounts of money are all scaled by one factor per document
 
 from __future__ import annotations
 
+import functools
+import importlib
 import random
 import re
 from datetime import date
@@ -136,11 +139,52 @@ def _match_case(template: str, value: str) -> str:
     return value
 
 
+# Faker's locales whose gendered given names stand in for the census where it has none
+_FAKER_LOCALES = ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "pt_BR",
+                  "nl_NL", "pl_PL", "sv_SE", "da_DK", "fi_FI", "cs_CZ", "hu_HU", "ro_RO",
+                  "tr_TR", "el_GR", "ru_RU", "uk_UA", "vi_VN", "id_ID", "hi_IN")
+
+
+@functools.lru_cache(maxsize=1)
+def _generator_given() -> tuple[frozenset[str], frozenset[str]]:
+    """Faker's female and male given names: the pseudonym generator's own lists (they
+    decide no detection)."""
+    female: set[str] = set()
+    male: set[str] = set()
+    for loc in _FAKER_LOCALES:
+        try:
+            provider = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        except (ImportError, AttributeError):
+            continue
+        female.update(n.casefold() for n in getattr(provider, "first_names_female", ()))
+        male.update(n.casefold() for n in getattr(provider, "first_names_male", ()))
+    return frozenset(female), frozenset(male)
+
+
+def name_gender(name: str) -> str | None:
+    """The gender of a given name: the census', else the generator's lists' when they
+    list it for one gender only ("Priya", "Arjun"), else None."""
+    gender = given_name_gender(name)
+    if gender is not None or name.casefold() in given_names():
+        return gender
+    female, male = _generator_given()
+    low = name.casefold()
+    if (low in female) != (low in male):
+        return "female" if low in female else "male"
+    return None
+
+
+def _is_given_name(word: str) -> bool:
+    female, male = _generator_given()
+    low = word.casefold()
+    return low in given_names() or low in female or low in male
+
+
 def _first_name(name: str, fake: Faker) -> str:
     """A first name of the gender of ``name`` when that is known. en_US lists some names
     under both genders elsewhere ("Taylor", "Ashley"): those are drawn again, so the
     reader cannot take the stand-in for the other gender."""
-    gender = given_name_gender(name)
+    gender = name_gender(name)
     if gender is None:
         return fake.first_name()
     draw = fake.first_name_female if gender == "female" else fake.first_name_male
@@ -164,7 +208,7 @@ def _person(value: str, fake: Faker) -> str:
     first = re.sub(r"['’]s$", "", names[0]).strip(".,")
     if len(names) == 1:
         titled = bool(prefix)       # "Mrs. Patel": the word after a title is a surname
-        if not titled and first.casefold() in given_names():
+        if not titled and _is_given_name(first):
             sur = _first_name(first, fake)
         else:
             sur = fake.last_name()
@@ -197,8 +241,8 @@ def _amount(value: str, scale: float, rng: random.Random) -> str:
 def _reads_as_given_name(value: str) -> bool:
     """A given name (or given name and surname) the NER model may call a group."""
     words = value.split()
-    return (1 <= len(words) <= 3 and words[0].casefold() in given_names()
-            and all(w.casefold() in known_names() for w in words)
+    return (1 <= len(words) <= 3 and _is_given_name(words[0])
+            and all(_is_given_name(w) or w.casefold() in known_names() for w in words)
             and not group_shaped(words[-1]))
 
 
@@ -254,7 +298,9 @@ def surrogate_for(value: str, entity_type: str, fake: Faker, rng: random.Random,
     if t == "ORGANIZATION":
         return _match_case(value, fake.company())
     if t == "NRP":
-        return _match_case(value, rng.choice(_NATIONALITIES))
+        # never one a reader could take for a given name ("Irish" is one in the census)
+        groups = [g for g in _NATIONALITIES if g.casefold() not in given_names()]
+        return _match_case(value, rng.choice(groups))
     if t == "IP_ADDRESS":
         return fake.ipv6() if ":" in value else fake.ipv4_private()
     if t == "URL":

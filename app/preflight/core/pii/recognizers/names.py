@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import GENERIC_ORG_WORDS, generic_addressee
+from preflight.core.pii.name_shapes import (
+    ROLE_AFTER_TITLE, name_evidence, words_read_as_name,
+)
 from preflight.core.pii.person_evidence import (
     common_words, dictionary_words_only, given_names, known_names, lexicon_of,
 )
@@ -107,7 +111,9 @@ _NAME_WORD = rf"{_NAME}|[{_UP}][{_LO}]+-[{_LO}]+"
 _CJK_NAME = r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{2,4}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
 _FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|{_CJK_NAME})"
-_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt|Judge|Attorney)"
+# (offices and ranks, and titles in other languages, are read with the census and the
+# dictionary: :mod:`~preflight.core.pii.recognizers.person_cues`)
+_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Rev|Capt|Sgt)"
 _TITLE = rf"(?:{_TITLES}\.?[ \t]+)"
 # A qualification or generation written after a name ("Jane Roe MD", "John Roe, Jr.");
 # a one-letter numeral (I, V) only where the name ends.
@@ -121,10 +127,21 @@ def _not_generic(value: str) -> bool:
     return not generic_addressee(value)
 
 
+def _not_role(value: str) -> bool:
+    """Not an office addressed by its title ("Mr President", "Madam Speaker")."""
+    return value.split()[0].casefold() not in ROLE_AFTER_TITLE
+
+
 def _known_given_name(value: str) -> bool:
-    """The first word is a given name or surname of Faker's 30 locales' lists."""
-    first = value.split()[0]
-    return first.casefold() in known_names() and not generic_addressee(value)
+    """The first word is a census given name or surname; or, with the model's dictionary
+    at hand, two or more words that read as a name ("Sven Joachim")."""
+    words = value.split()
+    if generic_addressee(value):
+        return False
+    if words[0].casefold() in known_names():
+        return True
+    lexicon = _LEXICON.get()
+    return lexicon is not None and words_read_as_name(words, lexicon)
 
 
 def _credited_name(value: str) -> bool:
@@ -206,16 +223,38 @@ def _unlisted_person_name(value: str) -> bool:
                    for w in folded)
 
 
+#: The dictionary of the pipeline whose text the name rules are reading (set around each
+#: analysis: Presidio's rule validators see the value alone).
+_LEXICON: ContextVar[Any] = ContextVar("preflight_name_lexicon", default=None)
+
+
 def _person_display_name(value: str) -> bool:
     """A display name that reads as a person's: initials and a surname, or a listed
-    given name or surname, and no word of a mailing list, service or company."""
+    given name or surname, and no word of a mailing list, service or company. With the
+    model's dictionary at hand, several words that read as a name count too
+    (:func:`~preflight.core.pii.name_shapes.words_read_as_name`: "Mathias Bynens")."""
     words = [w.strip(".,").casefold() for w in value.split()]
     if generic_addressee(value) or any(w in SENDER_WORDS for w in words):
         return False
     if re.match(_INITIALS, value):
         return True
-    names = given_names() if len(words) == 1 else known_names()
-    return any(w in names for w in words)
+    if len(words) == 1:
+        return words[0] in given_names()
+    if any(w in known_names() for w in words):
+        return True
+    lexicon = _LEXICON.get()
+    return lexicon is not None and words_read_as_name(value.split(), lexicon)
+
+
+class _ReadsDictionary:
+    """Mixin: the rules' validators see the analyzed pipeline's dictionary."""
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        token = _LEXICON.set(lexicon_of(nlp_artifacts))
+        try:
+            return super().analyze(text, entities, nlp_artifacts)
+        finally:
+            _LEXICON.reset(token)
 
 
 def _listed_person(value: str) -> bool:
@@ -236,13 +275,14 @@ def _credited_person(value: str) -> bool:
     return len(value.split()) > 1 and _person_display_name(value)
 
 
-class NameCueRecognizer(RuleRecognizer):
+class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
     """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
     name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
 
     RULES = (
         Rule("PERSON", re.compile(rf"\b{_TITLE}({_SIGNED})"), 0.8,
-             "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1),
+             "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1,
+             validate=_not_role),
         Rule("PERSON", re.compile(
             rf"\b(?:Dear|Hi|Hello|Attn\.?|Attention:?)[ \t]+{_TITLE}?({_SIGNED})(?=[ \t]*[,:\n!])"),
             0.7, "Capitalized words after a salutation", group=1, validate=_not_generic),
@@ -281,12 +321,13 @@ _LIST_SEPARATOR = re.compile(r"[ \t]*(?:[,;]|\band\b|&)[ \t]*")
 _LISTED_ITEM = re.compile(rf"[ \t]*{_TITLE}?(?P<name>{_FULL})[ \t\r]*")
 
 
-def _listed_name(value: str) -> bool:
-    """A list item that names a person: a lone listed surname or given name
-    ("Fernandez"), or words that read as a person's name (:func:`_person_display_name`)."""
+def _listed_name(value: str, lexicon: Any = None) -> bool:
+    """A list item that names a person: a lone census surname or given name
+    ("Fernandez"), or a word on no dictionary ("Priya"), or words that read as a person's
+    name (:func:`_person_display_name`)."""
     if " " not in value.strip():
-        return (value.casefold() in known_names() and not generic_addressee(value)
-                and value.casefold() not in SENDER_WORDS)
+        return ((value.casefold() in known_names() or name_evidence(value, lexicon))
+                and not generic_addressee(value) and value.casefold() not in SENDER_WORDS)
     return _person_display_name(value)
 
 
@@ -308,11 +349,18 @@ class PeopleLineRecognizer(PersonRecognizer):
 
     def valid(self, text: str, start: int, end: int, nlp_artifacts: Any) -> bool:
         """Whether the item ``text[start:end]`` names a person."""
-        return _listed_name(text[start:end])
+        return _listed_name(text[start:end], lexicon_of(nlp_artifacts))
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if entities and "PERSON" not in entities:
             return []
+        token = _LEXICON.set(lexicon_of(nlp_artifacts))
+        try:
+            return self._items(text, nlp_artifacts)
+        finally:
+            _LEXICON.reset(token)
+
+    def _items(self, text: str, nlp_artifacts: Any) -> list:
         out = []
         for start, line_end in self.lines(text):     # start: of the current item
             for sep in [*self.SEPARATOR.finditer(text, start, line_end), None]:
@@ -378,7 +426,7 @@ class CopyrightHolderRecognizer(PeopleLineRecognizer):
                 and not _phrase(value, nlp_artifacts))
 
 
-class MailHeaderNameRecognizer(RuleRecognizer):
+class MailHeaderNameRecognizer(_ReadsDictionary, RuleRecognizer):
     """The display name of an address that reads as a person's
     (:func:`_person_display_name`): in a pasted e-mail header (From, To, Cc…), or written
     ``Name <address>`` anywhere else (changelogs, AUTHORS and copyright files, commit

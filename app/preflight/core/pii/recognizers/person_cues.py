@@ -1,0 +1,188 @@
+"""Person names by their shape and their cues, whatever the NER model makes of them:
+
+- a title or honorific before capitalized words ("Mr Jan Kowalski", "Frau Weber",
+  "Judge Zupančič", "Mr C.A. Whomersley", "Mr. W. Ganshof van der Meersch");
+- a census given name followed by a surname-shaped word, even when both are English
+  words or months ("April Lee", "Jan Novak", "Hope Daniels", "Mark Evans");
+- a name in any case after a salutation, a sign-off, a name field or in an e-mail
+  header's display name ("Dear john smith", "Regards,\\nMARIA GONZALEZ",
+  "From: wang wei <…>", "Name: 王小明").
+
+The span never includes the title (as every name rule here writes spans). A capitalized
+word counts as a name when the census lists it or the model's dictionary does not know
+it (:func:`~preflight.core.pii.name_shapes.name_evidence`): "Mr President", "Judge
+Business School" and "Grant Application" stay unmasked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from preflight.core.pii.cleaning import ADDRESSEE_WORDS, generic_addressee
+from preflight.core.pii.name_shapes import (
+    HONORIFIC_SET, INITIALS, NAME_BODY, NAME_WORD, PARTICLE, TITLE, TITLE_SET, honorific_name, name_evidence,
+)
+from preflight.core.pii.person_evidence import (
+    common_words, company_cue, given_names, lexicon_of,
+)
+from preflight.core.pii.recognizers.base import make_result
+from preflight.core.pii.recognizers.names import COMPANY_SUFFIX, PersonRecognizer
+from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
+
+_TITLED = re.compile(rf"(?P<title>{TITLE})(?P<name>{NAME_BODY})")
+# a run of capitalized words on one line (middle initials and particles between them)
+_RUN = re.compile(rf"(?<![\w'’.-]){NAME_WORD}(?:[ \t]+(?:{INITIALS}[ \t]*)?"
+                  rf"(?:{PARTICLE}[ \t]+){{0,3}}{NAME_WORD})+")
+_WORD_IN_RUN = re.compile(rf"{NAME_WORD}|{INITIALS}|{PARTICLE}(?=[ \t])")
+_FIRM_AFTER = re.compile(rf",?[ \t]+{COMPANY_SUFFIX}(?![\w-])")
+_CASED_WORD = r"[^\W\d_a-z][^\W\d_A-Z]+(?:['’-][^\W\d_][^\W\d_A-Z]*)*"
+
+# A name in any case or script after a cue: words of letters (not digits), one line.
+_UNCASED = r"[\u0590-\u05ff\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
+_ANY_WORD = rf"(?:{_UNCASED}+|[^\W\d_][\w'’.-]*)"
+_ANY_NAME = rf"{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}"
+_FIELD_LABELS = (r"(?:full[ \t]+)?name|first[ \t]+name|last[ \t]+name|surname|given[ \t]+name|"
+                 r"contact|contact[ \t]+person|applicant|claimant|respondent|defendant|"
+                 r"plaintiff|witness|patient|employee|customer|client|tenant|guest|"
+                 r"passenger|student|candidate|account[ \t]+holder|cardholder|"
+                 r"beneficiary|signed|signature|sender|recipient|attendee|requester|"
+                 r"reported[ \t]+by|assigned[ \t]+to|owner")
+_CUES = (
+    (re.compile(rf"(?i:\b(?:dear|hi|hello|hey|attn\.?|attention:?|good[ \t]+(?:morning|"
+                rf"afternoon|evening)))[ \t]+(?:{TITLE})?(?P<name>{_ANY_NAME})"
+                r"[ \t]*(?=[,:!\n]|$)"),
+     "A name after a salutation"),
+    (re.compile(rf"(?i:\b(?:best[ \t]+regards|kind[ \t]+regards|warm[ \t]+regards|regards|"
+                rf"sincerely|yours[ \t]+(?:truly|sincerely|faithfully)|cheers|thanks|"
+                rf"thank[ \t]+you|many[ \t]+thanks|best|cordially|respectfully)),?[ \t]*"
+                rf"\r?\n[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$)"),
+     "A name signing off a message"),
+    (re.compile(rf"(?im:^[ \t]*(?:{_FIELD_LABELS})[ \t]*:[ \t]*(?:{TITLE})?"
+                rf"(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$))"),
+     "A value in a name field"),
+    # (capitalized display names are the mail-header rule's)
+    (re.compile(rf"(?im:^[ \t]*(?:from|to|cc|bcc|reply-to|sender)[ \t]*:[ \t]*\"?"
+                rf"(?P<name>{_ANY_NAME})\"?[ \t]*<[^\s<>@]+@[^\s<>]+>)"),
+     "The display name of an address in an e-mail header, in lower case or capitals"),
+)
+_TITLE_CASE = re.compile(rf"(?:{INITIALS}[ \t]*|{_CASED_WORD}[ \t]*)+")
+# salutations and sign-offs that are not names ("Hi there", "Thanks again")
+_NOT_NAME_WORDS = ADDRESSEE_WORDS | {"again", "in", "advance", "for", "you", "so", "much",
+                                      "very", "a", "lot", "there", "n/a", "none", "unknown"}
+
+
+class NameShapeRecognizer(PersonRecognizer):
+    """Titles, given name + surname, and names in any case after a cue (module docstring)."""
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if entities and "PERSON" not in entities:
+            return []
+        lexicon = lexicon_of(nlp_artifacts)
+        out = []
+        for m in _TITLED.finditer(text):
+            last_title = m.group("title").split()[-1].rstrip(".").casefold()
+            end = _evidenced_end(text, m.start("name"), m.end("name"), lexicon, titled=True,
+                                 honorific=last_title in HONORIFIC_SET)
+            if end is not None:
+                out.append(make_result(self, "PERSON", m.start("name"), end, 0.8,
+                                       "Capitalized words after a personal title or rank"))
+        for start, end in given_and_surname(text, lexicon):
+            out.append(make_result(self, "PERSON", start, end, 0.75,
+                                   "A given name followed by a surname"))
+        for pattern, why in _CUES:
+            for m in pattern.finditer(text):
+                start, end = m.span("name")
+                if pattern is _CUES[-1][0] and _TITLE_CASE.fullmatch(text, start, end):
+                    continue
+                if _cued_name(text[start:end], lexicon):
+                    out.append(make_result(self, "PERSON", start, end, 0.75, why))
+        return out
+
+
+def _evidenced_end(text: str, start: int, end: int, lexicon, titled: bool,
+                   honorific: bool = False) -> int | None:
+    """Where the name in ``text[start:end]`` ends once trailing words with no name
+    evidence are cut ("Dr Müller Hospital" → "Müller"); None when its first name word
+    has none ("Mr President") or a company suffix follows. After an honorific the first
+    word needs only to be no common word ("Mr Bean"), after initials nothing ("Mr I.
+    Thrilling"); a title and initials alone are a name too ("Mr G.D. She said…")."""
+    words = list(_WORD_IN_RUN.finditer(text, start, end))
+    initials = bool(words) and re.fullmatch(INITIALS, words[0].group()) is not None
+    last = None
+    for w in words:
+        value = w.group()
+        if re.fullmatch(INITIALS, value) or value.casefold() in TITLE_SET:
+            continue
+        if re.fullmatch(PARTICLE, value):
+            continue
+        first = last is None
+        if first and titled and (honorific or initials) and honorific_name(value):
+            pass
+        elif not name_evidence(value, lexicon, surname=not first or initials):
+            break
+        last = w.end()
+    if last is None and titled and initials:
+        last = words[0].end()
+    if last is None or _FIRM_AFTER.match(text, last) or company_cue(text, start, last):
+        return None
+    return last
+
+
+def given_and_surname(text: str, lexicon) -> list[tuple[int, int]]:
+    """Spans of a census given name followed by surname-shaped words with name evidence
+    inside each run of capitalized words; a street ("Charlotte Street") or a firm
+    ("Grant Thornton LLP") is no person."""
+    given = given_names()
+    out = []
+    for run in _RUN.finditer(text):
+        words = list(_WORD_IN_RUN.finditer(text, *run.span()))
+        for i, w in enumerate(words[:-1]):
+            if w.group().casefold() not in given or w.group().casefold() in TITLE_SET:
+                continue
+            end = _evidenced_end(text, words[i + 1].start(), run.end(), lexicon,
+                                 titled=False) if _next_is_surname(words[i + 1:], lexicon) else None
+            if end is None:
+                continue
+            last_word = text[w.start():end].split()[-1]
+            if last_word in STREET_TYPES or company_cue(text, w.start(), end):
+                continue
+            out.append((w.start(), end))
+            break
+    return out
+
+
+def _next_is_surname(rest: list[re.Match[str]], lexicon) -> bool:
+    """The first name word after the given name reads as a surname (initials and
+    particles before it are fine: "John F. Kennedy", "Ludwig van Beethoven")."""
+    for w in rest:
+        value = w.group()
+        if re.fullmatch(INITIALS, value) or re.fullmatch(PARTICLE, value):
+            continue
+        return name_evidence(value, lexicon, surname=True)
+    return False
+
+
+def _cued_name(value: str, lexicon) -> bool:
+    """A cue's value reads as a name: every word a census name, a word in a script
+    without capitals, or a word of no dictionary and no common word; not a role or a
+    group ("Dear Customer", "Hi all", "Thanks again")."""
+    if generic_addressee(value):
+        return False
+    words = [w.strip(".,") for w in value.split()]
+    words = [w for w in words if w and w.casefold() not in TITLE_SET
+             and not re.fullmatch(PARTICLE, w) and not re.fullmatch(r"[^\W\d_]\.?", w)]
+    if not words:
+        return False
+    common = common_words()
+    for w in words:
+        low = w.casefold()
+        if low in _NOT_NAME_WORDS:
+            return False
+        if re.fullmatch(rf"{_UNCASED}+", w):
+            continue
+        if low in given_names() or name_evidence(w, lexicon, surname=True):
+            if low in common and not w[:1].isupper():
+                return False          # "thanks,\nwill do": a lower-case common word
+            continue
+        return False
+    return True
