@@ -1,4 +1,5 @@
-"""Opening documents for the window: .txt/.md/.eml/.docx/.pdf and bad input."""
+"""Opening documents for the window: .txt/.md/.eml/.docx/.pdf/.csv and bad input (the
+.docx and .eml readers in detail: test_documents_docx.py, test_documents_eml.py)."""
 
 from __future__ import annotations
 
@@ -32,17 +33,6 @@ def test_eml_headers_and_decoded_body(tmp_path):
     text = read_for_window(p)
     assert text.startswith("From: Max <max@example.com>\nTo: jane@example.com\nSubject: Hi")
     assert "Jane Doe paid 10 €." in text
-
-
-def test_docx_paragraphs(tmp_path):
-    p = tmp_path / "d.docx"
-    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-    with zipfile.ZipFile(p, "w") as zf:
-        zf.writestr("word/document.xml",
-                    f'<w:document xmlns:w="{w}"><w:body><w:p><w:r><w:t>A</w:t><w:tab/>'
-                    f'<w:t>B</w:t></w:r></w:p><w:p><w:r><w:t>C</w:t></w:r></w:p>'
-                    f'</w:body></w:document>')
-    assert read_for_window(p) == "A\tB\nC\n"
 
 
 def test_pdf_text(tmp_path):
@@ -117,3 +107,33 @@ def test_unsupported_types_say_what_to_save_them_as(tmp_path):
     notes = tmp_path / "notes.log"                       # plain text still opens
     notes.write_text("Jane Doe called.", encoding="utf-8")
     assert read_for_window(notes) == "Jane Doe called."
+
+
+def test_pdf_pages_without_text_are_named(tmp_path):
+    from docfiles import make_pdf_pages
+
+    from preflight.app.documents import open_for_window
+
+    p = tmp_path / "claim.pdf"
+    p.write_bytes(make_pdf_pages(["Claim by Jane Doe", "", "Paid to IBAN DE89 3704", ""]))
+    doc = open_for_window(p)
+    assert "Claim by Jane Doe" in doc.text and "Paid to IBAN DE89 3704" in doc.text
+    assert doc.notices == ("Pages 2 and 4 of claim.pdf have no text Preflight can read (a "
+                           "scan?) and are left out: run OCR on the file, or paste that "
+                           "text.",)
+
+
+def test_password_protected_pdf_says_so(tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    writer.add_page(PdfReader(io.BytesIO(_pdf("Salary of Jane Doe"))).pages[0])
+    writer.encrypt(user_password="s3cret", algorithm="AES-128")
+    p = tmp_path / "salary.pdf"
+    with p.open("wb") as fh:
+        writer.write(fh)
+    with pytest.raises(InputError) as err:
+        read_for_window(p)
+    assert err.value.message == ("salary.pdf is password-protected, so Preflight cannot "
+                                 "read it.")
+    assert "without the password" in err.value.hint

@@ -99,3 +99,33 @@ def test_plain_text_keeps_crlf_for_the_cli_only(tmp_path: Path) -> None:
 def test_missing_docx_is_a_one_line_error(tmp_path: Path) -> None:
     code, _out, err = run("detect", str(tmp_path / "nope.docx"))
     assert code == 2 and "does not exist" in err and "Traceback" not in err
+
+
+def test_what_was_not_read_is_noted_on_stderr(tmp_path: Path) -> None:
+    from email.message import EmailMessage
+
+    import docx
+    from docfiles import add_picture
+
+    msg = EmailMessage()
+    msg["From"] = "Ruth Klein <ruth.klein@northwind.example>"
+    msg["Bcc"] = "ana.lima@northwind.example"
+    msg.set_content("Contract attached.")
+    msg.add_attachment(b"%PDF-1.4 " + b"x" * 2039, maintype="application", subtype="pdf",
+                       filename="contract.pdf")
+    mail = tmp_path / "mail.eml"
+    mail.write_bytes(msg.as_bytes())
+    code, out, err = run("detect", str(mail), "--json")
+    assert code == 0
+    assert err == "preflight: note: Attachment not read: contract.pdf (application/pdf, 2 KB).\n"
+    assert "ana.lima@northwind.example" in EmailDetector.seen[0]      # Bcc is read
+    assert [e["type"] for e in json.loads(out)["entities"]] == ["EMAIL_ADDRESS"] * 2
+
+    d = docx.Document()
+    d.add_paragraph("Badge photo of Max Power:")
+    add_picture(d.add_paragraph())
+    d.save(str(tmp_path / "badge.docx"))
+    code, out, err = run("sanitize", str(tmp_path / "badge.docx"), "-m", "redact")
+    assert code == 0 and out.startswith("Badge photo of Max Power:")
+    assert ("preflight: note: Not read in badge.docx: 1 image (Preflight reads only the "
+            "text; nothing else is sent).") in err.splitlines()

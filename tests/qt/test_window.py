@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import zipfile
+import sys
+from pathlib import Path
 
 from fakes import SAMPLE, FakeFinding
 from PySide6.QtCore import QPoint, Qt
@@ -279,14 +280,24 @@ def test_open_files_txt_eml_docx(qtbot, window, tmp_path):
     window.open_file(str(eml))
     qtbot.waitUntil(lambda: bool("café" in window.doc.text), timeout=3000)
     assert window.doc.text.startswith("From: Max Power <max@example.com>")
+    assert window.status_text.text() == "Opened m.eml."
+    import docx as python_docx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+    from docfiles import add_picture
+
+    document = python_docx.Document()
+    document.add_paragraph("Jane Doe")
+    document.add_paragraph("second line")
+    add_picture(document.add_paragraph())
     docx = tmp_path / "d.docx"
-    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-    with zipfile.ZipFile(docx, "w") as zf:
-        zf.writestr("word/document.xml",
-                    f'<w:document xmlns:w="{w}"><w:body><w:p><w:r><w:t>Jane Doe</w:t></w:r>'
-                    f'</w:p><w:p><w:r><w:t>second line</w:t></w:r></w:p></w:body></w:document>')
+    document.save(str(docx))
     window.open_file(str(docx))
     qtbot.waitUntil(lambda: bool(window.doc.text == "Jane Doe\nsecond line\n"), timeout=3000)
+    # what could not be read is said where the opening is
+    assert window.status_text.text() == ("Opened d.docx. Not read in d.docx: 1 image "
+                                         "(Preflight reads only the text; nothing else is "
+                                         "sent).")
 
 
 def test_bad_file_shows_message_not_traceback(qtbot, window, tmp_path):

@@ -1,18 +1,19 @@
-"""Reading a document for either face: plain text, e-mail, Word and PDF files.
+"""Reading a document for either face: plain text, e-mail, Word, PDF and CSV files.
 
-:func:`read_document` is what the CLI commands read (``preflight detect report.docx``);
-:func:`read_for_window` is what the window opens or has dropped on it. Both read the same
-formats the same way; the window's copy has its line endings normalized.
+:func:`open_document` is what the CLI commands read (``preflight detect report.docx``);
+:func:`open_for_window` is what the window opens or has dropped on it. Both read the same
+formats the same way and return a :class:`Document`: the text, and the notices that name
+in the user's words what could not be read (an image, an attachment, a page without
+text), which each face shows — nothing is dropped without a word. The window's copy has
+its line endings normalized.
 
 - .txt/.md, stdin and anything else textual: :func:`preflight.core.textio.read_document`
   (its size, binary and UTF-8 checks and messages).
-- .eml: parsed with the standard library's ``email`` package — the headers a reader needs
-  (From, To, Cc, Date, Subject) and the plain-text body, decoded from quoted-printable or
-  base64 (HTML-only mails: tags stripped).
-- .docx: paragraphs of ``word/document.xml`` read with ``zipfile`` + ElementTree (no extra
-  dependency; tables and text boxes come out as paragraphs, formatting is dropped).
-- .pdf: only when the pure-Python ``pypdf`` package is installed (it is optional);
-  otherwise an error says how to get the text out.
+- .eml: :mod:`preflight.app.eml_reader` (the standard library's ``email`` package: every
+  header a person would see, every text part; attachments named).
+- .docx: :mod:`preflight.app.docx_reader` (python-docx: body, tables, headers, footers,
+  footnotes, endnotes, comments; images, charts and objects named).
+- .pdf: the pure-Python ``pypdf`` package; pages without extractable text are named.
 - .csv: parsed with the standard library's ``csv`` (the header line's separator: comma,
   semicolon or tab); each row becomes one line of ``column: value`` pairs, so a detector sees the
   column name beside each value ("Salary: 68500") and a model reads records, not commas.
@@ -27,47 +28,65 @@ its offsets refer to that text.
 from __future__ import annotations
 
 import csv
-import email
-import email.policy
 import io
-import re
-import zipfile
+from dataclasses import dataclass
 from pathlib import Path
-from xml.etree import ElementTree
 
 from preflight.core.errors import InputError
-from preflight.core.textio import MAX_DOCUMENT_BYTES, decode_document, read_regular_file
+from preflight.core.textio import MAX_DOCUMENT_BYTES, read_regular_file
 from preflight.core.textio import read_document as read_text_document
 
-_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+@dataclass(frozen=True)
+class Document:
+    """A document's text, and what could not be read from it in the user's words."""
+
+    text: str
+    notices: tuple[str, ...] = ()
 
 
-def read_document(source: str | Path) -> str:
-    """The text of a file (``"-"``: standard input), for the CLI.
+def open_document(source: str | Path) -> Document:
+    """A file (``"-"``: standard input), for the CLI.
 
     Plain text comes back exactly as stored (CRLF kept; offsets refer to the file), the
     structured formats as their extracted text.
     """
     if str(source) == "-":
-        return read_text_document("-")
+        return Document(read_text_document("-"))
     p = Path(source)
     suffix = p.suffix.lower()
     if suffix == ".eml":
-        return _read_eml(p)
+        from preflight.app.eml_reader import read_eml
+
+        return read_eml(p, _raw(p))
     if suffix == ".docx":
-        return _read_docx(p)
+        from preflight.app.docx_reader import read_docx   # python-docx loads only for .docx
+
+        return read_docx(p, _raw(p))
     if suffix == ".pdf":
         return _read_pdf(p)
     if suffix == ".csv":
-        return _read_csv(p)
-    return read_text_document(str(p))
+        return Document(_read_csv(p))
+    return Document(read_text_document(str(p)))
+
+
+def read_document(source: str | Path) -> str:
+    """Only the text of :func:`open_document` (to compare texts; a face shows the notices
+    too: :func:`open_document`)."""
+    return open_document(source).text
+
+
+def open_for_window(path: str | Path) -> Document:
+    """The same document, its text with ``\\n`` line endings (what the window's editor
+    holds); a file type the window does not open is refused first (:func:`check_openable`)."""
+    check_openable(Path(path))
+    doc = open_document(Path(path))
+    return Document(doc.text.replace("\r\n", "\n").replace("\r", "\n"), doc.notices)
 
 
 def read_for_window(path: str | Path) -> str:
-    """The same text, with ``\\n`` line endings (what the window's editor holds); a file
-    type the window does not open is refused first (:func:`check_openable`)."""
-    check_openable(Path(path))
-    return read_document(Path(path)).replace("\r\n", "\n").replace("\r", "\n")
+    """Only the text of :func:`open_for_window` (to compare texts)."""
+    return open_for_window(path).text
 
 
 #: What Open and a drop accept: the structured formats above and plain text.
@@ -108,51 +127,6 @@ def _raw(p: Path) -> bytes:
     return data
 
 
-def _read_eml(p: Path) -> str:
-    msg = email.message_from_bytes(_raw(p), policy=email.policy.default)
-    head = []
-    for name in ("From", "To", "Cc", "Date", "Subject"):
-        if msg.get(name):
-            head.append(f"{name}: {msg.get(name)}")
-    body = msg.get_body(preferencelist=("plain", "html"))
-    text = ""
-    if body is not None:
-        try:
-            text = body.get_content()
-        except (LookupError, UnicodeError):
-            text = decode_document(body.get_payload(decode=True) or b"", p.name)
-        if body.get_content_type() == "text/html":
-            text = re.sub(r"<[^>]+>", " ", text)
-    return "\n".join(head) + ("\n\n" if head else "") + text.strip() + "\n"
-
-
-def _read_docx(p: Path) -> str:
-    unreadable = InputError(f"{p.name} is not a readable .docx file.",
-                            "Open it in a word processor and save it as .docx or .txt.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(_raw(p))) as zf:
-            if zf.getinfo("word/document.xml").file_size > MAX_DOCUMENT_BYTES * 20:
-                raise InputError(f"{p.name} holds more text than Preflight opens at once.",
-                                 "Split the document into smaller parts.")
-            xml = zf.read("word/document.xml")
-        root = ElementTree.fromstring(xml)
-    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError, RecursionError, OSError,
-            EOFError, NotImplementedError):   # damaged, truncated, or an unknown compression
-        raise unreadable from None
-    paras = []
-    for para in root.iter(f"{_W}p"):
-        parts = []
-        for node in para.iter():
-            if node.tag == f"{_W}t" and node.text:
-                parts.append(node.text)
-            elif node.tag == f"{_W}tab":
-                parts.append("\t")
-            elif node.tag in (f"{_W}br", f"{_W}cr"):
-                parts.append("\n")
-        paras.append("".join(parts))
-    return "\n".join(paras).strip() + "\n"
-
-
 def _read_csv(p: Path) -> str:
     text = read_text_document(str(p))
     first = text.split("\n", 1)[0]
@@ -176,7 +150,7 @@ def _read_csv(p: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _read_pdf(p: Path) -> str:
+def _read_pdf(p: Path) -> Document:
     try:
         from pypdf import PdfReader
     except ImportError:
@@ -185,13 +159,26 @@ def _read_pdf(p: Path) -> str:
             "Install it (pip install pypdf) or copy the PDF's text and paste it here.",
         ) from None
     data = _raw(p)
+    reader = None
     try:
-        reader = PdfReader(io.BytesIO(data))
-        text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
+        reader = PdfReader(io.BytesIO(data))      # tries the empty password itself
+        pages = [page.extract_text() or "" for page in reader.pages]
     except Exception as exc:  # noqa: BLE001 - pypdf raises many types for damaged files
+        if reader is not None and reader.is_encrypted:
+            raise InputError(f"{p.name} is password-protected, so Preflight cannot read it.",
+                             "Open it, save a copy without the password (or print it to a "
+                             "new PDF), and open that.") from None
         raise InputError(f"{p.name} could not be read as PDF ({type(exc).__name__}).",
                          "Copy its text and paste it here.") from None
-    if not text.strip():
+    empty = [i + 1 for i, text in enumerate(pages) if not text.strip()]
+    if len(empty) == len(pages):
         raise InputError(f"{p.name} has no extractable text (a scan?).",
                          "Run OCR on it first, or paste the text.")
-    return text
+    notices = ()
+    if empty:
+        which = (f"Page {empty[0]}" if len(empty) == 1 else
+                 "Pages " + ", ".join(map(str, empty[:-1])) + f" and {empty[-1]}")
+        notices = (f"{which} of {p.name} {'has' if len(empty) == 1 else 'have'} no text "
+                   "Preflight can read (a scan?) and " + ("is" if len(empty) == 1 else "are")
+                   + " left out: run OCR on the file, or paste that text.",)
+    return Document("\n\n".join(pages), notices)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.documents import read_for_window
+from preflight.app.documents import Document, open_for_window
 from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text, utility_number
 from preflight.core.sanitize.policy import effective_type
@@ -556,15 +556,17 @@ class QtMainWindow(QMainWindow):
             self.open_file(path)
 
     def open_file(self, path: str) -> None:
-        def done(text: str) -> None:
+        def done(doc: Document) -> None:
             self._reset_document_state()         # a new document starts over
-            self.original.set_document_text(text)
-            self.status_text.setText(f"Opened {Path(path).name}.")
+            self.original.set_document_text(doc.text)
+            # what could not be read is said where the file's opening is, never dropped
+            self.status_text.setText(" ".join((f"Opened {Path(path).name}.", *doc.notices)))
+            self.status_text.setToolTip("\n".join(doc.notices))
 
-        def read(ctx) -> str:
-            text = read_for_window(path)
-            self.backend.new_document(Path(path), text)   # its placeholders stay stable
-            return text
+        def read(ctx) -> Document:
+            doc = open_for_window(path)
+            self.backend.new_document(Path(path), doc.text)   # its placeholders stay stable
+            return doc
 
         QtOp(self, read, done, lambda exc: show_error(self, *error_text(exc))).run()
 

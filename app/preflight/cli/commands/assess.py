@@ -8,12 +8,12 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from preflight.app.documents import read_document
 from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
+from preflight.cli.document_arg import read_input
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError
 from preflight.core.utility.curve import read_curve, utility_curve
@@ -68,7 +68,7 @@ def sanitize_document(services: Services, text: str, policy: Any, epsilon: float
 def read_and_sanitize(args: argparse.Namespace) -> tuple[Services, str, Any, Any, list, Any]:
     """The shared start of `assess` and `privacy`: (services, text, policy, sanitized,
     spans, the d_X preparation or None) for ``args.file`` under the chosen policy."""
-    text = read_document(args.file)
+    text = read_input(args.file)
     services = build_services()
     policy = chosen_policy(args, services)
     sanitized, spans, prepared = sanitize_document(services, text, policy, args.epsilon,

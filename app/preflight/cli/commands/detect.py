@@ -11,8 +11,8 @@ import sys
 
 from dataclasses import replace
 
-from preflight.app.documents import read_document
 from preflight.app.services import build_services
+from preflight.cli.document_arg import read_input
 from preflight.cli.main import print_json
 
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = read_document(args.file)
+    text = read_input(args.file)
     services = build_services()
     base = services.settings.detection
     detection = replace(base, deny_list=[*base.deny_list, *args.deny],

@@ -16,7 +16,8 @@ from preflight.core.errors import PreflightError
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gui", help="open the Preflight window")
-    p.add_argument("file", nargs="?", help="a document to open (.txt, .md, .eml, .docx, .pdf)")
+    p.add_argument("file", nargs="?",
+                   help="a document to open (.txt, .md, .eml, .docx, .pdf, .csv)")
     p.add_argument("--theme", choices=("system", "light", "dark"),
                    help="override the appearance setting for this run")
     p.set_defaults(handler=run)

@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.app.documents import read_document
     from preflight.app.services import build_services
+    from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
     from preflight.core.errors import ConfigError
     from preflight.core.sanitize.base import SanitizeParams
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if eps_min is not None or eps_max is not None or any(org.epsilon_bounds):
         lo, hi = services.dx().epsilon_range
         eps_min, eps_max = org.clamp_epsilon_range(eps_min or lo, eps_max or hi)
-    text = read_document(args.file)
+    text = read_input(args.file)
     spans = services.detector().detect(text)
     chosen = chosen_policy(args, services)
     mech = services.mechanism(chosen)

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from preflight.app.documents import read_document
 from preflight.app.services import build_services
 from preflight.core import paths
+from preflight.cli.document_arg import read_input
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy import DxScope
@@ -58,7 +58,7 @@ def default_vault_path(text: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
-    text = read_document(args.file)
+    text = read_input(args.file)
     if args.vault:   # a bad --vault fails now, not after detection
         check_vault_target(Path(args.vault), document_sha256(text), _document_name(args.file))
     services = build_services()

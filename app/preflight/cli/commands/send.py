@@ -237,8 +237,8 @@ def remember_allowed(plan: Any, ids: list[str], org: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.app.documents import read_document
     from preflight.app.services import build_services
+    from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.answer_text import (
@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     from preflight.core.send.session import Confirmation, SendBlocked
     from preflight.core.send.stream import MAX_ANSWER_CHARS
 
-    text = read_document(args.file)
+    text = read_input(args.file)
     task = _task(args)
     services = build_services()
     session = services.send_session()
