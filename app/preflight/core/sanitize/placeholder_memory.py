@@ -12,7 +12,10 @@ it), or the hash of the text for stdin; the window passes its open document's id
 Memories live beside the vaults (``<data dir>/placeholders/<sha256 of the identity>.json``),
 owner-only (0600), written atomically. They hold no value in clear: each entry's key is an
 HMAC of (kind, type label, value key) under a random per-document salt, and its token is a
-placeholder or surrogate — text that already left the machine in a payload. Nothing here
+placeholder or surrogate — text that already left the machine in a payload. A second
+index maps an HMAC of the value key alone to its type label, so a later request can ask
+"was this string protected before?" (:meth:`PlaceholderMemory.label_of`) without the
+memory holding the value. Nothing here
 is ever sent anywhere. A damaged file is set aside (the memory starts empty): it only
 steers numbering, so it must never stop a sanitization.
 """
@@ -58,10 +61,12 @@ class PlaceholderMemory:
     only (the window's unsaved document)."""
 
     def __init__(self, path: Path | None = None, *, salt: bytes | None = None,
-                 tokens: dict[str, str] | None = None) -> None:
+                 tokens: dict[str, str] | None = None,
+                 values: dict[str, str] | None = None) -> None:
         self.path = path
         self._salt = salt if salt is not None else secrets.token_bytes(16)
         self._tokens: dict[str, str] = dict(tokens or {})
+        self._values: dict[str, str] = dict(values or {})   # HMAC(value key) -> label
         self._dirty = False
 
     @classmethod
@@ -83,10 +88,12 @@ class PlaceholderMemory:
             if data.get("schema_version") != SCHEMA_VERSION:
                 raise ValueError("unknown schema")
             tokens = data["tokens"]
-            if not isinstance(tokens, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
-                raise ValueError("bad tokens")
-            return cls(path, salt=bytes.fromhex(data["salt"]), tokens=tokens)
+            values = data.get("values", {})      # absent in files written before the index
+            for table in (tokens, values):
+                if not isinstance(table, dict) or not all(
+                        isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+                    raise ValueError("bad tokens")
+            return cls(path, salt=bytes.fromhex(data["salt"]), tokens=tokens, values=values)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             log.info("placeholder memory damaged (%s); starting empty", exc)
             return cls(path)
@@ -103,6 +110,28 @@ class PlaceholderMemory:
         if self._tokens.get(key) != token:
             self._tokens[key] = token
             self._dirty = True
+        index = self._key("value", "", value_key)
+        if self._values.get(index) != label:
+            self._values[index] = label
+            self._dirty = True
+
+    def label_of(self, value_key: str) -> str | None:
+        """The type label a value with this key was protected under in an earlier
+        sanitization of the document, or None. Entries recorded before the value index
+        existed are found through the placeholder labels their tokens carry."""
+        label = self._values.get(self._key("value", "", value_key))
+        if label is not None:
+            return label
+        for known in self._legacy_labels():
+            if self.token_for("placeholder", known, value_key) is not None:
+                return known
+        return None
+
+    def _legacy_labels(self) -> set[str]:
+        if len(self._values) >= len(self._tokens):
+            return set()          # every entry is indexed
+        return {m.group(1) for t in self._tokens.values()
+                if (m := _PLACEHOLDER.fullmatch(t))}
 
     def highest(self, label: str) -> int:
         """The highest number any placeholder ``<label_N>`` of this document ever had."""
@@ -121,7 +150,7 @@ class PlaceholderMemory:
         if self.path is None or not self._dirty:
             return self.path
         data = {"schema_version": SCHEMA_VERSION, "salt": self._salt.hex(),
-                "tokens": self._tokens}
+                "tokens": self._tokens, "values": self._values}
         atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
         self._dirty = False
         return self.path
