@@ -206,3 +206,38 @@ def test_patching_keeps_the_rest_of_the_sanitized_text():
     # a value inside a change already made is left as it was
     assert patch_sanitized(text, sanitized, [(5, 8, "<PERSON_9>", "PERSON")]).text == \
         sanitized.text
+
+
+def test_the_memory_finds_earlier_values_in_other_spellings(tmp_path):
+    from preflight.core.sanitize.operators import value_key
+    from preflight.core.send.request_scope import remembered_spans
+
+    memory = PlaceholderMemory.open("file:/claims.txt", tmp_path)
+    memory.record("placeholder", "PERSON", value_key("Tomás Ferreira", "PERSON"),
+                  "<PERSON_1>")
+    memory.record("placeholder", "PHONE_NUMBER",
+                  value_key("+351 21 555 0147", "PHONE_NUMBER"), "<PHONE_NUMBER_1>")
+    memory.record("placeholder", "PERSON", value_key("mark", "PERSON"), "<PERSON_2>")
+    memory.save()
+    later = PlaceholderMemory.open("file:/claims.txt", tmp_path)
+    text = ("Claim filed by TOMÁS FERREIRA (tel. +351-21-555-0147). Please mark the "
+            "form as received.")
+    found = {(text[s.start:s.end], s.type) for s in remembered_spans(text, later)}
+    assert found == {("TOMÁS FERREIRA", "PERSON"), ("+351-21-555-0147", "PHONE_NUMBER")}
+
+
+def test_a_memory_written_before_the_value_index_still_answers(tmp_path):
+    from preflight.core.sanitize.operators import value_key
+    from preflight.core.sanitize.placeholder_memory import memory_path
+
+    memory = PlaceholderMemory.open("file:/old.txt", tmp_path)
+    memory.record("placeholder", "EMAIL_ADDRESS", value_key("ana@firma.example", ""),
+                  "<EMAIL_ADDRESS_3>")
+    memory.save()
+    path = memory_path("file:/old.txt", tmp_path)
+    data = json.loads(path.read_text())
+    del data["values"]                      # the file as an earlier version wrote it
+    path.write_text(json.dumps(data))
+    old = PlaceholderMemory.open("file:/old.txt", tmp_path)
+    assert old.label_of(value_key("ANA@firma.example", "")) == "EMAIL_ADDRESS"
+    assert old.label_of(value_key("bo@firma.example", "")) is None

@@ -67,6 +67,7 @@ class PlaceholderMemory:
         self._salt = salt if salt is not None else secrets.token_bytes(16)
         self._tokens: dict[str, str] = dict(tokens or {})
         self._values: dict[str, str] = dict(values or {})   # HMAC(value key) -> label
+        self._legacy: set[str] | None = None    # labels of entries written before the index
         self._dirty = False
 
     @classmethod
@@ -100,7 +101,7 @@ class PlaceholderMemory:
 
     def _key(self, kind: str, label: str, value_key: str) -> str:
         msg = f"{kind}\0{label}\0{value_key}".encode("utf-8", "surrogatepass")
-        return hmac.new(self._salt, msg, hashlib.sha256).hexdigest()[:32]
+        return hmac.digest(self._salt, msg, "sha256").hex()[:32]
 
     def token_for(self, kind: str, label: str, value_key: str) -> str | None:
         return self._tokens.get(self._key(kind, label, value_key))
@@ -110,6 +111,7 @@ class PlaceholderMemory:
         if self._tokens.get(key) != token:
             self._tokens[key] = token
             self._dirty = True
+            self._legacy = None
         index = self._key("value", "", value_key)
         if self._values.get(index) != label:
             self._values[index] = label
@@ -130,8 +132,10 @@ class PlaceholderMemory:
     def _legacy_labels(self) -> set[str]:
         if len(self._values) >= len(self._tokens):
             return set()          # every entry is indexed
-        return {m.group(1) for t in self._tokens.values()
-                if (m := _PLACEHOLDER.fullmatch(t))}
+        if self._legacy is None:
+            self._legacy = {m.group(1) for t in self._tokens.values()
+                            if (m := _PLACEHOLDER.fullmatch(t))}
+        return self._legacy
 
     def highest(self, label: str) -> int:
         """The highest number any placeholder ``<label_N>`` of this document ever had."""

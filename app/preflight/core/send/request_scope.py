@@ -186,9 +186,17 @@ def remembered_spans(text: str, memory: Any, allowed: set[str] = frozenset()) ->
     key the memory knows); longest first, never overlapping."""
     if memory is None or not len(memory) or not text.strip():
         return []
-    from preflight.core.sanitize.operators import value_key   # (imports Faker: lazily)
+    from preflight.core.pii.canonical import readable
 
     words = [m.span() for m in re.finditer(r"\S+", text)]
+    # the two spellings a value key can have (value_key): its words case-folded, or a
+    # number's letters and digits alone; built per word once, joined per run
+    forms = []
+    for a, b in words:
+        word = readable(text[a:b]).casefold()
+        forms.append((word, word.lstrip(_EDGE), word.rstrip(_EDGE), word.strip(_EDGE),
+                      "".join(ch for ch in word if ch.isalnum())))
+    labels: dict[str, str | None] = {}      # each key looked up once
     hits: list[Span] = []
     for i in range(len(words)):
         for j in range(min(len(words), i + MAX_MEMORY_WORDS) - 1, i - 1, -1):
@@ -197,9 +205,16 @@ def remembered_spans(text: str, memory: Any, allowed: set[str] = frozenset()) ->
             if (len(value) < MIN_VALUE_CHARS or value.casefold() in allowed
                     or (value.islower() and _LETTERS.fullmatch(value))):
                 continue            # a lower-case word alone is prose ("mark", "will")
-            # both spellings a key can have: words, or a number's characters alone
-            keys = dict.fromkeys((value_key(value, ""), value_key(value, "PHONE_NUMBER")))
-            label = next(filter(None, map(memory.label_of, keys)), None)
+            plain = (forms[i][3] if i == j else " ".join(
+                [forms[i][1], *(f[0] for f in forms[i + 1:j]), forms[j][2]]))
+            # (the types keyed compact are numbers: no digit, no such key)
+            compact = ("".join(f[4] for f in forms[i:j + 1])
+                       if any(c.isdigit() for c in value) else "")
+            label = None
+            for key in (plain, compact):
+                if key and key not in labels:
+                    labels[key] = memory.label_of(key)
+                label = label or labels.get(key)
             if label is not None:
                 hits.append(Span(start, end, label, category_of(label), 0.9, REMEMBERED,
                                  "protected in an earlier send of this document"))
