@@ -241,3 +241,21 @@ def test_a_memory_written_before_the_value_index_still_answers(tmp_path):
     old = PlaceholderMemory.open("file:/old.txt", tmp_path)
     assert old.label_of(value_key("ANA@firma.example", "")) == "EMAIL_ADDRESS"
     assert old.label_of(value_key("bo@firma.example", "")) is None
+
+
+def test_a_text_that_cannot_be_patched_blocks_instead(server, tmp_path):
+    from dataclasses import replace
+
+    doc = ("We met April Lee at the supplier day and agreed on the pilot; April Lee will "
+           "send the figures on Monday.")
+    detector = SplitVerdictDetector("April Lee")
+    session = _session(server, tmp_path, detector)
+    spans, sanitized, vault = _sanitized(doc, detector)
+    # a mechanism that rewrote a word without saying so: its changes no longer map the
+    # text, so nothing can be placed in it
+    odd = replace(sanitized, text=sanitized.text.replace("figures", "numbers"))
+    plan = session.prepare_send(doc, "loop", odd.method, SanitizeParams(),
+                                Task("question", question="When will April Lee send them?"),
+                                spans=spans, sanitized=odd, vault=vault)
+    assert plan.sanitized.text == odd.text
+    assert {(f.value, f.part) for f in plan.blocking} == {("April Lee", "document")}

@@ -113,8 +113,11 @@ def protect_request(task: Task, *, detector: Detector, original: str,
     reps, doc_values = _document_replacements(original, doc_new, policy, entries, reserved)
     values += doc_values
     patched = patch_sanitized(original, sanitized, reps) if reps else sanitized
-    if patched is None:      # the mechanism did not copy its source: the re-scan blocks
-        patched = sanitized
+    if patched is None:
+        # the mechanism did not copy its source, so nothing can be placed: the text stays
+        # and the re-scan blocks these values, at places the policy kept too
+        patched = replace(sanitized, info=_without_kept(sanitized.info,
+                                                        [(a, b) for a, b, _, _ in reps]))
     if len(entries) > before:
         vault = vault_with(vault, entries, policy)
     _remember(memory, entries)
@@ -322,12 +325,20 @@ def patch_sanitized(original: str, sanitized: SanitizedText,
         out_len += len(replacement)
         cursor = end
     parts.append(original[cursor:])
-    info = dict(sanitized.info)
-    if isinstance(info.get("kept_spans"), list):
-        info["kept_spans"] = [k for k in info["kept_spans"]
-                              if not any(int(k[0]) < e and s < int(k[1]) for s, e in touched)]
+    info = _without_kept(sanitized.info, touched)
     info["request_protected"] = len(touched)
     return SanitizedText("".join(parts), sanitized.method, tuple(changes), info)
+
+
+def _without_kept(info: dict[str, Any], ranges: Sequence[tuple[int, int]]
+                  ) -> dict[str, Any]:
+    """``info`` whose ``kept_spans`` (what the policy kept on purpose) no longer hold
+    the places another part of the request protects."""
+    info = dict(info)
+    if isinstance(info.get("kept_spans"), list):
+        info["kept_spans"] = [k for k in info["kept_spans"]
+                              if not any(int(k[0]) < e and s < int(k[1]) for s, e in ranges)]
+    return info
 
 
 def _copies_source(original: str, sanitized: SanitizedText) -> bool:
