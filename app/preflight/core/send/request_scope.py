@@ -25,6 +25,7 @@ question's copy would be ``<PERSON_2>`` and the document's would leave verbatim.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
@@ -150,9 +151,18 @@ def _split(spans: Iterable[Span], offsets: Sequence[int]) -> list[list[Span]]:
 
 
 def _uncovered(new: Iterable[Span], spans: Sequence[Span]) -> list[Span]:
-    """The new spans not already inside a detection of the document."""
-    return [s for s in new if not any(d.start <= s.start and s.end <= d.end
-                                      and d.type == s.type for d in spans)]
+    """The new spans not already inside a detection of the same type in the document
+    (the detector's spans do not overlap: the one starting last before is the only
+    candidate)."""
+    ordered = sorted(spans, key=lambda d: d.start)
+    starts = [d.start for d in ordered]
+    out = []
+    for s in new:
+        i = bisect.bisect_right(starts, s.start) - 1
+        d = ordered[i] if i >= 0 else None
+        if d is None or not (s.end <= d.end and d.type == s.type):
+            out.append(s)
+    return out
 
 
 def _value_listing(original: str, spans: Sequence[Span]) -> tuple[str, list[Span]]:
