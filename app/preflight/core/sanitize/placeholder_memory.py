@@ -28,6 +28,7 @@ import json
 import logging
 import re
 import secrets
+import threading
 from pathlib import Path
 
 from preflight.core.fsutil import atomic_write_text
@@ -69,6 +70,7 @@ class PlaceholderMemory:
         self._values: dict[str, str] = dict(values or {})   # HMAC(value key) -> label
         self._legacy: set[str] | None = None    # labels of entries written before the index
         self._dirty = False
+        self._lock = threading.Lock()
 
     @classmethod
     def open(cls, identity: str, folder: Path | None = None) -> PlaceholderMemory:
@@ -108,14 +110,15 @@ class PlaceholderMemory:
 
     def record(self, kind: str, label: str, value_key: str, token: str) -> None:
         key = self._key(kind, label, value_key)
-        if self._tokens.get(key) != token:
-            self._tokens[key] = token
-            self._dirty = True
-            self._legacy = None
         index = self._key("value", "", value_key)
-        if self._values.get(index) != label:
-            self._values[index] = label
-            self._dirty = True
+        with self._lock:     # the window's lanes sanitize and send with one memory
+            if self._tokens.get(key) != token:
+                self._tokens[key] = token
+                self._dirty = True
+                self._legacy = None
+            if self._values.get(index) != label:
+                self._values[index] = label
+                self._dirty = True
 
     def label_of(self, value_key: str) -> str | None:
         """The type label a value with this key was protected under in an earlier
@@ -151,10 +154,11 @@ class PlaceholderMemory:
 
     def save(self) -> Path | None:
         """Write the memory (owner-only, atomically) if it changed; returns its path."""
-        if self.path is None or not self._dirty:
+        with self._lock:
+            if self.path is None or not self._dirty:
+                return self.path
+            data = {"schema_version": SCHEMA_VERSION, "salt": self._salt.hex(),
+                    "tokens": self._tokens, "values": self._values}
+            atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
+            self._dirty = False
             return self.path
-        data = {"schema_version": SCHEMA_VERSION, "salt": self._salt.hex(),
-                "tokens": self._tokens, "values": self._values}
-        atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
-        self._dirty = False
-        return self.path
