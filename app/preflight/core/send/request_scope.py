@@ -70,7 +70,6 @@ class ProtectedRequest:
     sanitized: SanitizedText
     vault: Any
     values: tuple[ClassifiedValue, ...]   # for the re-scan: what must not be on the wire
-    added: int                             # document places protected for another part
 
 
 def protect_request(task: Task, *, detector: Detector, original: str,
@@ -123,8 +122,7 @@ def protect_request(task: Task, *, detector: Detector, original: str,
         vault = vault_with(vault, entries, policy)
     _remember(memory, entries)
     return ProtectedRequest(task.with_user_text(typed["question"], typed["instruction"]),
-                            patched, vault, tuple(values),
-                            len(reps) if patched is not sanitized else 0)
+                            patched, vault, tuple(values))
 
 
 # -- the parts as one text -----------------------------------------------------------------
@@ -336,7 +334,6 @@ def patch_sanitized(original: str, sanitized: SanitizedText,
         cursor = end
     parts.append(original[cursor:])
     info = _without_kept(sanitized.info, touched)
-    info["request_protected"] = len(touched)
     return SanitizedText("".join(parts), sanitized.method, tuple(changes), info)
 
 
