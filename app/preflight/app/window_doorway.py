@@ -282,7 +282,7 @@ class WindowDoorway:
         eps = (sanitized.info or {}).get("epsilon")
         return self._send_session().prepare_send(
             original, provider, sanitized.method, SanitizeParams(epsilon=eps), task,
-            spans=list(spans), sanitized=sanitized, vault=vault,
+            spans=list(spans), sanitized=sanitized, vault=vault, memory=self._memory,
             predicted_utility=prediction.value if prediction else None,
             features=prediction.features if prediction and prediction.features else None,
         )

@@ -283,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
     memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
     sanitized, vault = services.sanitize(policy, text, spans, params, memory=memory)
     plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
-                                sanitized=sanitized, vault=vault)
+                                sanitized=sanitized, vault=vault, memory=memory)
     overrides = set(args.allow) | set(args.remember_allow)
     unknown = overrides - {f.id for f in plan.findings}
     if unknown:

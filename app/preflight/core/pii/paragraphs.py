@@ -5,7 +5,9 @@ The detector runs Presidio (and so the NER model) on each paragraph — text bet
 lines — on its own; a paragraph longer than a detection window is analyzed in windows
 (:func:`~preflight.core.pii.detector.text_windows`). What Presidio found in a paragraph
 depends only on the paragraph's text and the deny-list, so it is kept, keyed by both,
-with offsets relative to the paragraph. Everything that looks at the whole document
+with offsets relative to the paragraph; the paragraphs a call has not seen are analyzed
+together (one batch for the NER model), each distinct text once. Everything that looks
+at the whole document
 (cleaning against the document's words, person checks, "Surname, Given" pairs, value
 propagation, overlaps) runs after, over all paragraphs, on every call: an incremental
 result is the full pass's result.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,20 +64,35 @@ class ParagraphCache:
                 analyze: Callable[[str], list[RawResult]]) -> tuple[RawResult, ...]:
         """The results for ``paragraph`` (relative offsets): cached ones when ``reuse``,
         else ``analyze(paragraph)`` (stored for later)."""
-        key = (paragraph, variant)
+        (found,) = self.results_many([paragraph], variant, reuse,
+                                     lambda ps: [analyze(p) for p in ps])
+        return found
+
+    def results_many(self, paragraphs: Sequence[str], variant: tuple, reuse: bool,
+                     analyze: Callable[[list[str]], Sequence[Sequence[RawResult]]]
+                     ) -> list[tuple[RawResult, ...]]:
+        """The results for each of ``paragraphs``: cached ones when ``reuse``; the others
+        from one ``analyze(texts)`` call over the distinct texts not found (a paragraph
+        repeated in the document — a signature, a disclaimer — is analyzed once)."""
+        found: dict[str, tuple[RawResult, ...]] = {}
         if reuse:
             with self._lock:
-                hit = self._items.get(key)
-                if hit is not None:
-                    self._items.move_to_end(key)
-                    return hit
-        found = tuple(analyze(paragraph))
-        with self._lock:
-            self._items[key] = found
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return found
+                for p in paragraphs:
+                    hit = self._items.get((p, variant))
+                    if hit is not None:
+                        self._items.move_to_end((p, variant))
+                        found[p] = hit
+        missing = list(dict.fromkeys(p for p in paragraphs if p not in found))
+        if missing:
+            analyzed = [tuple(r) for r in analyze(missing)]
+            found.update(zip(missing, analyzed))
+            with self._lock:
+                for p, results in zip(missing, analyzed):
+                    self._items[(p, variant)] = results
+                    self._items.move_to_end((p, variant))
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+        return [found[p] for p in paragraphs]
 
     def clear(self) -> None:
         with self._lock:

@@ -12,7 +12,10 @@ it), or the hash of the text for stdin; the window passes its open document's id
 Memories live beside the vaults (``<data dir>/placeholders/<sha256 of the identity>.json``),
 owner-only (0600), written atomically. They hold no value in clear: each entry's key is an
 HMAC of (kind, type label, value key) under a random per-document salt, and its token is a
-placeholder or surrogate — text that already left the machine in a payload. Nothing here
+placeholder or surrogate — text that already left the machine in a payload. A second
+index maps an HMAC of the value key alone to its type label, so a later request can ask
+"was this string protected before?" (:meth:`PlaceholderMemory.label_of`) without the
+memory holding the value. Nothing here
 is ever sent anywhere. A damaged file is set aside (the memory starts empty): it only
 steers numbering, so it must never stop a sanitization.
 """
@@ -25,6 +28,7 @@ import json
 import logging
 import re
 import secrets
+import threading
 from pathlib import Path
 
 from preflight.core.fsutil import atomic_write_text
@@ -58,11 +62,15 @@ class PlaceholderMemory:
     only (the window's unsaved document)."""
 
     def __init__(self, path: Path | None = None, *, salt: bytes | None = None,
-                 tokens: dict[str, str] | None = None) -> None:
+                 tokens: dict[str, str] | None = None,
+                 values: dict[str, str] | None = None) -> None:
         self.path = path
         self._salt = salt if salt is not None else secrets.token_bytes(16)
         self._tokens: dict[str, str] = dict(tokens or {})
+        self._values: dict[str, str] = dict(values or {})   # HMAC(value key) -> label
+        self._legacy: set[str] | None = None    # labels of entries written before the index
         self._dirty = False
+        self._lock = threading.Lock()
 
     @classmethod
     def open(cls, identity: str, folder: Path | None = None) -> PlaceholderMemory:
@@ -83,26 +91,54 @@ class PlaceholderMemory:
             if data.get("schema_version") != SCHEMA_VERSION:
                 raise ValueError("unknown schema")
             tokens = data["tokens"]
-            if not isinstance(tokens, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
-                raise ValueError("bad tokens")
-            return cls(path, salt=bytes.fromhex(data["salt"]), tokens=tokens)
+            values = data.get("values", {})      # absent in files written before the index
+            for table in (tokens, values):
+                if not isinstance(table, dict) or not all(
+                        isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+                    raise ValueError("bad tokens")
+            return cls(path, salt=bytes.fromhex(data["salt"]), tokens=tokens, values=values)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             log.info("placeholder memory damaged (%s); starting empty", exc)
             return cls(path)
 
     def _key(self, kind: str, label: str, value_key: str) -> str:
         msg = f"{kind}\0{label}\0{value_key}".encode("utf-8", "surrogatepass")
-        return hmac.new(self._salt, msg, hashlib.sha256).hexdigest()[:32]
+        return hmac.digest(self._salt, msg, "sha256").hex()[:32]
 
     def token_for(self, kind: str, label: str, value_key: str) -> str | None:
         return self._tokens.get(self._key(kind, label, value_key))
 
     def record(self, kind: str, label: str, value_key: str, token: str) -> None:
         key = self._key(kind, label, value_key)
-        if self._tokens.get(key) != token:
-            self._tokens[key] = token
-            self._dirty = True
+        index = self._key("value", "", value_key)
+        with self._lock:     # the window's lanes sanitize and send with one memory
+            if self._tokens.get(key) != token:
+                self._tokens[key] = token
+                self._dirty = True
+                self._legacy = None
+            if self._values.get(index) != label:
+                self._values[index] = label
+                self._dirty = True
+
+    def label_of(self, value_key: str) -> str | None:
+        """The type label a value with this key was protected under in an earlier
+        sanitization of the document, or None. Entries recorded before the value index
+        existed are found through the placeholder labels their tokens carry."""
+        label = self._values.get(self._key("value", "", value_key))
+        if label is not None:
+            return label
+        for known in self._legacy_labels():
+            if self.token_for("placeholder", known, value_key) is not None:
+                return known
+        return None
+
+    def _legacy_labels(self) -> set[str]:
+        if len(self._values) >= len(self._tokens):
+            return set()          # every entry is indexed
+        if self._legacy is None:
+            self._legacy = {m.group(1) for t in self._tokens.values()
+                            if (m := _PLACEHOLDER.fullmatch(t))}
+        return self._legacy
 
     def highest(self, label: str) -> int:
         """The highest number any placeholder ``<label_N>`` of this document ever had."""
@@ -118,10 +154,11 @@ class PlaceholderMemory:
 
     def save(self) -> Path | None:
         """Write the memory (owner-only, atomically) if it changed; returns its path."""
-        if self.path is None or not self._dirty:
+        with self._lock:
+            if self.path is None or not self._dirty:
+                return self.path
+            data = {"schema_version": SCHEMA_VERSION, "salt": self._salt.hex(),
+                    "tokens": self._tokens, "values": self._values}
+            atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
+            self._dirty = False
             return self.path
-        data = {"schema_version": SCHEMA_VERSION, "salt": self._salt.hex(),
-                "tokens": self._tokens}
-        atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
-        self._dirty = False
-        return self.path

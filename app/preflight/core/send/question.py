@@ -65,44 +65,80 @@ def sanitize_task(task: Task, *, detector: Detector, original: str,
     """``task`` with its question and note sanitized, and the vault that restores the
     answer (``vault`` itself when nothing new was added; a copy with the new entries
     otherwise — the document's vault is never changed; a vault of another kind is
-    returned as it is)."""
+    returned as it is). The send path uses
+    :func:`~preflight.core.send.request_scope.protect_request`, which also protects the
+    document's copies of what only the typed text revealed."""
     if not (task.question.strip() or task.note.strip()):
         return task, vault
     policy = document_policy(sanitized)
     entries = list(vault.entries) if isinstance(vault, Vault) else []
     before = len(entries)
     reserved = (original + "\n" + sanitized.text).lower()
-    question = _sanitize_text(task.question, detector, original, spans, policy, entries,
-                              reserved)
-    note = _sanitize_text(task.note, detector, original, spans, policy, entries, reserved)
-    if len(entries) > before and (vault is None or isinstance(vault, Vault)):
-        copy = Vault(method=getattr(vault, "method", "") or policy.name,
-                     document_sha256=getattr(vault, "document_sha256", ""))
-        copy.reset(copy.method, copy.document_sha256, entries)
-        vault = copy
+    question, _ = sanitize_user_text(task.question, original, spans,
+                                     _detected(detector, task.question), policy, entries,
+                                     reserved)
+    note, _ = sanitize_user_text(task.note, original, spans, _detected(detector, task.note),
+                                 policy, entries, reserved)
+    if len(entries) > before:
+        vault = vault_with(vault, entries, policy)
     return task.with_user_text(question, note), vault
 
 
-def _sanitize_text(text: str, detector: Detector, original: str, spans: Sequence[Span],
-                   policy: Policy, entries: list[VaultEntry], reserved: str) -> str:
+def _detected(detector: Detector, text: str) -> list[Span]:
+    return list(detector.detect(text)) if text.strip() else []
+
+
+def vault_with(vault: Any, entries: Sequence[VaultEntry], policy: Policy) -> Any:
+    """A copy of ``vault`` holding ``entries`` (a vault of another kind stays as it is)."""
+    if not (vault is None or isinstance(vault, Vault)):
+        return vault
+    copy = Vault(method=getattr(vault, "method", "") or policy.name,
+                 document_sha256=getattr(vault, "document_sha256", ""))
+    copy.reset(copy.method, copy.document_sha256, entries)
+    return copy
+
+
+def sanitize_user_text(text: str, original: str, spans: Sequence[Span],
+                       found: Sequence[Span], policy: Policy, entries: list[VaultEntry],
+                       reserved: str) -> tuple[str, list[Span]]:
+    """``text`` (typed by the user) with what to protect in it replaced — ``found`` (its
+    detections, and values found for it elsewhere in the request) plus the document's
+    values it repeats — and the spans of ``text`` the policy protects (secrets included:
+    they stay in the text for the re-scan to block)."""
     if not text.strip():
-        return text
-    found = _document_values(text, original, spans) + list(detector.detect(text))
+        return text, []
     reps: list[tuple[int, int, str, str]] = []
-    for span in _without_overlaps(found):
-        value = text[span.start:span.end]
+    protected: list[Span] = []
+    # what the policy keeps changes nothing, so it never hides a reading that protects
+    # the same words ("April Lee" a place in the document, a person here)
+    acting = [(s, policy.action_for(s, text[s.start:s.end]))
+              for s in _document_values(text, original, spans) + list(found)]
+    actions = {id(s): a for s, a in acting}
+    for span in _without_overlaps([s for s, a in acting
+                                   if a is not Action.KEEP or s.category is Category.SECRET]):
+        action = actions[id(span)]
+        protected.append(span)
         if span.category is Category.SECRET:
             continue                    # left for the re-scan to block (see the module)
-        action = policy.action_for(span, value)
-        if action is Action.KEEP:
-            continue
-        token = _vault_token(entries, span.type, value)
-        if token is None:
-            token = (_new_placeholder(entries, span.type, value, reserved + text.lower())
-                     if action in _REVERSIBLE else _operator_replacement(action, text, span))
-        reps.append((span.start, span.end, token, span.type))
+        reps.append((span.start, span.end,
+                     token_for_value(text, span, action, entries, reserved + text.lower()),
+                     span.type))
     out, _changes = apply_replacements(text, reps)
-    return out
+    return out, protected
+
+
+def token_for_value(text: str, span: Span, action: Action, entries: list[VaultEntry],
+                    reserved: str) -> str:
+    """What replaces ``text[span]`` under ``action``: the vault's token for the value (a
+    new numbered placeholder, recorded in ``entries``, when it has none and the action
+    is reversible), or the irreversible operator's output."""
+    value = text[span.start:span.end]
+    token = _vault_token(entries, span.type, value)
+    if token is not None:
+        return token
+    if action in _REVERSIBLE:
+        return _new_placeholder(entries, span.type, value, reserved)
+    return _operator_replacement(action, text, span)
 
 
 def _document_values(text: str, original: str, spans: Sequence[Span]) -> list[Span]:

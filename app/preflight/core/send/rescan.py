@@ -11,6 +11,14 @@ a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
   a name) is not searched for elsewhere: that is prose. Without ``kept_spans`` (a classic
   mechanism, no policy) only direct identifiers and secrets of the original count, as
   before policies.
+  Besides the original's detections, every value the request protected elsewhere (the
+  question, the instruction, an earlier send of the document: ``values``, from
+  :func:`~preflight.core.send.request_scope.protect_request`) counts the same way.
+- ``leak`` too (blocks): a part of a protected person's name written alone ("Lindqvist"
+  for "Karin Lindqvist": a capitalized part of three letters or more, or a part in a
+  script without capitals). A part that starts a sentence and is written in lower case
+  elsewhere in the document or the payload ("Mark the date" beside "a mark") is a word
+  there, not the person; any other use blocks, and the user can allow it item by item.
 - ``validated`` (blocks): a direct identifier or secret found fresh in the payload on
   pattern plus checksum or format evidence (:data:`VALIDATED_TYPES`, from a recognizer
   that is not the NER model's guess nor a propagated copy). A secret blocks even when the
@@ -28,9 +36,11 @@ place of a value the policy kept (the plan already shows what the policy keeps).
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
 
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.propagate import name_parts, trie_regex
 from preflight.core.ports import Detector
 from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, Finding, degraded_finding, finding_id,
@@ -111,28 +121,47 @@ class _Payload:
         return start + shift, end + shift
 
 
+@dataclass(frozen=True)
+class _Protected:
+    """A value the payload must not carry (from the original, or another part)."""
+
+    value: str
+    type: str
+    category: Category
+    score: float
+
+
 def rescan(detector: Detector, original: str, sanitized: SanitizedText,
-           request: PreparedRequest, original_spans: Sequence[Span] = ()
-           ) -> tuple[Finding, ...]:
-    """Every finding of the payload a model reads (see the module's rules)."""
+           request: PreparedRequest, original_spans: Sequence[Span] = (),
+           values: Sequence[Any] = ()) -> tuple[Finding, ...]:
+    """Every finding of the payload a model reads (see the module's rules). ``values``:
+    what the request protected outside the original's detections (objects with
+    ``value``, ``type``, ``category`` and ``score``, e.g.
+    :class:`~preflight.core.send.request_scope.ClassifiedValue`)."""
     from preflight.core.sanitize.operators import value_key   # (imports Faker: lazily)
 
     kept = kept_ranges(sanitized)
     kept_set = set(kept or ())
-    protected = [s for s in original_spans
+    protected = [_Protected(original[s.start:s.end], s.type, s.category, s.score)
+                 for s in original_spans
                  if len(original[s.start:s.end].strip()) >= MIN_LEAK_CHARS
                  and not _plain_word(original[s.start:s.end])
                  and ((s.start, s.end) not in kept_set if kept is not None
                       else s.category in BLOCKING_CATEGORIES)]
-    protected_keys = {value_key(original[s.start:s.end], s.type): s for s in protected}
+    protected += [_Protected(v.value, v.type, v.category, v.score) for v in values
+                  if len(v.value.strip()) >= MIN_LEAK_CHARS and not _plain_word(v.value)]
+    protected_keys = {value_key(p.value, p.type): p for p in protected}
     kept_keys = {value_key(original[s:e], "") for s, e in kept_set}
     folded_original = original.casefold()
     # (which string of the request, start, end in it, finding)
     candidates: list[tuple[int, int, int, Finding]] = []
     payloads = [_Payload(c, sanitized) for c in request.content_texts]
+    words = _lower_words(*(p.content for p in payloads))   # (the original's own lower-case
+    # copies of a name would read as words)
     for i, pay in enumerate(payloads):
-        candidates += [(i, s, e, f) for s, e, f in _verbatim_leaks(pay, original, protected,
-                                                                    kept_set)]
+        candidates += [(i, s, e, f) for s, e, f in _verbatim_leaks(pay, protected, kept_set)]
+        candidates += [(i, s, e, f) for s, e, f in _name_part_leaks(pay, protected, kept_set,
+                                                                     words)]
     for i, pay in enumerate(payloads):
         for span in detector.detect(pay.content):
             def add(f: Finding, where: tuple[int, int, int] = (i, span.start, span.end)
@@ -188,14 +217,14 @@ def _drop_covered(found: list[tuple[int, int, int, Finding]]) -> list[Finding]:
     return kept
 
 
-def _verbatim_leaks(pay: _Payload, original: str, protected: Iterable[Span],
+def _verbatim_leaks(pay: _Payload, protected: Iterable[_Protected],
                     kept: set[tuple[int, int]]) -> Iterable[tuple[int, int, Finding]]:
-    """Protected values of the original written verbatim (whole words, any case): a name
-    the detector flagged once but the re-scan misses in the payload must still block."""
+    """Protected values written verbatim (whole words, any case): a name the detector
+    flagged once but the re-scan misses in the payload must still block."""
     seen: set[str] = set()
-    for span in protected:
-        value = original[span.start:span.end]
-        fid = finding_id(span.type, value)
+    for item in protected:
+        value = item.value
+        fid = finding_id(item.type, value)
         if fid in seen:
             continue
         seen.add(fid)
@@ -209,9 +238,57 @@ def _verbatim_leaks(pay: _Payload, original: str, protected: Iterable[Span],
             if source is not None and _within(source, kept):
                 continue   # the same value kept at this place (kept here, protected elsewhere)
             yield m.start(), m.end(), Finding(
-                fid, span.type, span.category, m.group(0), part, start, end, span.score,
+                fid, item.type, item.category, m.group(0), part, start, end, item.score,
                 True, "detected in the original as a value to protect and still in the "
                 "payload unchanged", LEAK)
+
+
+def _name_part_leaks(pay: _Payload, protected: Iterable[_Protected],
+                     kept: set[tuple[int, int]], lower_words: set[str]
+                     ) -> Iterable[tuple[int, int, Finding]]:
+    """Parts of protected person names written alone (the module's rule)."""
+    owners: dict[str, _Protected] = {}
+    for item in protected:
+        if item.type == "PERSON":
+            for name_part in name_parts(item.value):
+                if name_part.casefold() != " ".join(item.value.split()).casefold():
+                    owners.setdefault(name_part, item)
+    source = trie_regex(owners, fold=False)
+    if source is None:
+        return
+    for m in re.finditer(rf"(?<!\w)(?:{source})(?!\w)", pay.content):
+        item = owners.get(m.group())
+        if item is None:
+            continue
+        part, start, end = pay.locate(m.start(), m.end())
+        if pay.change_around(part, start, end) is not None:
+            continue       # inside a replacement: the mechanism wrote it
+        source_range = pay.source_range(part, start, end)
+        if source_range is not None and _within(source_range, kept):
+            continue       # inside a value the policy keeps at this place
+        if m.group().casefold() in lower_words and _starts_sentence(pay.content, m.start()):
+            continue       # "Mark the date" where the text also writes "mark": a word
+        yield m.start(), m.end(), Finding(
+            finding_id(item.type, m.group()), item.type, item.category, m.group(), part,
+            start, end, item.score, True,
+            f"part of the name of a person protected in this request, written alone; allow "
+            f"it only if '{m.group()}' is not that person here", LEAK)
+
+
+_LOWER_WORDS = re.compile(r"(?<!\w)[^\W\d_A-Z][\w'’-]*")
+
+
+def _lower_words(*texts: str) -> set[str]:
+    """Words written in lower case in any of ``texts``."""
+    return {w for t in texts for w in _LOWER_WORDS.findall(t) if w.islower()}
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether ``text[at:]`` starts a sentence, a line or a list item."""
+    i = at
+    while i > 0 and text[i - 1] in " \t\"'“‘([":
+        i -= 1
+    return i == 0 or text[i - 1] in "\n.!?:;•*-–—"
 
 
 def _finding(type_: str, category: Category, value: str, part: str, start: int, end: int,

@@ -39,7 +39,7 @@ from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
     check_confirmation, fast_features, finding_id,
 )
-from preflight.core.send.question import sanitize_task
+from preflight.core.send.request_scope import protect_request
 from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
@@ -189,7 +189,9 @@ class SendSession:
         The window passes ``sanitized``/``spans``/``vault`` it already has; the CLI lets
         this method detect and sanitize. ``memory`` (a reversible method's
         :class:`~preflight.core.sanitize.placeholder_memory.PlaceholderMemory`) keeps the
-        document's tokens stable across sends; it is saved once the text is sanitized.
+        document's tokens stable across sends; it is saved once the text is sanitized. It
+        also tells which values earlier sends protected: they are protected again wherever
+        they appear in this request (:mod:`.request_scope`).
         """
         settings = self.provider(provider)
         task = self.answer_task(task)
@@ -214,14 +216,17 @@ class SendSession:
             vault = vault if vault is not None else _find_vault(mechanism, sanitized)
         if spans is None:
             spans = self.detector.detect(text)  # the window passed only the sanitized text
-        # the question and the custom instruction: the document's policy and vault
-        task, vault = sanitize_task(task, detector=self.detector, original=text,
-                                    sanitized=sanitized, spans=spans, vault=vault)
+        # the question and the custom instruction: the document's policy and vault; a
+        # value found in any part (or an earlier send) is protected in all of them
+        scope = protect_request(task, detector=self.detector, original=text,
+                                sanitized=sanitized, spans=spans, vault=vault, memory=memory,
+                                allowed=self.settings.detection.allow_list)
+        task, sanitized, vault = scope.task, scope.sanitized, scope.vault
         client = self._client_factory(settings)
         request = client.build_request(task, sanitized.text)
         cost = estimate_cost(count_request_tokens(request, self.token_counter),
                              task.max_tokens, settings)
-        findings = rescan(self.detector, text, sanitized, request, spans)
+        findings = rescan(self.detector, text, sanitized, request, spans, scope.values)
         fingerprint = Fingerprint.of(text)
         priors = tuple(self.audit.prior_sends(fingerprint))
         epsilon = params.epsilon if params.epsilon is not None else sanitized.info.get("epsilon")
