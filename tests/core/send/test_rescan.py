@@ -106,6 +106,8 @@ def test_a_ticker_the_ner_model_calls_a_person_is_a_note_not_a_block(detector):
     ("DE89 3704 0044 0532 0130 00", "IBAN_CODE"),
     ("4111 1111 1111 1111", "CREDIT_CARD"),
     ("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "API_KEY"),
+    ("RCCMNL83S18D969H", "NATIONAL_ID"),
+    ("build-07.corp.northwind.local", "INTERNAL_HOST"),
 ])
 def test_a_validated_identifier_or_secret_fresh_in_the_payload_blocks(detector, value, type_):
     text = "Volvo said on Tuesday that analysts in Gothenburg would meet its board."

@@ -57,6 +57,7 @@ LEAK, VALIDATED, NOTE = "leak", "validated", "note"
 VALIDATED_TYPES = frozenset({
     "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "US_ITIN",
     "UK_NHS", "CRYPTO", "MEDICAL_LICENSE", "API_KEY", "SECRET", "DENY_LIST", "ID_NUMBER",
+    "NATIONAL_ID", "INTERNAL_HOST",
 })
 #: Recognizers whose spans are no independent evidence (the NER model's guess, or a copy
 #: of another detection of the same text).
