@@ -202,25 +202,65 @@ def test_a_deleted_log_is_named_by_the_new_one(seal_home):
     assert any(old_id in note and "deleted or emptied" in note for note in report.notes)
 
 
-def test_verify_says_what_it_cannot_detect(seal_home):
-    path = write_log(3)
-    # the end of the log cut off: the last record, its events and seals, the head moved
+def cut_tail(path: Path, record: int) -> None:
+    """Remove the newest record, its events and seals, and move every head inside the
+    file back: the rest of the log stays consistent, every remaining seal valid."""
     db = sqlite3.connect(path, isolation_level=None)
-    last = db.execute("SELECT min(seq) - 1 FROM events WHERE record_id = 3").fetchone()[0]
+    last = db.execute("SELECT min(seq) - 1 FROM events WHERE record_id = ?",
+                      (record,)).fetchone()[0]
     digest = db.execute("SELECT hash FROM events WHERE seq = ?", (last,)).fetchone()[0]
-    db.execute("DELETE FROM sends WHERE id = 3")
-    db.execute("DELETE FROM events WHERE record_id = 3")
+    db.execute("DELETE FROM sends WHERE id >= ?", (record,))
+    db.execute("DELETE FROM events WHERE seq > ?", (last,))
     db.execute("DELETE FROM seals WHERE seq > ?", (last,))
     db.execute("UPDATE meta SET value = ? WHERE key = 'chain_head'", (f"{last} {digest}",))
-    db.execute("UPDATE sqlite_sequence SET seq = 2 WHERE name = 'sends'")
+    db.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'sends'", (record - 1,))
     db.close()
+
+
+def test_a_cut_off_tail_is_found_and_stays_found(seal_home):
+    path = write_log(3)
+    cut_tail(path, 3)
+    # a copy-style check (read-only, nothing recorded yet) finds it against the record
+    code, out = cli_verify("--db", str(path))
+    assert code == 1 and "BROKEN" in out and "events 7-9 missing" in out
     code, out = cli_verify()
-    assert code == 0                     # the chain that is left is intact...
-    assert "cannot see the newest records removed" in out    # ...and verify says so
-    assert "verify --central" in out
+    assert code == 1 and "the end of the log was cut off" in out
+    # later sends neither hide it nor trip over it
+    log = AuditLog()
+    rid = log.begin(kind="send", status="sending", fingerprint=Fingerprint.of("new memo"),
+                    provider="acme", payload=b"{}")
+    log.update(rid, status="done", answer_raw="ok")
+    report = log.verify()
+    said = [str(p) for p in report.problems]
+    assert not report.ok and len(said) == 1 and "events 7-9 missing" in said[0]
+    log.close()
+    assert [str(p) for p in AuditLog().verify().problems] == said
+
+
+def test_an_older_copy_put_back_is_found(seal_home, tmp_path):
+    path = write_log(2)
+    old = tmp_path / "backup.sqlite3"
+    src, dst = sqlite3.connect(path), sqlite3.connect(old)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    write_log(2)                               # two more sends after the backup
+    for p in path.parent.glob(path.name + "*"):
+        p.unlink()
+    old.replace(path)
+    report = AuditLog().verify()
+    assert not report.ok and "events 7-12 missing" in str(report.problems[0])
+
+
+def test_verify_says_what_it_still_cannot_detect(seal_home):
+    write_log(2)
+    code, out = cli_verify()
+    assert code == 0 and "cuts off the newest records" in out
+    assert "both put back from the same older backup" in out and "verify --central" in out
     code, out = cli_verify("--json")
     said = json.loads(out)
-    assert said["seal"] == "sealed" and any("cut off" in s for s in said["cannot_detect"])
+    assert said["seal"] == "sealed" and any("older backup" in s
+                                            for s in said["cannot_detect"])
 
 
 def test_a_copy_verified_elsewhere_says_its_seals_were_not_checked(seal_home, tmp_path):

@@ -9,6 +9,7 @@ import contextlib
 import io
 import os
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -108,6 +109,14 @@ def remove_log() -> None:
         Path(str(LOG()) + suffix).unlink(missing_ok=True)
 
 
+def snapshot(log: Path, copy: Path) -> None:
+    """A consistent copy of ``log`` as it is now (what a backup would hold)."""
+    src, dst = sqlite3.connect(log), sqlite3.connect(copy)
+    src.backup(dst)
+    src.close()
+    dst.close()
+
+
 def replace_log() -> None:
     remove_log()
     AuditLog(LOG()).close()          # a fresh, empty, valid log
@@ -147,7 +156,7 @@ def test_an_older_copy_of_the_log_is_refused(server, tmp_path, no_keyring):
     second = letter(tmp_path, "b.txt", "Carol Diaz moved the board meeting to Lyon.")
     assert send(first)[0] == 0
     log = LOG()
-    shutil.copy(log, tmp_path / "old.sqlite3")        # closed: no -wal beside it
+    snapshot(log, tmp_path / "old.sqlite3")           # the log as it is now, -wal included
     assert send(second)[0] == 0
     remove_log()
     shutil.copy(tmp_path / "old.sqlite3", log)        # the copy from before `second`
@@ -156,15 +165,17 @@ def test_an_older_copy_of_the_log_is_refused(server, tmp_path, no_keyring):
     assert code == 2 and "older copy" in line and len(server.requests) == 2
 
 
-def test_the_keyring_copy_of_the_marker_survives_the_data_folder(server, tmp_path,
-                                                                  memory_keyring):
+def test_the_record_in_the_keyring_survives_the_data_folder(server, tmp_path,
+                                                            memory_keyring):
     write_org(NO_RESEND.format(loop=server.url))
     save_settings(Settings(providers=[ProviderSettings("loop", server.url, "m")],
                            default_provider="loop"))
     doc = letter(tmp_path, "memo.txt", "Alice Martin asked Bob Stone for the Q3 budget.")
     assert send(doc)[0] == 0
-    remove_log()
-    (paths.config_dir() / "audit-marker.json").unlink(missing_ok=True)   # both files gone
+    # one record of the log, in the keyring; none of it in the settings folder
+    assert [s for s, _u in memory_keyring.store] == ["preflight"]
+    assert not list(paths.config_dir().glob("audit-*"))
+    shutil.rmtree(paths.data_dir())
     code, err = send(doc)
     assert code == 2 and "is missing" in err and len(server.requests) == 1
 

@@ -400,25 +400,14 @@ class Services:
         return self._once("token_counter", build)
 
     def audit(self) -> Any:
-        """The local audit log; each write moves its marker (outside the log, see
-        :mod:`~preflight.core.send.audit_presence`) and, with a central store in the
-        company policy, wakes :meth:`audit_sync`."""
+        """The local audit log (each write also moves its head in the log's outside
+        record, :mod:`~preflight.core.send.audit_anchor`); with a central store in the
+        company policy, each write wakes :meth:`audit_sync`."""
         def build() -> Any:
-            from preflight.core.send import audit_presence
             from preflight.core.send.audit import AuditLog
 
             job = self.audit_sync()
-            store = audit_presence.MarkerStore()
-            opened: list[Any] = []
-
-            def changed() -> None:
-                if opened:
-                    audit_presence.record(opened[0], store)
-                if job is not None:
-                    job.wake()
-            opened.append(AuditLog(on_change=changed))
-            audit_presence.record(opened[0], store)
-            return opened[0]
+            return AuditLog(on_change=job.wake if job is not None else None)
         return self._once("audit", build)
 
     def audit_sink(self) -> Any:

@@ -2,7 +2,8 @@
 central store.
 
 - ``verify [--db PATH | --export FILE | --central]`` — check the chain offline and name
-  the first changed, deleted or reordered record (exit 1 when one is found);
+  the first changed, deleted or reordered record, or the end of the log cut off (exit 1
+  when one is found), then say what the check cannot see;
 - ``sync`` — send what the central store lacks now (the window and `preflight send` also
   do it in the background);
 - ``status`` — how far the chain and the central copy go;

@@ -23,24 +23,28 @@ from before schema 3 have no such value: the ledger counts their ``epsilon`` ins
 over-count at worst, never an under-count).
 
 Tamper evidence: every write to a record also appends a hash-chained, sealed event in the
-same transaction (:mod:`.audit_chain`, :mod:`.audit_seal`); :meth:`AuditLog.verify`
-checks both. The file itself and writes under contention: :mod:`.audit_db`; its tables
-and what an open decides about an older or edited file: :mod:`.audit_schema`.
-``on_change`` (the central store's sync job) is called after each committed write. (The
-module runs past 400 lines: it is the log's one class and its same-document ledger.)
+same transaction (:mod:`.audit_chain`, :mod:`.audit_seal`), and then moves the log's head
+in its outside record (:mod:`.audit_anchor`); :meth:`AuditLog.verify` checks all three.
+The file itself and writes under contention: :mod:`.audit_db`; its tables and what an
+open decides about an older, cut or edited file: :mod:`.audit_schema`. ``on_change``
+(the central store's sync job) is called after each committed write. (The module runs
+past 400 lines: it is the log's one class and its same-document ledger.)
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from dataclasses import dataclass
+import sqlite3
+import threading
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 from preflight.core import paths
-from preflight.core.send import audit_db, audit_events, audit_schema, audit_seal
+from preflight.core.send import audit_anchor, audit_db, audit_events, audit_schema
 from preflight.core.send.audit_chain import ChainEvent, VerifyReport
 from preflight.core.send.audit_db import AuditWriteError  # noqa: F401 - re-exported
 from preflight.core.send.audit_schema import (  # noqa: F401 - re-exported
@@ -49,6 +53,8 @@ from preflight.core.send.audit_schema import (  # noqa: F401 - re-exported
 from preflight.core.send.fingerprint import (  # noqa: F401 - re-exported
     NEAR_DUPLICATE_THRESHOLD, Fingerprint, minhash, normalize,
 )
+
+log = logging.getLogger(__name__)
 
 # Statuses that mean "the text may have left the machine" (the ledger counts these).
 SENT_STATUSES = ("sending", "streaming", "done", "truncated", "rejected", "redirected",
@@ -117,9 +123,10 @@ class AuditLog:
 
     Thread-safe: one connection guarded by a lock (the window streams on a worker thread);
     processes sharing the file take turns (:mod:`.audit_db`). ``on_change`` is called
-    (outside the lock) after every committed write. ``secrets``: where the log's anchor
-    and seal key live (:mod:`.audit_seal`; default the OS keyring, else an owner-only
-    file in the settings folder; None: the log is not sealed).
+    (outside the lock) after every committed write. ``secrets``: where the log's outside
+    record — id, schema version, seal key, head, losses — lives (:mod:`.audit_anchor`;
+    default the OS keyring, else an owner-only file in the settings folder; None: none,
+    the log is not sealed).
     """
 
     def __init__(self, path: Path | str | None = None, *,
@@ -128,7 +135,8 @@ class AuditLog:
         self._on_change = on_change
         self.path = Path(path) if path else paths.audit_log_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._anchors = audit_seal.anchors_for(secrets, paths.config_dir)
+        self._anchors = audit_anchor.anchors_for(secrets, paths.config_dir)
+        self._advancing = threading.Lock()
         self._db = audit_db.open_db(self.path)
         self._writer = audit_db.Writer(self._db, self.path)
         self._lock = self._writer.lock
@@ -152,6 +160,17 @@ class AuditLog:
         """Ids of earlier logs at this place that were deleted or emptied (oldest first)."""
         return self.seal.replaced
 
+    @property
+    def pending_losses(self) -> tuple[audit_anchor.Loss, ...]:
+        """What the outside record says was lost at this place and the company has not
+        accepted (:mod:`.audit_presence`)."""
+        return self.seal.pending
+
+    def accept_losses(self) -> None:
+        """Accept every pending loss (:func:`.audit_schema.accept`)."""
+        self.seal = self._write(
+            lambda: audit_schema.accept(self._db, self.path, self._anchors, self.seal))
+
     def _write(self, work: Callable[[], T], *, quick: bool = False) -> T:
         """One durable transaction (a record, its chain event and its seal commit
         together); :class:`AuditWriteError` when it cannot be written."""
@@ -162,8 +181,20 @@ class AuditLog:
                                   self.seal.key)
 
     def _changed(self) -> None:
+        """After a committed write: the outside record's head follows, then ``on_change``."""
+        if self.seal.key is not None:
+            try:
+                with self._advancing:
+                    audit_anchor.advance(self._anchors, self.path, self.seal.log_id,
+                                         self._chain_at)
+            except (sqlite3.Error, OSError) as exc:   # the write itself is committed
+                log.warning("the audit log's head was not recorded outside it (%s)", exc)
         if self._on_change is not None:
             self._on_change()
+
+    def _chain_at(self, seq: int) -> tuple[tuple[int, str], str | None]:
+        with self._lock:
+            return audit_events.last_event(self._db), audit_events.hash_at(self._db, seq)
 
     def close_interrupted(self) -> int:
         """Mark ``interrupted`` every open record whose process is gone (killed, crashed,
@@ -359,16 +390,22 @@ class AuditLog:
             return audit_events.read_events(self._db, after)
 
     def verify(self) -> VerifyReport:
-        """Check the chain, every record against it and every event's seal (one
-        consistent snapshot), and say what the check cannot see."""
+        """Check the chain, every record against it, every event's seal and the log's
+        end against its outside record as it is now (one consistent snapshot), and say
+        what the check cannot see."""
+        state = self.seal
+        anchor, _where = self._anchors.read(self.path)   # before the snapshot
+        if anchor is not None and anchor.log_id == state.log_id and state.key is not None:
+            state = replace(state, losses=anchor.losses, head=anchor.head)
         with self._lock:
-            return audit_events.verify_db(self._db, _COLUMNS, self.seal)
+            return audit_events.verify_db(self._db, _COLUMNS, state)
 
     @staticmethod
     def verify_file(path: Path | str, *, secrets: Any = "keyring") -> VerifyReport:
         """Verify the log at ``path`` read-only (an auditor's copy is not changed); its
         seals are checked when this computer keeps the key of the log at that place."""
-        return audit_events.verify_file(Path(path), _COLUMNS, audit_seal.anchors_for(secrets, paths.config_dir))
+        return audit_events.verify_file(Path(path), _COLUMNS,
+                                        audit_anchor.anchors_for(secrets, paths.config_dir))
 
     def pending(self, after: int, size: int = 200
                 ) -> tuple[list[ChainEvent], list[dict[str, Any]]]:

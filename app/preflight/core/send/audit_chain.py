@@ -18,13 +18,14 @@ one higher, its ``prev`` the previous hash) and hash to its own hash; folding a 
 events gives the digest each of its columns must have, which the stored row is checked
 against. So a changed value, a deleted or added row, an edited, deleted or reordered event
 are all found, and a record still in flight verifies like any other (its row matches its
-events so far). The log's head (last seq and hash) is also kept in its ``meta`` table and
-in the central store, which catches a log cut off at its end.
+events so far). The log's head (last seq and hash) is also kept in its ``meta`` table,
+in the log's record outside the file (:mod:`.audit_anchor`) and in the central store:
+the last two catch a log cut off at its end, even when its ``meta`` was cut too.
 
 What the chain cannot do alone: it has no secret, so someone who rewrites a record *and*
 every later event hash, consistently, is not detected by it — the seal of the local log
-(:mod:`.audit_seal`: a keyed MAC per event, its key outside the file) and the central
-store (append-only for the laptops) are what catch that.
+(:mod:`.audit_seal`: a keyed MAC per event, its key in the log's outside record) and the
+central store (append-only for the laptops) are what catch that.
 
 The same functions check the local SQLite log, the PostgreSQL copy and an export file:
 they take plain events and plain rows.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from preflight.core.errors import ConfigError
-from preflight.core.send import audit_seal
+from preflight.core.send import audit_anchor, audit_seal
 from preflight.core.send.audit_chain import (
     GENESIS, ChainEvent, Problem, VerifyReport, canonical_json, row_digests, verify_chain,
 )
@@ -60,6 +60,17 @@ def head(db: sqlite3.Connection) -> tuple[int, str]:
         return 0, GENESIS
     seq, digest = value.split(" ", 1)
     return int(seq), digest
+
+
+def last_event(db: sqlite3.Connection) -> tuple[int, str]:
+    """The (seq, hash) of the last event the ``events`` table holds ((0, ""): none)."""
+    row = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return (int(row[0]), str(row[1])) if row else (0, "")
+
+
+def hash_at(db: sqlite3.Connection, seq: int) -> str | None:
+    row = db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    return row[0] if row else None
 
 
 def append_event(db: sqlite3.Connection, record_id: int, kind: str,
@@ -168,8 +179,10 @@ def _seals(db: sqlite3.Connection) -> dict[int, str]:
 
 def verify_db(db: sqlite3.Connection, columns: Sequence[str],
               seal: audit_seal.SealState | None = None) -> VerifyReport:
-    """Check the chain, the records and — with ``seal`` (what the open found: the key,
-    the anchor's problems) — every event's seal; says what the check could not see."""
+    """Check the chain, the records and — with ``seal`` (the key, the outside record's
+    head and losses: :mod:`.audit_anchor`) — every event's seal and the log's end; says
+    what the check could not see. ``seal`` must be read before this snapshot is taken
+    (the log then holds every head the record names, unless it was cut)."""
     with _snapshot(db):
         events, last, rows = read_events(db), head(db), _rows(db, columns)
         seals, found = _seals(db), {k: meta(db, k) for k in (
@@ -178,10 +191,11 @@ def verify_db(db: sqlite3.Connection, columns: Sequence[str],
     extra: list[Problem] = []
     if found["chain_removed"]:
         extra.append(Problem(found["chain_removed"].split(": ", 1)[-1]))
-    if seal is not None and seal.problem:
-        extra.append(Problem(seal.problem))
+    if seal is not None:
+        extra += _record_problems(events, seal)
     if seal is not None and seal.key is not None:
-        extra += audit_seal.check_seals(events, seals, seal.key, seal.log_id)
+        extra += audit_seal.check_seals(events, seals, seal.key, seal.log_id,
+                                        seal.sealed_from)
         kind = "sealed"
     else:
         kind = "not checked" if found["seal_key_id"] else "unsealed"
@@ -190,17 +204,31 @@ def verify_db(db: sqlite3.Connection, columns: Sequence[str],
         count, _, when = found["sealed_as_found"].partition(" ")
         notes.append(f"{count} event(s) written before the seal existed were sealed as "
                      f"found on {when[:10]}.")
-    for old in seal.replaced if seal is not None else ():
-        notes.append(f"This log replaced an earlier one at the same place (log {old}): "
-                     "that file was deleted or emptied, and its records are no longer on "
-                     "this computer.")
+    notes += [x.note() for x in (seal.losses if seal is not None else ()) if x.whole]
     return replace(report, problems=tuple(extra) + report.problems, notes=tuple(notes),
                    seal=kind, cannot_detect=audit_seal.limits(
                        kind, seal.where if seal is not None else ""))
 
 
+def _record_problems(events: Sequence[ChainEvent], seal: audit_seal.SealState
+                     ) -> list[Problem]:
+    """What the log's outside record says is wrong with it: the losses it kept, and a
+    log that departs from the head it holds now."""
+    out = [Problem(seal.problem)] if seal.problem else []
+    out += [Problem(x.problem()) for x in seal.losses
+            if not x.whole and x.log_id == seal.log_id]
+    last = events[-1].seq if events else 0
+    at_head = next((ev.hash for ev in events if ev.seq == seal.head[0]), None)
+    kind = audit_anchor.departure(seal.head, last, at_head)
+    if kind is not None:
+        now = audit_anchor.Loss(seal.log_id, kind, seal.head[0], audit_anchor.today(),
+                                last=last)
+        out.append(Problem(now.problem(), None, seal.head[0]))
+    return out
+
+
 def verify_file(path: Path, columns: Sequence[str],
-                anchors: audit_seal.Anchors | None = None) -> VerifyReport:
+                anchors: audit_anchor.Anchors | None = None) -> VerifyReport:
     """Verify the log file at ``path`` opened read-only; its seals are checked when
     ``anchors`` hold the key of the log at that place."""
     from preflight.core.fsutil import NotARegularFile
@@ -229,7 +257,8 @@ def verify_file(path: Path, columns: Sequence[str],
             log = meta(db, "log_id")
             state = None
             if anchor is not None and anchor.log_id == log:
-                state = audit_seal.SealState(log, anchor.key, where)
+                state = audit_seal.SealState(log, anchor.key, where, None, anchor.losses,
+                                             anchor.head)
             return verify_db(db, columns, state)
         finally:
             db.close()
