@@ -77,8 +77,8 @@ if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     # And without OpenMP (ggml's own thread pool): with OpenMP, llama.cpp and torch (the
     # embedder, same process) share libgomp, and torch's second team slows every later
     # SLM call 1.5-1.9x unless torch keeps one thread (runtime/embedder.py). Without it,
-    # torch keeps a thread per core: embeddings 1.7x faster, llama.cpp as fast as before
-    # (docs/BENCHMARKS.md, utility speed, session 12).
+    # torch keeps a thread per core: embeddings 1.8x faster, llama.cpp as fast as before
+    # (docs/BENCHMARKS.md, "Utility speed and memory").
     export CMAKE_ARGS="-DGGML_OPENMP=OFF ${CMAKE_ARGS:-}"
     if [ "$(uname -m)" = x86_64 ]; then
         no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
