@@ -43,6 +43,7 @@ from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
 from preflight.core.pii.canonical import canonicalize
 from preflight.core.pii.cleaning import DocTerms, to_span
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
@@ -260,6 +261,7 @@ class PiiDetector:
                         continue
                 spans.append(span)
         spans = recheck_organizations(text, recheck_persons(text, spans, terms))
+        spans = refine_named_spans(text, spans, terms)
         spans = complete_dates(text, spans)
         spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))
