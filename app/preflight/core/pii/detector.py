@@ -47,7 +47,7 @@ from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
-from preflight.core.pii.date_spans import complete_dates
+from preflight.core.pii.date_spans import complete_dates, drop_vague_dates
 from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
@@ -262,7 +262,7 @@ class PiiDetector:
                 spans.append(span)
         spans = recheck_organizations(text, recheck_persons(text, spans, terms))
         spans = refine_named_spans(text, spans, terms)
-        spans = complete_dates(text, spans)
+        spans = complete_dates(text, drop_vague_dates(text, spans))
         spans = covering_surname_given(text, spans, terms)
         spans.extend(propagate_values(text, spans, allowed_values))
         return resolve_overlaps(spans)
