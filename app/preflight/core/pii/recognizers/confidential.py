@@ -12,6 +12,7 @@ import re
 
 from presidio_analyzer import EntityRecognizer
 
+from preflight.core.pii.recognizers.amounts import amount_pattern
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
@@ -129,16 +130,7 @@ class MedicalRecognizer(RuleRecognizer):
     RULES = MEDICAL_RULES
 
 
-_CURRENCY = r"(?:[$€£¥₹]|(?:US|CA|AU|NZ|HK|S)\$|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|CNY)\b[ \t]?)"
-_NUMBER = (r"\d{1,3}(?:[,  ]\d{3})+(?:[.]\d{1,2})?"      # 1,250.00
-           r"|\d{1,3}(?:[.  ]\d{3})+(?:,\d{1,2})?"     # 1.250,00 (European)
-           r"|\d+(?:[.,]\d{1,2})?")
-_SCALE = r"(?:[ \t]?(?:k|K|m|M|bn|mn|million|billion|thousand)\b)?"
-_AMOUNT = re.compile(
-    rf"(?:{_CURRENCY}[ \t]?(?:{_NUMBER}){_SCALE}"
-    rf"|(?<![\w.])(?:{_NUMBER}){_SCALE}[ \t]?(?:USD|EUR|GBP|CHF|dollars|euros|pounds|"
-    rf"bucks)\b)"
-)
+_AMOUNT = amount_pattern()
 _ASSET_CUES = context_regex([
     "net worth", "portfolio", "holdings", "holding", "savings", "assets", "asset", "property",
     "house", "home", "apartment", "estate", "shares", "stock", "stocks", "bonds", "401(k)",
