@@ -431,7 +431,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         AllCapsNameRecognizer, CopyrightHolderRecognizer, EmailNameRecognizer,
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
-    from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
+    from preflight.core.pii.recognizers.orgs import FacilityRecognizer, OrganizationCueRecognizer
     from preflight.core.pii.recognizers.phones import PhonePatternRecognizer, phone_regions
     from preflight.core.pii.recognizers.secrets import (
         HighEntropyTokenRecognizer, SecretsRecognizer,
@@ -467,6 +467,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
+        FacilityRecognizer(),
         *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
