@@ -120,3 +120,13 @@ def test_refine_cuts_the_article_and_an_open_bracket_only_from_ner_spans():
              _span(text, "the Orvik Group Ltd", "ORGANIZATION", "OrganizationCueRecognizer")]
     out = refine_named_spans(text, spans, _terms(text))
     assert [text[s.start:s.end] for s in out] == ["Kessling Trust", "the Orvik Group Ltd"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Proceedings before the Bodø Civil Court of First Instance began in 2019.",
+     ["Bodø Civil Court of First Instance"]),
+    ("She lives in the Borough of Camden and grew up in Stratford-upon-Avon.",
+     ["Borough of Camden", "Stratford-upon-Avon"]),
+])
+def test_names_the_model_cut_short_are_whole(real_detector, text, expected):
+    assert named(real_detector, text) == expected

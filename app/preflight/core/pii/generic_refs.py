@@ -40,12 +40,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from preflight.core.pii.cleaning import DocTerms
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
 from preflight.core.types import Span
 
+#: Recognizers whose organization and place spans are guesses from capitals: the model,
+#: and the rule that takes capitalized words before "Prison", "Hospital", "court"….
+GUESSING_RECOGNIZERS = STATISTICAL_RECOGNIZERS | {"FacilityRecognizer"}
 #: Span types the NER model gives to capitalized phrases of formal prose.
 NAMED_TYPES = frozenset({"ORGANIZATION", "LOCATION"})
 #: Types whose spans lose a leading "the" (dates too: "the same day" → "same day").
@@ -88,13 +92,15 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     docstring)."""
     out = []
     for span in spans:
-        if span.recognizer not in STATISTICAL_RECOGNIZERS or span.type not in TRIMMED_TYPES:
+        if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
             out.append(span)
             continue
         span = _without_determiner(text, span)
         if span.type in NAMED_TYPES:
-            span = _before_open_bracket(text, span)
-            if names_nobody(text, span.start, span.end, terms):
+            span = _whole_name(text, _before_open_bracket(text, span))
+            if names_nobody(text, span.start, span.end, terms) or (
+                    span.recognizer == "FacilityRecognizer"
+                    and _common_lead(text, span, terms)):
                 continue
         out.append(span)
     return out
@@ -106,6 +112,51 @@ def names_nobody(text: str, start: int, end: int, terms: DocTerms) -> bool:
     value = text[start:end]
     return (generic_reference(text, start, end, terms) or whole_country(value)
             or public_body(value, terms) or law_title(value))
+
+
+# "of" and the capitalized words of an institution's name the model left out
+# ("Kahta Civil Court" + " of First Instance")
+_OF_NAME = re.compile(r"[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*){0,3}")
+# the kind of area written before a place's name ("Borough of" + "Southwark")
+_AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipality|Region|"
+                          r"Canton|Town|Village|Parish|Commune|Prefecture)[ \t]+of[ \t]+$")
+# the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
+_HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
+_INSTITUTION_END = re.compile(
+    r"(?i)(?:court|courts|tribunal|chamber|ministry|department|office|agency|authority|"
+    r"commission|committee|council|board|directorate|prison|hospital|school|college|"
+    r"university|academy|museum|institute|police|station)$")
+
+
+def _whole_name(text: str, span: Span) -> Span:
+    """A name the model cut short widened to the words that belong to it: "of" and the
+    capitalized words after an institution ("Court" + "of First Instance"), the kind of
+    area before a place ("Borough of" + "Southwark"), the rest of a hyphenated place
+    ("Richmond" + "-upon-Thames")."""
+    start, end = span.start, span.end
+    if span.type == "ORGANIZATION" and _INSTITUTION_END.search(text, start, end):
+        m = _OF_NAME.match(text, end)
+        if m:
+            end = m.end()
+    elif span.type == "LOCATION":
+        m = _HYPHENATED.match(text, end)
+        if m:
+            end = m.end()
+        m = _AREA_BEFORE.search(text, max(0, start - 20), start)
+        if m:
+            start = m.start()
+    if (start, end) == (span.start, span.end):
+        return span
+    return dataclasses.replace(span, start=start, end=end)
+
+
+def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
+    """A facility written in lower case ("… prison") whose name starts with a dictionary
+    word: a sentence's first word before a common noun ("Yesterday hospital staff…"),
+    not a town ("Hilvan prison", "Kahta court")."""
+    words = _WORD.findall(text, span.start, span.end)
+    return (words[-1].islower() and terms.lexicon is not None
+            and any(f in terms.lexicon for f in _forms(words[0])))
 
 
 def _without_determiner(text: str, span: Span) -> Span:
@@ -148,9 +199,12 @@ def generic_reference(text: str, start: int, end: int, terms: DocTerms) -> bool:
 
 
 def _forms(word: str) -> set[str]:
-    low = word.casefold()
-    return {f for f in (low, low.removesuffix("s"), low.removesuffix("es"),
-                        low.removesuffix("’s"), low.removesuffix("'s")) if f}
+    """The dictionary forms ``word`` may stand for: lower case, without accents (the
+    dictionary writes "izmir" for "İzmir"), without a possessive or a plural."""
+    low = "".join(c for c in unicodedata.normalize("NFKD", word.casefold())
+                  if not unicodedata.combining(c)).rstrip("'’")
+    low = low.removesuffix("'s").removesuffix("’s")
+    return {f for f in (low, low.removesuffix("s"), low.removesuffix("es")) if f}
 
 
 def _common_word(word: str, terms: DocTerms) -> bool:
