@@ -90,3 +90,11 @@ def test_money_in_codes_and_currency_names(text, values):
 ])
 def test_codes_and_numbers_that_are_no_money(text):
     assert found(MoneyRecognizer(), text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "The parliament debated the new abortion law last spring.",
+    "The surgery hours of the practice changed in May.",
+])
+def test_procedure_named_as_a_topic_is_no_medical_fact(text):
+    assert found(MedicalRecognizer(), text) == []

@@ -107,9 +107,11 @@ MEDICAL_RULES = (
     Rule("MEDICAL", re.compile(_terms(MEDICATIONS) + _DOSE + "?", _I), 0.5,
          "A medication name", context=_MED_CUES, context_score=0.8, window=60,
          context_why=" next to a prescription cue (prescribed, taking, dose…)"),
-    Rule("MEDICAL", re.compile(_terms(PROCEDURES), _I), 0.4,
-         "A medical procedure or hospital stay", context=_MED_CUES, context_score=0.75,
-         window=60, context_why=" next to a medical cue"),
+    # a procedure named with no one undergoing it is a topic ("the abortion law", "GP
+    # surgery hours"), not someone's medical history: only next to a medical cue
+    Rule("MEDICAL", re.compile(_terms(PROCEDURES), _I), 0.75,
+         "A medical procedure or hospital stay next to a medical cue", context=_MED_CUES,
+         require_context=True, window=60, context_why=""),
     Rule("MEDICAL", re.compile(r"\b(?:prescribed|started[ \t]+on)[ \t]+([A-Za-z][\w-]+" + _DOSE + "?)",
                                _I), 0.7, "A prescribed medication", group=1),
     Rule("MEDICAL", re.compile(r"\b[A-Z][a-z]{3,}(?:in|ol|am|ide|ine|one|pril|sartan|statin|mab|"
