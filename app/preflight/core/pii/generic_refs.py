@@ -241,10 +241,18 @@ def public_body(value: str, terms: DocTerms) -> bool:
                or _dictionary_word(w, terms) for w in words)
 
 
+# an abstract noun by its English derivation ("Cassation", "Expropriation"): no town or
+# surname is formed so, whether or not the dictionary lists the word
+_ABSTRACT_NOUN = re.compile(r"[a-z]{3,}(?:tion|sion)s?")
+
+
 def _dictionary_word(word: str, terms: DocTerms) -> bool:
     if _common_word(word, terms):
         return True
-    return terms.lexicon is not None and any(f in terms.lexicon for f in _forms(word))
+    forms = _forms(word)
+    if any(_ABSTRACT_NOUN.fullmatch(f) for f in forms):
+        return True
+    return terms.lexicon is not None and any(f in terms.lexicon for f in forms)
 
 
 def law_title(value: str) -> bool:
