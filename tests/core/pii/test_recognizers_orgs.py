@@ -40,3 +40,13 @@ def test_detector_keeps_named_facilities_only(real_detector, text, expected):
     orgs = [text[s.start:s.end] for s in real_detector.detect(text)
             if s.type == "ORGANIZATION"]
     assert orgs == expected
+
+
+@pytest.mark.parametrize("text,person", [
+    ("Yesterday I asked Bartosz Wiśniewski police officers to wait outside.",
+     "Bartosz Wiśniewski"),
+])
+def test_a_person_before_a_facility_word_stays_a_person(real_detector, text, person):
+    spans = real_detector.detect(text)
+    assert [text[s.start:s.end] for s in spans if s.type == "PERSON"] == [person]
+    assert not [s for s in spans if s.type == "ORGANIZATION"]

@@ -90,8 +90,13 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     """``spans`` with determiners and open brackets cut from the NER model's named spans,
     and its generic references, public bodies and titles of laws dropped (see the module
     docstring)."""
+    spans = list(spans)
+    persons = [(s.start, s.end) for s in spans if s.type == "PERSON"]
     out = []
     for span in spans:
+        if span.recognizer == "FacilityRecognizer" and any(
+                a < span.end and span.start < b for a, b in persons):
+            continue      # "… Bartosz Wiśniewski police officers": a person, no facility
         if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
             out.append(span)
             continue
@@ -151,12 +156,16 @@ def _whole_name(text: str, span: Span) -> Span:
 
 
 def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
-    """A facility written in lower case ("… prison") whose name starts with a dictionary
-    word: a sentence's first word before a common noun ("Yesterday hospital staff…"),
-    not a town ("Hilvan prison", "Kahta court")."""
+    """A facility written in lower case ("… prison") is a named place only after "the"
+    ("the Hilvan prison", "the Kahta court") and when its name does not start with a
+    dictionary word ("Yesterday hospital staff…"); without the article the capitals
+    may well be a person's name ("asked Jan Nowak police officers")."""
     words = _WORD.findall(text, span.start, span.end)
-    return (words[-1].islower() and terms.lexicon is not None
-            and any(f in terms.lexicon for f in _forms(words[0])))
+    if not words[-1].islower():
+        return False
+    if _THE_BEFORE.search(text, max(0, span.start - 5), span.start) is None:
+        return True
+    return terms.lexicon is not None and any(f in terms.lexicon for f in _forms(words[0]))
 
 
 def _without_determiner(text: str, span: Span) -> Span:
