@@ -133,3 +133,15 @@ def test_refine_cuts_the_article_and_an_open_bracket_only_from_ner_spans():
 ])
 def test_names_the_model_cut_short_are_whole(real_detector, text, expected):
     assert named(real_detector, text) == expected
+
+
+def test_numerals_are_numbers_ordinals_and_roman_numerals_only():
+    text = "Mill Council and the Civil Board met. The council of the board met."
+    terms = _terms(text)
+    start = text.index("Mill Council")
+    assert not generic_reference(text, start, start + len("Mill Council"), terms)
+    text = "The Fourth Section and Chamber IV sat. The section and the chamber met."
+    terms = _terms(text)
+    for value in ("Fourth Section", "Chamber IV"):
+        start = text.index(value)
+        assert generic_reference(text, start, start + len(value), terms)

@@ -61,8 +61,9 @@ _WORD = re.compile(r"[^\W_][\w'’-]*")
 # words that join the parts of a name and carry nothing of it
 _JOINERS = frozenset({"of", "and", "for", "the", "in", "on", "at", "to", "&"})
 _NUMERAL = re.compile(
-    r"(?i)\d+(?:st|nd|rd|th)?|[ivxlcdm]+|first|second|third|fourth|fifth|sixth|seventh|"
-    r"eighth|ninth|tenth|eleventh|twelfth")
+    r"\d+(?i:st|nd|rd|th)?|(?=[IVXLCDM])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})"
+    r"(?:IX|IV|V?I{0,3})|(?i:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|"
+    r"tenth|eleventh|twelfth)")
 #: Kinds of public institution and their parts: the head of a public body's name.
 INSTITUTIONS = frozenset({
     "court", "courts", "tribunal", "chamber", "section", "division", "government",
