@@ -63,3 +63,38 @@ def test_asset(text, value):
 
 def test_invalid_isin_is_not_an_asset():
     assert found(AssetRecognizer(), "code US0378331006 here") == []
+
+
+@pytest.mark.parametrize("text,values", [
+    ("The claimant asked for 48,000,000 Italian lire (ITL) and ITL 2,500,000 in costs.",
+     ["48,000,000 Italian lire (ITL)", "ITL 2,500,000"]),
+    ("Fines ranged from NOK 2,300 (about 200 euros (EUR)) to NOK 18,000.",
+     ["NOK 2,300", "200 euros (EUR)", "NOK 18,000"]),
+    ("She was awarded 12,500 Swiss francs and a lump sum of NZ$4,200.",
+     ["12,500 Swiss francs", "NZ$4,200"]),
+    ("The flat was valued at 310,000 pounds sterling (GBP), or GBP 395,000 with the garage.",
+     ["310,000 pounds sterling (GBP)", "GBP 395,000"]),
+    ("A fee of 7.25 Turkish liras (TRY was charged, then TRY 14,3120.",
+     ["7.25 Turkish liras (TRY", "TRY 14,3120"]),
+    ("The supplier billed 1,480.00 DKK and USD 60 for shipping.",
+     ["1,480.00 DKK", "USD 60"]),
+])
+def test_money_in_codes_and_currency_names(text, values):
+    assert [v for _, v, _ in found(MoneyRecognizer(), text)] == values
+
+
+@pytest.mark.parametrize("text", [
+    "Upgrade to PHP 8.1 before the ISO 27001 audit; see RFC 2616.",
+    "TOP 10 reasons we won 3 games, and ALL 5 marks on the wall.",
+    "Build 2,300 of the app shipped with GCC 4.8.",
+])
+def test_codes_and_numbers_that_are_no_money(text):
+    assert found(MoneyRecognizer(), text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "The parliament debated the new abortion law last spring.",
+    "The surgery hours of the practice changed in May.",
+])
+def test_procedure_named_as_a_topic_is_no_medical_fact(text):
+    assert found(MedicalRecognizer(), text) == []

@@ -1,8 +1,12 @@
-"""Dates the NER model cut short: "3 March 2024" after a line break is tagged "March 2024".
+"""Dates the NER model cut short or made up.
 
-The model sees the day number at the start of a line as a list number and leaves it out,
-which would keep the day readable next to a generalized or placeholder date. A DATE_TIME
-span that starts with a month name takes in a day number (1–31, "3rd") right before it.
+Cut short: "3 March 2024" after a line break is tagged "March 2024" — the model sees the
+day number at the start of a line as a list number and leaves it out, which would keep
+the day readable next to a generalized or placeholder date. A DATE_TIME span that starts
+with a month name takes in a day number (1–31, "3rd") right before it.
+
+Made up: "the same day", "several days", "a later date", or a bare "12" tagged as a
+date name no moment at all; :func:`drop_vague_dates` removes them.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import dataclasses
 import re
 from typing import Sequence
 
+from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
 from preflight.core.types import Span
 
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\b",
@@ -31,3 +36,43 @@ def complete_dates(text: str, spans: Sequence[Span]) -> list[Span]:
             continue
         out[i] = dataclasses.replace(s, start=m.start())
     return out
+
+
+# Words of a date phrase that point to no moment: anaphora ("the same day"), vague
+# amounts ("several days", "a few decades"), bare units. A phrase of these words alone
+# names no date and no measurable span of time.
+_VAGUE_WORDS = frozenset({
+    "same", "later", "earlier", "following", "previous", "preceding", "subsequent",
+    "few", "several", "some", "many", "couple", "of", "the", "a", "an", "end",
+    "beginning", "start", "middle", "little", "date", "time", "times", "period",
+    "periods", "moment", "while", "that", "almost", "about", "around", "nearly",
+    "approximately", "over", "more", "than", "less", "at", "least", "long", "short",
+    "day", "days", "night", "nights", "week", "weeks", "month", "months", "year", "years",
+    "decade", "decades", "hour", "hours", "minute", "minutes", "century", "centuries",
+})
+_VAGUE_WORD = re.compile(r"[^\W\d_]+|\d+")
+# a bare number of one to three digits, or a sum or range of them ("12", "14+8", "62-63")
+_BARE_NUMBER = re.compile(r"\d{1,3}(?:[ \t]*[-+–&][ \t]*\d{1,3})*")
+# "a year", "an hour": one unit, a measured span
+_ONE_UNIT = re.compile(r"(?i)\ban?[ \t]+(?:day|night|week|month|year|decade|hour|minute|"
+                       r"century)\b")
+
+
+def vague_date(value: str) -> bool:
+    """``value`` names no date and no measurable time: every word a vague or anaphoric
+    one ("the same day", "several days", "some years earlier", "a later date"), or a bare
+    number the model read as a date ("12", "14+8")."""
+    if _BARE_NUMBER.fullmatch(value.strip()):
+        return True
+    if _ONE_UNIT.search(value):
+        return False
+    words = [w.casefold() for w in _VAGUE_WORD.findall(value)]
+    return bool(words) and all(w in _VAGUE_WORDS for w in words)
+
+
+def drop_vague_dates(text: str, spans: Sequence[Span]) -> list[Span]:
+    """``spans`` without the NER model's DATE_TIME spans that name no date
+    (:func:`vague_date`): nothing in them narrows down a person or an event."""
+    return [s for s in spans if not (s.type == "DATE_TIME"
+                                     and s.recognizer in STATISTICAL_RECOGNIZERS
+                                     and vague_date(text[s.start:s.end]))]

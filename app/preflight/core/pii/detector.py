@@ -44,11 +44,12 @@ from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
 from preflight.core.pii.canonical import canonicalize
 from preflight.core.pii.cleaning import DocTerms, to_span
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.date_spans import complete_dates, drop_vague_dates
+from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
+from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import complete_names, covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
-from preflight.core.pii.date_spans import complete_dates
-from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
 from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
@@ -292,7 +293,8 @@ class PiiDetector:
                 spans.append(span)
         spans = recheck_organizations(text, recheck_persons(text, spans, terms),
                                       self._lexicon)
-        spans = complete_dates(text, spans)
+        spans = refine_named_spans(text, spans, terms)
+        spans = complete_dates(text, drop_vague_dates(text, spans))
         spans = complete_names(text, covering_surname_given(text, spans, terms), terms)
         # a guarded value on the allow-list is still copied to its other occurrences
         kept = {v.casefold() for s in spans if self.floor.guards(s.type, s.category)
@@ -469,7 +471,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         AllCapsNameRecognizer, CopyrightHolderRecognizer, EmailNameRecognizer,
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
-    from preflight.core.pii.recognizers.orgs import OrganizationCueRecognizer
+    from preflight.core.pii.recognizers.orgs import FacilityRecognizer, OrganizationCueRecognizer
     from preflight.core.pii.recognizers.person_cues import NameShapeRecognizer
     from preflight.core.pii.recognizers.phones import (
         PhoneNumberParserRecognizer, PhonePatternRecognizer, phone_regions,
@@ -515,7 +517,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         NameShapeRecognizer(), ScriptNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         ReferenceNumberRecognizer(), NationalIdRecognizer(), WholeHostUrlRecognizer(),
-        InternalHostRecognizer(), *extra_recognizers,
+        InternalHostRecognizer(), FacilityRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
     from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass

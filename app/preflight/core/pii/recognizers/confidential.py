@@ -13,6 +13,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 from stdnum import isin
 
+from preflight.core.pii.recognizers.amounts import amount_pattern
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
@@ -106,9 +107,11 @@ MEDICAL_RULES = (
     Rule("MEDICAL", re.compile(_terms(MEDICATIONS) + _DOSE + "?", _I), 0.5,
          "A medication name", context=_MED_CUES, context_score=0.8, window=60,
          context_why=" next to a prescription cue (prescribed, taking, dose…)"),
-    Rule("MEDICAL", re.compile(_terms(PROCEDURES), _I), 0.4,
-         "A medical procedure or hospital stay", context=_MED_CUES, context_score=0.75,
-         window=60, context_why=" next to a medical cue"),
+    # a procedure named with no one undergoing it is a topic ("the abortion law", "GP
+    # surgery hours"), not someone's medical history: only next to a medical cue
+    Rule("MEDICAL", re.compile(_terms(PROCEDURES), _I), 0.75,
+         "A medical procedure or hospital stay next to a medical cue", context=_MED_CUES,
+         require_context=True, window=60, context_why=""),
     Rule("MEDICAL", re.compile(r"\b(?:prescribed|started[ \t]+on)[ \t]+([A-Za-z][\w-]+" + _DOSE + "?)",
                                _I), 0.7, "A prescribed medication", group=1),
     Rule("MEDICAL", re.compile(r"\b[A-Z][a-z]{3,}(?:in|ol|am|ide|ine|one|pril|sartan|statin|mab|"
@@ -129,16 +132,7 @@ class MedicalRecognizer(RuleRecognizer):
     RULES = MEDICAL_RULES
 
 
-_CURRENCY = r"(?:[$€£¥₹]|(?:US|CA|AU|NZ|HK|S)\$|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|CNY)\b[ \t]?)"
-_NUMBER = (r"\d{1,3}(?:[,  ]\d{3})+(?:[.]\d{1,2})?"      # 1,250.00
-           r"|\d{1,3}(?:[.  ]\d{3})+(?:,\d{1,2})?"     # 1.250,00 (European)
-           r"|\d+(?:[.,]\d{1,2})?")
-_SCALE = r"(?:[ \t]?(?:k|K|m|M|bn|mn|million|billion|thousand)\b)?"
-_AMOUNT = re.compile(
-    rf"(?:{_CURRENCY}[ \t]?(?:{_NUMBER}){_SCALE}"
-    rf"|(?<![\w.])(?:{_NUMBER}){_SCALE}[ \t]?(?:USD|EUR|GBP|CHF|dollars|euros|pounds|"
-    rf"bucks)\b)"
-)
+_AMOUNT = amount_pattern()
 _ASSET_CUES = context_regex([
     "net worth", "portfolio", "holdings", "holding", "savings", "assets", "asset", "property",
     "house", "home", "apartment", "estate", "shares", "stock", "stocks", "bonds", "401(k)",

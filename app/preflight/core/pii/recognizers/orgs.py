@@ -1,5 +1,8 @@
 """Organizations the small NER model misses: names ending in a legal/company suffix
-("Reid LLC", "Tucker and Sons") and partnership-style names ("Parks, Miller and Rosales")."""
+("Reid LLC", "Tucker and Sons"), partnership-style names ("Parks, Miller and Rosales"),
+and named places of an institution — a prison, hospital, school, police station or court
+named after its town or street ("Strangeways Prison", "Bilston Street police station",
+"the Harlow court"): where a person was held, treated, taught or tried."""
 
 from __future__ import annotations
 
@@ -12,6 +15,20 @@ _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|
 _WORD = r"[A-Z][\w&'’.-]*"
 _SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
 
+
+#: Kinds of institution whose premises carry a name ("Brixton Prison").
+FACILITY_NOUNS = (
+    "prison", "jail", "gaol", "penitentiary", "detention centre", "detention center",
+    "hospital", "infirmary", "clinic", "hospice", "care home", "nursing home", "school",
+    "primary school", "high school", "college", "university", "academy", "museum",
+    "library", "police station", "police force", "police", "fire station", "court",
+    "magistrates' court", "magistrates’ court", "barracks", "airport", "station",
+)
+_FACILITY = "|".join(re.escape(n).replace(r"\ ", r"[ \t]+")
+                     for n in sorted(FACILITY_NOUNS, key=len, reverse=True))
+_FACILITY_RULE = Rule("ORGANIZATION", re.compile(
+    rf"(?<![\w-]){_FIRST_NOT}(?:{_WORD}[ \t]+){{0,2}}{_WORD}[ \t]+(?i:{_FACILITY})(?![\w-])"),
+    0.6, "Capitalized words naming a prison, hospital, school, police station or court")
 
 _PARTNERSHIP = Rule("ORGANIZATION", re.compile(
     rf"(?<![\w-]){_FIRST_NOT}{_SURNAME},[ \t]+{_SURNAME},?[ \t]+(?:and|&)[ \t]+{_SURNAME}"
@@ -37,3 +54,13 @@ class OrganizationCueRecognizer(RuleRecognizer):
         # three people, not the firm "Fernandez, Harris and Webb"
         return [r for r in results
                 if not PEOPLE_LINE.match(text, text.rfind("\n", 0, r.start) + 1)]
+
+
+class FacilityRecognizer(RuleRecognizer):
+    """A prison, hospital, school, police station or court named after its town, street
+    or patron ("Strangeways Prison", "Bilston Street police station"). The name's words
+    are a guess from their capitals: the detector checks them as it checks the NER
+    model's (:mod:`~preflight.core.pii.generic_refs`), so "the Supreme Court" or
+    "Yesterday hospital …" is no facility."""
+
+    RULES = (_FACILITY_RULE,)

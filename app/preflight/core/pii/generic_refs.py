@@ -1,0 +1,280 @@
+"""Organization and place spans of the NER model that name nobody in particular.
+
+The small model tags every capitalized phrase of formal prose as an organization or a
+place: a determiner it swallowed ("the Court of Appeal"), a generic reference written
+with a capital ("the Board", "the Company"), a heading in capitals ("THE FACTS"), a Latin
+phrase ("inter alia"), a public body ("the Supreme Court", "the Ministry of Finance"), a
+whole country ("the Republic of Ireland"), the title of a law ("the Data Protection Act
+2018"). None of them narrows down a person or a company — a country or a state's court
+holds millions of people —, and masking them costs the reader the sense of the text. What
+"Everything detected" protects is what points to someone below that level: people,
+companies, towns, streets, buildings, local offices. So:
+
+- a leading "the" is cut from every statistical organization, place, group and date
+  span (a determiner is no part of a name), and a name is cut before a bracket it opens
+  and does not close ("the Board (Rule 4");
+- a **generic reference** is dropped: every word common — written in lower case
+  elsewhere in the same document, a numeral or an ordinal ("the Board" in minutes that
+  speak of "the board"; "Fourth Section") —, or one dictionary word right after "the"
+  ("the Company", "the Registrar": a defined term of the document);
+- a **public body** is dropped: a kind of public institution (court, ministry,
+  government, commission, council…) or of state (republic, kingdom…) qualified only by
+  dictionary words and numerals ("the Supreme Court", "the Court of Appeal", "the German
+  Government", "the Ministry of Foreign Affairs", "the United Kingdom"). The dictionary
+  (WordNet's, from the NER model's lemmatizer tables) knows countries, regions and large
+  cities, not small towns or surnames: "the Bexhill Town Council" stays;
+- a **whole country** is dropped ("Poland", "South Korea"; ISO 3166's short names as
+  Faker ships them, a dependency the app already has). HIPAA's Safe Harbor method keeps
+  state-level geography for the same reason; towns and regions stay detected;
+- the **title of a law**, a treaty or a rule book is dropped: its head word is Act,
+  Regulation, Directive, Convention, Code, Rules… followed by nothing but a year, a
+  number or a bracketed abbreviation ("Regulation (EU) 2016/679").
+
+Unsure errs toward protecting: a word the dictionary does not know keeps the span. Only
+the NER model's spans are touched: a rule that found a company by its suffix, a
+deny-listed value, a labelled identifier keep their own evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from preflight.core.pii.cleaning import DocTerms
+from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.types import Span
+
+#: Recognizers whose organization and place spans are guesses from capitals: the model,
+#: and the rule that takes capitalized words before "Prison", "Hospital", "court"….
+GUESSING_RECOGNIZERS = STATISTICAL_RECOGNIZERS | {"FacilityRecognizer"}
+#: Span types the NER model gives to capitalized phrases of formal prose.
+NAMED_TYPES = frozenset({"ORGANIZATION", "LOCATION"})
+#: Types whose spans lose a leading "the" (dates too: "the same day" → "same day").
+TRIMMED_TYPES = NAMED_TYPES | {"NRP", "DATE_TIME"}
+
+_LEADING_THE = re.compile(r"(?:the|The|THE)\s+(?=\S)")
+_THE_BEFORE = re.compile(r"(?:^|\s)(?:the|The|THE)\s+$")
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+# words that join the parts of a name and carry nothing of it
+_JOINERS = frozenset({"of", "and", "for", "the", "in", "on", "at", "to", "&"})
+_NUMERAL = re.compile(
+    r"\d+(?i:st|nd|rd|th)?|(?=[IVXLCDM])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})"
+    r"(?:IX|IV|V?I{0,3})|(?i:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|"
+    r"tenth|eleventh|twelfth)")
+#: Kinds of public institution and their parts: the head of a public body's name.
+INSTITUTIONS = frozenset({
+    "court", "courts", "tribunal", "chamber", "section", "division", "government",
+    "ministry", "department", "office", "bureau", "agency", "authority", "commission",
+    "committee", "council", "board", "parliament", "assembly", "senate", "congress",
+    "cabinet", "administration", "directorate", "inspectorate", "registry", "ombudsman",
+    "prosecutor", "prosecution", "judiciary", "legislature",
+    # kinds of state
+    "state", "states", "republic", "kingdom", "federation", "commonwealth", "union",
+    "emirates", "principality", "confederation",
+})
+# a compass point or a part of a country before its name ("South Korea", "Northern Cyprus")
+_COMPASS = re.compile(r"(?:(?:North|South|East|West|Central)(?:ern)?|Mainland)\s+")
+# the head word of the title of a law, a treaty or a rule book
+_LAW_HEADS = frozenset({
+    "act", "acts", "regulation", "regulations", "directive", "convention", "conventions",
+    "treaty", "code", "rules", "statute", "constitution", "protocol", "charter",
+    "ordinance",
+})
+# after the head: a year, a number or a bracketed abbreviation only
+_LAW_TAIL = re.compile(r"(?:\s+(?:\(\w{1,10}\)|(?i:no|nr)\.?|[\d/.-]+))+\s*$")
+
+
+def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> list[Span]:
+    """``spans`` with determiners and open brackets cut from the NER model's named spans,
+    and its generic references, public bodies and titles of laws dropped (see the module
+    docstring)."""
+    spans = list(spans)
+    persons = [(s.start, s.end) for s in spans if s.type == "PERSON"]
+    out = []
+    for span in spans:
+        if span.recognizer == "FacilityRecognizer" and any(
+                a < span.end and span.start < b for a, b in persons):
+            continue      # "… Bartosz Wiśniewski police officers": a person, no facility
+        if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
+            out.append(span)
+            continue
+        span = _without_determiner(text, span)
+        if span.type in NAMED_TYPES:
+            span = _whole_name(text, _before_open_bracket(text, span))
+            if names_nobody(text, span.start, span.end, terms) or (
+                    span.recognizer == "FacilityRecognizer"
+                    and _common_lead(text, span, terms)):
+                continue
+        out.append(span)
+    return out
+
+
+def names_nobody(text: str, start: int, end: int, terms: DocTerms) -> bool:
+    """``text[start:end]`` is a generic reference, a whole country, a public body or the
+    title of a law."""
+    value = text[start:end]
+    return (generic_reference(text, start, end, terms) or whole_country(value)
+            or public_body(value, terms) or law_title(value))
+
+
+# "of" and the capitalized words of an institution's name the model left out
+# ("Kahta Civil Court" + " of First Instance")
+_OF_NAME = re.compile(r"[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*){0,3}")
+# the kind of area written before a place's name ("Borough of" + "Southwark")
+_AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipality|Region|"
+                          r"Canton|Town|Village|Parish|Commune|Prefecture)[ \t]+of[ \t]+$")
+# the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
+_HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
+_INSTITUTION_END = re.compile(
+    r"(?i)(?:court|courts|tribunal|chamber|ministry|department|office|agency|authority|"
+    r"commission|committee|council|board|directorate|prison|hospital|school|college|"
+    r"university|academy|museum|institute|police|station)$")
+
+
+def _whole_name(text: str, span: Span) -> Span:
+    """A name the model cut short widened to the words that belong to it: "of" and the
+    capitalized words after an institution ("Court" + "of First Instance"), the kind of
+    area before a place ("Borough of" + "Southwark"), the rest of a hyphenated place
+    ("Richmond" + "-upon-Thames")."""
+    start, end = span.start, span.end
+    if span.type == "ORGANIZATION" and _INSTITUTION_END.search(text, start, end):
+        m = _OF_NAME.match(text, end)
+        if m:
+            end = m.end()
+    elif span.type == "LOCATION":
+        m = _HYPHENATED.match(text, end)
+        if m:
+            end = m.end()
+        m = _AREA_BEFORE.search(text, max(0, start - 20), start)
+        if m:
+            start = m.start()
+    if (start, end) == (span.start, span.end):
+        return span
+    return dataclasses.replace(span, start=start, end=end)
+
+
+def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
+    """A facility written in lower case ("… prison") is a named place only after "the"
+    ("the Hilvan prison", "the Kahta court") and when its name does not start with a
+    dictionary word ("Yesterday hospital staff…"); without the article the capitals
+    may well be a person's name ("asked Jan Nowak police officers")."""
+    words = _WORD.findall(text, span.start, span.end)
+    if not words[-1].islower():
+        return False
+    if _THE_BEFORE.search(text, max(0, span.start - 5), span.start) is None:
+        return True
+    return terms.lexicon is not None and any(f in terms.lexicon for f in _forms(words[0]))
+
+
+def _without_determiner(text: str, span: Span) -> Span:
+    m = _LEADING_THE.match(text, span.start, span.end)
+    if m is None or m.end() >= span.end:
+        return span
+    return dataclasses.replace(span, start=m.end())
+
+
+def _before_open_bracket(text: str, span: Span) -> Span:
+    """A span cut before a bracket it opens but does not close: the model runs a name
+    into the reference after it ("the Board (Rule 4" → "Board")."""
+    cut = text.find("(", span.start, span.end)
+    if cut <= span.start or text.find(")", cut, span.end) >= 0:
+        return span
+    end = cut
+    while end > span.start and not text[end - 1].isalnum():
+        end -= 1
+    return dataclasses.replace(span, end=end) if end > span.start else span
+
+
+def _content_words(value: str) -> list[str]:
+    return [w for w in _WORD.findall(value) if w.casefold() not in _JOINERS]
+
+
+def generic_reference(text: str, start: int, end: int, terms: DocTerms) -> bool:
+    """Every word of ``text[start:end]`` is a numeral or a word the document also writes
+    in lower case; or the span has no capital at all ("inter alia"); or it is one
+    dictionary word right after "the" (a defined term: "the Company")."""
+    words = _content_words(text[start:end])
+    if not words:
+        return True
+    if not any(w[0].isupper() for w in words):
+        return True
+    if all(_NUMERAL.fullmatch(w) or _common_word(w, terms) for w in words):
+        return True
+    return (len(words) == 1 and terms.lexicon is not None
+            and _THE_BEFORE.search(text, max(0, start - 5), start) is not None
+            and any(f in terms.lexicon for f in _forms(words[0])))
+
+
+def _forms(word: str) -> set[str]:
+    """The dictionary forms ``word`` may stand for: lower case, without accents (the
+    dictionary writes "izmir" for "İzmir"), without a possessive or a plural."""
+    low = "".join(c for c in unicodedata.normalize("NFKD", word.casefold())
+                  if not unicodedata.combining(c)).rstrip("'’")
+    low = low.removesuffix("'s").removesuffix("’s")
+    return {f for f in (low, low.removesuffix("s"), low.removesuffix("es")) if f}
+
+
+def _common_word(word: str, terms: DocTerms) -> bool:
+    return any(f.isascii() and terms.used_in_lower_case(f) for f in _forms(word))
+
+
+def whole_country(value: str) -> bool:
+    """``value`` is a country's name, maybe after a compass point ("South Korea")."""
+    name = _COMPASS.sub("", value.strip(), count=1)
+    return name in country_names()
+
+
+@functools.lru_cache(maxsize=1)
+def country_names() -> frozenset[str]:
+    """The English short names of the world's countries (ISO 3166, as Faker's address
+    provider ships them), without bracketed remarks."""
+    try:
+        from faker.providers.address.en import Provider
+    except ImportError:
+        return frozenset()
+    return frozenset(c for c in Provider.countries if "(" not in c)
+
+
+def public_body(value: str, terms: DocTerms) -> bool:
+    """A kind of public institution or of state qualified only by dictionary words and
+    numerals ("Supreme Court", "Court of Appeal", "Turkish Government", "Ministry of
+    Foreign Affairs", "United Kingdom"): a body of a state, a region or a city well known
+    enough to be in the dictionary. A word the dictionary does not know (a small town,
+    a surname) makes it specific."""
+    words = [p for w in _content_words(value) for p in w.split("-") if p]
+    if not any(w.casefold() in INSTITUTIONS for w in words):
+        return False
+    return all(w.casefold() in INSTITUTIONS or _NUMERAL.fullmatch(w)
+               or _dictionary_word(w, terms) for w in words)
+
+
+# an abstract noun by its English derivation ("Cassation", "Expropriation"): no town or
+# surname is formed so, whether or not the dictionary lists the word
+_ABSTRACT_NOUN = re.compile(r"[a-z]{3,}(?:tion|sion)s?")
+
+
+def _dictionary_word(word: str, terms: DocTerms) -> bool:
+    if _common_word(word, terms):
+        return True
+    forms = _forms(word)
+    if any(_ABSTRACT_NOUN.fullmatch(f) for f in forms):
+        return True
+    return terms.lexicon is not None and any(f in terms.lexicon for f in forms)
+
+
+def law_title(value: str) -> bool:
+    """``value`` names a law, a treaty or a rule book: its first word is a law head
+    alone or followed by "of"/"on"/"for" ("Rules of Court"), or its last word before a
+    year or number is one ("the Data Protection Act 2018")."""
+    words = _WORD.findall(value)
+    if not words:
+        return False
+    if words[0].casefold() in _LAW_HEADS and (
+            len(words) == 1 or words[1].casefold() in {"of", "on", "for"}):
+        return True
+    tail = _LAW_TAIL.search(value)
+    last = _WORD.findall(value[:tail.start()] if tail else value)
+    return bool(last) and last[-1].casefold() in _LAW_HEADS and (len(last) > 1 or bool(tail))
