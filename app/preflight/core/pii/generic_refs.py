@@ -223,19 +223,25 @@ def _common_word(word: str, terms: DocTerms) -> bool:
 
 def whole_country(value: str) -> bool:
     """``value`` is a country's name, maybe after a compass point ("South Korea")."""
-    name = _COMPASS.sub("", value.strip(), count=1)
-    return name in country_names()
+    value = value.strip()
+    return value in country_names() or _COMPASS.sub("", value, count=1) in country_names()
 
 
 @functools.lru_cache(maxsize=1)
 def country_names() -> frozenset[str]:
-    """The English short names of the world's countries (ISO 3166, as Faker's address
-    provider ships them), without bracketed remarks."""
-    try:
-        from faker.providers.address.en import Provider
-    except ImportError:
-        return frozenset()
-    return frozenset(c for c in Provider.countries if "(" not in c)
+    """The English names of the world's countries and territories, as phonenumbers' geocoder
+    writes them (ISO 3166 regions; a source independent of any generator the evaluations
+    use), without bracketed remarks."""
+    import phonenumbers
+    from phonenumbers import geocoder
+
+    names = set()
+    for region in phonenumbers.SUPPORTED_REGIONS:
+        example = phonenumbers.example_number(region)
+        name = geocoder.country_name_for_number(example, "en") if example else ""
+        if name and "(" not in name:
+            names.add(name)
+    return frozenset(names)
 
 
 def public_body(value: str, terms: DocTerms) -> bool:
