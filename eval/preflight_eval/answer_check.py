@@ -39,7 +39,7 @@ from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.shards import read_rows
 
 ALTERATIONS = ("date", "number", "name", "negation")
-WEIGHTS = (0.5, 1.0, 2.0, 3.0, 4.0)
+WEIGHTS = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
 _MONTHS = ("January February March April May June July August September October November "
            "December").split()
 _MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heldout", action="store_true",
                     help="read the held-out half once, with the weight chosen on dev")
     ap.add_argument("--json", default=None, help="write the per-answer scores here")
+    ap.add_argument("--reuse", default=None,
+                    help="an earlier --json of the same half: its cosines are reused (the "
+                         "alterations are deterministic; only the check is recomputed)")
     args = ap.parse_args(argv)
     from preflight.app.services import build_services
 
@@ -114,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.docs:
         rows = rows[: args.docs]
     capitals = [w for r in rows for w in _CAPITAL.findall(r["answer"])]
+    earlier: dict[tuple[str, str], float] = {}
+    if args.reuse:
+        with open(args.reuse, encoding="utf-8") as f:
+            earlier = {(x["doc_id"], x["variant"]): x["cosine"] for x in json.load(f)["scored"]}
     scored: list[dict[str, Any]] = []
     for i, r in enumerate(rows):
         doc, answer = r["text"], r["answer"]
@@ -128,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind, text in variants.items():
             check = check_answer(doc, text, detect=detector.detect)
             scored.append({"doc_id": r["doc_id"], "variant": kind,
-                           "cosine": embedder.similarity(excerpt, text),
+                           "cosine": earlier.get((r["doc_id"], kind))
+                           or embedder.similarity(excerpt, text),
                            "supported": check.supported_count,
                            "unsupported": len(check.unsupported),
                            "flagged": [f.text for f in check.unsupported]})

@@ -33,8 +33,9 @@ FACT_TYPES = {
     "ID_NUMBER": "identifier", "STREET_ADDRESS": "address",
 }
 #: Weight of one unsupported statement against one supported one in the realized score
-#: (chosen on the development half of the validation set, ``preflight_eval.answer_check``).
-UNSUPPORTED_WEIGHT = 2.0
+#: (the smallest weight whose mean AUC over the four alterations is within 0.01 of the best,
+#: on the development half of the validation set: ``preflight_eval.answer_check``).
+UNSUPPORTED_WEIGHT = 4.0
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december")
@@ -62,7 +63,12 @@ _SMALL.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 7
                "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_NEGATIONS = {"not", "no", "never", "none", "nor", "neither", "without", "cannot", "nothing"}
+# Clauses: a statement and its denial are compared clause by clause, so that "X; do not
+# paste it" does not turn "X" around.
+_CLAUSE = re.compile(r"(?:[^.!?;:\n,]|,(?!\s*(?:but|whereas|while|although|though|yet|"
+                     r"however)\b))+", re.IGNORECASE)
+_NEGATIONS = {"not", "no", "never", "none", "nor", "neither", "without", "cannot", "nothing",
+              "nobody", "nowhere", "non"}
 #: Opposites that turn a statement around (a raise is not a pay cut).
 _OPPOSITES = [
     ("increase", "decrease"), ("increase", "reduction"), ("increase", "cut"),
@@ -267,8 +273,8 @@ class _Index:
                 if 1 <= mo <= 12:
                     self.months.add(mo)
                     self.days.add((mo, d))
-        self.sentences = [(m.group(0), words) for m in _SENTENCE.finditer(text)
-                          if len(words := _content(m.group(0))) >= 3]
+        self.sentences = [(m.group(0), words) for m in _CLAUSE.finditer(text)
+                          if len(words := _content(m.group(0))) >= 2]
 
     def has_date(self, month: int | None, day: int | None, year: int | None) -> bool:
         if year is not None and year not in self.years:
@@ -310,12 +316,12 @@ def _supported_in(index: _Index, text: str, kind: str) -> bool:
 
 
 def _contradictions(doc: _Index, answer: str) -> Iterable[tuple[int, int, str]]:
-    """Answer sentences that restate a document sentence with the opposite polarity: a
-    negation one of them has and the other lacks, or an opposite word in place of one the
-    document uses."""
-    for m in _SENTENCE.finditer(answer):
+    """Answer clauses that restate a document clause with the opposite polarity: a
+    negation the document's clause lacks, or an opposite word in place of one the document
+    uses."""
+    for m in _CLAUSE.finditer(answer):
         words = _content(m.group(0))
-        if len(words) < 3:
+        if len(words) < 2:
             continue
         best, best_overlap = None, 0
         for sentence, content in doc.sentences:
@@ -323,14 +329,18 @@ def _contradictions(doc: _Index, answer: str) -> Iterable[tuple[int, int, str]]:
             if overlap > best_overlap:
                 best, best_overlap = sentence, overlap
         # the same statement: an opposite word needs a third of the answer sentence's
-        # content words in the document sentence that holds its opposite, a negation flip
-        # the stricter half (and two words at least)
+        # content words in the document sentence that holds its opposite; a negation one
+        # side has and the other lacks needs two thirds (an answer that adds a clause of
+        # its own is no contradiction)
         if best is None or 3 * best_overlap < len(words):
             continue
         a_all = {w.lower() for w in _WORD.findall(m.group(0))}
         d_all = {w.lower() for w in _WORD.findall(best)}
-        flipped = (_negated(m.group(0)) != _negated(best)
-                   and best_overlap >= max(2, (len(words) + 1) // 2))
+        # a denial the document's clause does not make; the reverse (an answer that drops
+        # a document's "not") is left out: documents deny things in side clauses an
+        # answer rightly leaves out ("…, which never happened"), and a rule cannot tell
+        flipped = (_negated(m.group(0)) and not _negated(best)
+                   and 3 * best_overlap >= 2 * len(words) and best_overlap >= 2)
         opposite = any(o in d_all and o not in a_all
                        for w in a_all - d_all for o in _OPPOSITE.get(w, ()))
         if flipped or opposite:
@@ -338,9 +348,10 @@ def _contradictions(doc: _Index, answer: str) -> Iterable[tuple[int, int, str]]:
 
 
 def _negated(sentence: str) -> bool:
-    words = [w.lower() for w in _WORD.findall(sentence)]
-    count = sum(1 for w in words if w in _NEGATIONS or w.endswith("n't") or w.endswith("n’t"))
-    return count % 2 == 1
+    """Whether the sentence denies something at all ("not", "no", "never", "n't",
+    "non-…"). Presence, not parity: "not … without" is still a denial."""
+    words = [w.lower() for w in re.findall(r"[^\W_]+(?:['’][^\W_]+)*", sentence)]
+    return any(w in _NEGATIONS or w.endswith("n't") or w.endswith("n’t") for w in words)
 
 
 def _content(sentence: str) -> set[str]:
