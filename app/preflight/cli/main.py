@@ -105,9 +105,10 @@ def _write_crash_log() -> str:
     import traceback
 
     from preflight.core import paths
+    from preflight.core.fsutil import open_regular
     from preflight.core.send.logfilter import redact
 
     path = paths.cache_dir() / "crash.log"
-    with path.open("a", encoding="utf-8") as fh:
+    with open_regular(path, "a", encoding="utf-8") as fh:   # never through a link or FIFO
         fh.write(redact(traceback.format_exc()))  # no API key in a crash report
     return str(path)

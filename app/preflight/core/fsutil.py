@@ -1,11 +1,25 @@
-"""Small file-system helpers the whole code base shares (one implementation each)."""
+"""Small file-system helpers the whole code base shares (one implementation each).
+
+Every configuration file Preflight reads and every file it writes goes through
+:func:`open_regular` (or :func:`atomic_write_bytes`, which checks its target the same
+way): the path must be absent or a regular file — never a symbolic link, folder, FIFO,
+device or socket — checked with ``lstat`` before the open and with ``fstat`` on the
+descriptor after it (``O_NOFOLLOW | O_NONBLOCK``, so a link or a FIFO swapped in between
+can neither redirect the open nor block it). :func:`read_regular` reads at most a given
+number of bytes, so ``/dev/zero`` or a huge file can never fill the memory.
+"""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import IO, Any
+
+from preflight.core.errors import ConfigError
 
 
 def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int | None = None,
@@ -14,6 +28,7 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int | None = None
     half of either. ``mode`` sets the permissions before the rename (the temporary file
     is created 0600, so a secret is never readable by others, not even for a moment)."""
     path = Path(path)
+    check_regular(path, writing=True)       # never replace a link, FIFO or device
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     try:
@@ -44,3 +59,116 @@ def file_sha256(path: Path | str, block: int = 1 << 20) -> str:
         for chunk in iter(lambda: fh.read(block), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+# -- regular files only ---------------------------------------------------------------
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_EXTRA = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+)
+_FLAGS = {
+    "r": os.O_RDONLY, "w": os.O_WRONLY | os.O_CREAT, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+}
+
+
+def file_kind(mode: int) -> str | None:
+    """``"a symbolic link"``, ``"a named pipe (FIFO)"`` … for an ``st_mode`` that is not a
+    regular file; ``None`` for a regular file."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+class NotARegularFile(ConfigError, OSError):
+    """A path Preflight would read or write is a link, folder, FIFO, device or socket.
+
+    Both a :class:`ConfigError` (faces show it as one line) and an ``OSError`` (code that
+    already handles an unreadable or unwritable file handles this one the same way)."""
+
+    def __init__(self, path: Path | str, kind: str, *, writing: bool) -> None:
+        verb = "write to" if writing else "read"
+        if writing:
+            hint = "Remove it or choose another file name."
+        elif kind == "a symbolic link":
+            hint = "Replace the link with a copy of the file it points to."
+        else:
+            hint = "Replace it with a regular file."
+        ConfigError.__init__(self, f"{path} is {kind}, not a regular file; Preflight does "
+                             f"not {verb} it.", hint)
+        self.errno = errno.EINVAL
+        self.strerror = f"it is {kind}, not a regular file"
+        self.filename = str(path)
+        self.kind = kind
+
+
+def check_regular(path: Path | str, *, writing: bool = False,
+                  follow_symlinks: bool = False) -> os.stat_result | None:
+    """The ``stat`` of ``path`` if it is a regular file, ``None`` if it does not exist;
+    anything else raises :class:`NotARegularFile`. Never opens the path."""
+    try:
+        st = os.stat(path) if follow_symlinks else os.lstat(path)
+    except FileNotFoundError:
+        return None
+    kind = file_kind(st.st_mode)
+    if kind is not None:
+        raise NotARegularFile(path, kind, writing=writing)
+    return st
+
+
+def open_regular(path: Path | str, mode: str = "rb", *, perms: int = 0o600,
+                 follow_symlinks: bool = False, **text: Any) -> IO[Any]:
+    """Open ``path`` only if it is (or, for writing, will be) a regular file.
+
+    ``mode`` is ``r``, ``w``, ``a`` or ``x`` (create, never replace), with ``b`` for bytes;
+    ``text`` goes to :func:`os.fdopen` (``encoding``, ``newline``). A new file gets
+    ``perms``. The last path component must not be a symbolic link unless
+    ``follow_symlinks`` (documents the user names). Missing files and OS errors raise the
+    usual ``OSError``; a special file raises :class:`NotARegularFile` without blocking.
+    """
+    writing = mode[0] != "r"
+    if mode[0] not in _FLAGS or set(mode[1:]) - {"b", "t"}:
+        raise ValueError(f"unsupported mode {mode!r}")
+    check_regular(path, writing=writing, follow_symlinks=follow_symlinks)
+    flags = _FLAGS[mode[0]] | _NONBLOCK | _EXTRA | (0 if follow_symlinks else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags, perms)
+    except OSError as exc:
+        # ELOOP: a link appeared after the check; ENXIO: a FIFO nobody reads (writing);
+        # EISDIR: a folder.
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.EMLINK):
+            check_regular(path, writing=writing, follow_symlinks=follow_symlinks)
+        raise
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)     # what was really opened
+        if kind is not None:
+            raise NotARegularFile(path, kind, writing=writing)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        if mode[0] == "w":
+            os.ftruncate(fd, 0)     # only now: O_TRUNC would act before the check
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, mode.replace("x", "w"), **text)
+
+
+def read_regular(path: Path | str, limit: int, *, follow_symlinks: bool = False) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file ``path`` (one byte more than
+    ``limit`` tells the caller "too large"); see :func:`open_regular` for what raises."""
+    with open_regular(path, "rb", follow_symlinks=follow_symlinks) as fh:
+        return fh.read(limit + 1)
+
+
+def check_database_files(db: Path | str) -> None:
+    """Before SQLite opens ``db``: it and its journal, WAL and shared-memory files must be
+    absent or regular files (SQLite itself would follow a link and block on a FIFO)."""
+    db = Path(db)
+    for path in (db, *(db.with_name(db.name + s) for s in ("-journal", "-wal", "-shm"))):
+        check_regular(path, writing=True)

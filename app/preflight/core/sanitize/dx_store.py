@@ -14,6 +14,8 @@ import hashlib
 import io
 import json
 import logging
+import os
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -21,7 +23,9 @@ import numpy as np
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
-from preflight.core.fsutil import atomic_write_bytes, atomic_write_text
+from preflight.core.fsutil import (
+    atomic_write_bytes, atomic_write_text, check_regular, open_regular, read_regular,
+)
 from preflight.core.ports import Progress, TokenSpace
 from preflight.core.sanitize.dx_classes import BoundaryClasses
 from preflight.core.sanitize.dx_geometry import Geometry
@@ -30,6 +34,7 @@ log = logging.getLogger(__name__)
 
 TABLE_K = 64      # neighbour-table depth: covers the rank step's draws in the calibrated range
 ANNOY_TREES = 50  # the annoy index of the approximate research flag (default search_k)
+MAX_CALIBRATION_BYTES = 1_000_000   # a few numbers; a larger file is not a calibration
 
 
 def _space_cache(space: TokenSpace) -> Path:
@@ -70,11 +75,15 @@ def cached_table_path(space: TokenSpace, classes: BoundaryClasses) -> Path:
 def load_tables(space: TokenSpace, classes: BoundaryClasses,
                 geoms: dict[str, Geometry]) -> bool:
     """Give every class geometry its stored table (installed first, then cached)."""
-    for f in (installed_table_path(space, classes), cached_table_path(space, classes)):
+    installed = installed_table_path(space, classes)
+    for f in (installed, cached_table_path(space, classes)):
         if not f.is_file():
             continue
         try:
-            with np.load(f, allow_pickle=False) as z:
+            # the per-user cache is never read through a link (the installed copy may be
+            # one: the models folder can be shared); a FIFO swapped in is refused at once
+            with open_regular(f, "rb", follow_symlinks=f == installed) as fh, \
+                    np.load(fh, allow_pickle=False) as z:
                 loaded = {lab: (z[_keys(classes, lab)[0]], z[_keys(classes, lab)[1]])
                           for lab in classes.labels}
             for lab, (table, tlen) in loaded.items():
@@ -132,7 +141,8 @@ def load_calibration(space: TokenSpace, compute: Callable[[], dict] | None) -> d
     for f in (shipped, cached):
         if f.is_file():
             try:
-                return json.loads(f.read_text("utf-8"))
+                return json.loads(read_regular(f, MAX_CALIBRATION_BYTES,
+                                               follow_symlinks=f == shipped))
             except (OSError, ValueError, RecursionError):
                 log.warning("ignoring unreadable calibration %s", f)
     if compute is None:
@@ -158,7 +168,7 @@ def annoy_index(space: TokenSpace, geom: Geometry, label: str | None = None):
         name = f"annoy_{ANNOY_TREES}_wb1_{label}_{cand}.ann"
     f = _space_cache(space) / name
     idx = AnnoyIndex(geom.n, "euclidean")
-    if f.is_file():
+    if check_regular(f) is not None:        # annoy opens by name: check it is no link/FIFO
         idx.load(str(f))
         return idx
     for j in range(geom.C):
@@ -166,9 +176,15 @@ def annoy_index(space: TokenSpace, geom: Geometry, label: str | None = None):
     idx.set_seed(0)
     idx.build(ANNOY_TREES, n_jobs=1)   # one job: deterministic, and the threaded build can hang
     f.parent.mkdir(parents=True, exist_ok=True)
-    tmp = f.with_name(f".{f.name}.tmp")   # annoy writes only to a path: rename it into place
-    idx.save(str(tmp))
-    tmp.replace(f)
+    # annoy writes only to a path: a fresh, exclusively created name, renamed into place
+    fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=f".{f.name}-", suffix=".tmp")
+    os.close(fd)
+    try:
+        idx.save(tmp)
+        check_regular(f, writing=True)
+        os.replace(tmp, f)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     idx.unload()
     idx = AnnoyIndex(geom.n, "euclidean")
     idx.load(str(f))
