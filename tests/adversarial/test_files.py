@@ -239,3 +239,56 @@ def test_closed_stdin_is_a_clear_message(tmp_path):
         env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Standard input is closed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- history --export: a new regular file, never through a link or into a pipe ------------
+
+def _export(capsys, target: Path, *extra: str) -> tuple[int, str]:
+    code = cli.main(["history", "--export", str(target), *extra])
+    return code, capsys.readouterr().err
+
+
+def test_export_never_overwrites_an_existing_file(capsys, tmp_path):
+    target = tmp_path / "audit-2024-q3.jsonl"
+    target.write_text("yesterday's export, already signed off\n", encoding="utf-8")
+    code, err = _export(capsys, target)
+    assert code == 2 and "already exists" in one_error_line(err) and "--force" in err
+    assert target.read_text(encoding="utf-8") == "yesterday's export, already signed off\n"
+    code, _ = _export(capsys, target, "--force")           # replaced only when asked
+    assert code == 0
+    assert json.loads(target.read_text(encoding="utf-8").splitlines()[0])[
+        "preflight_audit_export"] == 1
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600    # it holds the payloads
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_export_never_follows_a_symbolic_link(capsys, tmp_path, force):
+    elsewhere = tmp_path / "bashrc"
+    elsewhere.write_text("export PATH=$HOME/bin:$PATH\n", encoding="utf-8")
+    link = tmp_path / "audit.csv"
+    link.symlink_to(elsewhere)
+    code, err = _export(capsys, link, *(["--force"] if force else []))
+    assert code == 2 and "symbolic link" in one_error_line(err)
+    assert link.is_symlink()
+    assert elsewhere.read_text(encoding="utf-8") == "export PATH=$HOME/bin:$PATH\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["history", "--export"], ["history", "--force", "--export"],
+                                  ["audit", "verify", "--export"]])
+def test_export_or_verify_on_a_fifo_ends_at_once(tmp_path, args):
+    env = _env(tmp_path / "home")
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)
+    _, startup = _timed(["--help"], env)
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "preflight", *args, str(fifo)], env=env,
+                          capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    took = time.monotonic() - t0
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "named pipe" in lines[0], proc.stderr
+    assert took <= startup + 5.0, (took, startup)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
