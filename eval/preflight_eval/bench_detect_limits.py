@@ -1,6 +1,8 @@
-"""Time and peak memory of detecting PII in one long document (about 1 MB).
+"""Time and peak memory of detecting PII in one long document (about 1 MB); with
+``--identifiers``, how the send pipeline scales on a document that is mostly identifiers.
 
 Run:  python -m preflight_eval.bench_detect_limits [--mb 1.0] [--ner PATH] [--json]
+      python -m preflight_eval.bench_detect_limits --identifiers 5000,20000,70000
 
 The text is the PII evaluation documents (real aclsum paper text with fictional Faker PII
 inserted, see pii_corpus.py) joined as paragraphs and repeated until it reaches the
@@ -43,6 +45,84 @@ print(json.dumps({"detect_s": t2 - t1, "detect_cpu_s": c2 - c1, "total_s": t2 - 
                   "child_peak_kb": peak_kb, "spans": len(spans), "warnings": det.warnings}))
 """
 
+# --identifiers: one e-mail address per line (70,000 of them make 0.96 MB, under the
+# 1 MB document limit: the document that had once not been sent after 20 minutes). The
+# child runs what `preflight send` runs before asking: detection (the installed NER
+# model), sanitization under the default policy, and the plan (the re-scan of the exact
+# request body, which detects it again, its features and its token count). CPU seconds
+# per stage; the growth exponent between two sizes is log(t2/t1) / log(n2/n1): 1 is
+# linear, 2 quadratic.
+_IDS_CHILD = r"""
+import json, os, sys, time
+from preflight.app.services import build_services
+from preflight.core.config import ProviderSettings, load_settings, save_settings
+from preflight.core.sanitize.base import SanitizeParams
+from preflight.core.tasks import SUMMARIZE
+n = int(sys.argv[1])
+text = "\n".join(f"u{i}@x{i % 97}.io" for i in range(n))
+settings = load_settings()
+settings.providers.append(ProviderSettings("loop", "http://127.0.0.1:9/v1", "m"))
+save_settings(settings)
+services = build_services()
+session = services.send_session()
+detector = services.detector()
+detector.detect("Jane Roe wrote to jane.roe@example.com.")
+policy = services.policy(None)
+params = SanitizeParams(seed=1)
+out = {"n": n, "chars": len(text)}
+def stage(name, fn):
+    c, w = time.process_time(), time.perf_counter()
+    result = fn()
+    out[name] = {"cpu_s": time.process_time() - c, "wall_s": time.perf_counter() - w}
+    return result
+spans = stage("detect", lambda: detector.detect(text))
+sanitized, vault = stage("sanitize", lambda: services.sanitize(policy, text, spans, params))
+plan = stage("plan", lambda: session.prepare_send(
+    text, "loop", policy.name, params, SUMMARIZE, spans=spans, sanitized=sanitized,
+    vault=vault))
+out.update(spans=len(spans), findings=len(plan.findings),
+           left=sum(1 for s in spans if text[s.start:s.end] in sanitized.text))
+print(json.dumps(out))
+"""
+IDS_STAGES = ("detect", "sanitize", "plan")
+
+
+def measure_identifiers(n: int) -> dict:
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, PREFLIGHT_HOME=home)
+        env["PREFLIGHT_ORG_POLICY"] = str(Path(home) / "no-company-policy.toml")
+        proc = subprocess.run([sys.executable, "-c", _IDS_CHILD, str(n)], capture_output=True,
+                              text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"the identifiers child failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def identifiers_report(sizes: list[int], as_json: bool) -> int:
+    import math
+
+    runs = [measure_identifiers(n) for n in sizes]
+    for prev, run in zip(runs, runs[1:]):
+        run["growth_exponent"] = {
+            st: round(math.log(max(run[st]["cpu_s"], 1e-3) / max(prev[st]["cpu_s"], 1e-3))
+                      / math.log(run["n"] / prev["n"]), 2) for st in IDS_STAGES}
+    summary = {"cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
+               "runs": runs}
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{summary['cpus']} CPUs, load average {summary['load_average_1min']}; CPU s "
+          "(wall s) per stage; growth exponent vs the previous size (1 linear, 2 quadratic)")
+    for run in runs:
+        cells = "  ".join(f"{st} {run[st]['cpu_s']:7.1f} ({run[st]['wall_s']:7.1f})"
+                          for st in IDS_STAGES)
+        grow = run.get("growth_exponent")
+        tail = ("  exponent " + " ".join(f"{st} {grow[st]:.2f}" for st in IDS_STAGES)
+                if grow else "")
+        print(f"{run['n']:>7,} addresses ({run['chars']:>9,} chars): {cells}   spans "
+              f"{run['spans']}, left {run['left']}, findings {run['findings']}{tail}")
+    return 0
+
 
 def long_text(target_chars: int) -> str:
     """Evaluation documents (dev, then held-out) joined as paragraphs, repeated to size."""
@@ -80,7 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ner", help="spaCy model folder (default: the installed ner model)")
     ap.add_argument("--modes", default="cold,warm")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--identifiers", metavar="N,N,...",
+                    help="instead: documents of N e-mail addresses through detect, sanitize "
+                         "and the plan's re-scan, with CPU time and growth per stage")
     args = ap.parse_args(argv)
+    if args.identifiers:
+        return identifiers_report([int(n) for n in args.identifiers.split(",")], args.json)
 
     from preflight_eval.eval_pii import resolve_ner_path
 

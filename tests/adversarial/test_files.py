@@ -239,3 +239,133 @@ def test_closed_stdin_is_a_clear_message(tmp_path):
         env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Standard input is closed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- history --export: a new regular file, never through a link or into a pipe ------------
+
+def _export(capsys, target: Path, *extra: str) -> tuple[int, str]:
+    code = cli.main(["history", "--export", str(target), *extra])
+    return code, capsys.readouterr().err
+
+
+def test_export_never_overwrites_an_existing_file(capsys, tmp_path):
+    target = tmp_path / "audit-2024-q3.jsonl"
+    target.write_text("yesterday's export, already signed off\n", encoding="utf-8")
+    code, err = _export(capsys, target)
+    assert code == 2 and "already exists" in one_error_line(err) and "--force" in err
+    assert target.read_text(encoding="utf-8") == "yesterday's export, already signed off\n"
+    code, _ = _export(capsys, target, "--force")           # replaced only when asked
+    assert code == 0
+    assert json.loads(target.read_text(encoding="utf-8").splitlines()[0])[
+        "preflight_audit_export"] == 1
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600    # it holds the payloads
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_export_never_follows_a_symbolic_link(capsys, tmp_path, force):
+    elsewhere = tmp_path / "bashrc"
+    elsewhere.write_text("export PATH=$HOME/bin:$PATH\n", encoding="utf-8")
+    link = tmp_path / "audit.csv"
+    link.symlink_to(elsewhere)
+    code, err = _export(capsys, link, *(["--force"] if force else []))
+    assert code == 2 and "symbolic link" in one_error_line(err)
+    assert link.is_symlink()
+    assert elsewhere.read_text(encoding="utf-8") == "export PATH=$HOME/bin:$PATH\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [["history", "--export"], ["history", "--force", "--export"],
+                                  ["audit", "verify", "--export"]])
+def test_export_or_verify_on_a_fifo_ends_at_once(tmp_path, args):
+    env = _env(tmp_path / "home")
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)
+    _, startup = _timed(["--help"], env)
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "preflight", *args, str(fifo)], env=env,
+                          capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    took = time.monotonic() - t0
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "named pipe" in lines[0], proc.stderr
+    assert took <= startup + 5.0, (took, startup)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# -- closed standard input ------------------------------------------------------------
+
+@pytest.fixture()
+def loop_provider(capsys):
+    """A provider on a loopback port nothing listens on (nothing is meant to be sent)."""
+    assert cli.main(["providers", "add", "loop", "--base-url", "http://127.0.0.1:9/v1",
+                     "--model", "m", "--key-env", "PREFLIGHT_TEST_KEY"]) == 0
+    capsys.readouterr()
+
+
+def test_send_with_stdin_closed_asks_nobody_and_says_so(capsys, docs, loop_provider,
+                                                        monkeypatch):
+    from preflight.cli.commands import send as send_cmd
+
+    monkeypatch.setattr(sys, "stdin", None)                 # what Python makes of 0<&-
+    real_open = open
+
+    def no_tty(file, *a, **kw):                            # as when run without a terminal
+        if file == "/dev/tty":
+            raise OSError(6, "No such device or address")
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(send_cmd, "open", no_tty, raising=False)
+    a, _ = docs
+    code = cli.main(["send", str(a), "--method", "placeholder"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "internal error" not in err
+    assert "no terminal to confirm on" in one_error_line(err)
+
+
+def test_set_key_with_stdin_closed_says_so(capsys, loop_provider, monkeypatch):
+    class Keyring:
+        def status(self):
+            from types import SimpleNamespace
+            return SimpleNamespace(available=True, backend="test", reason="")
+
+        def set(self, name, key):                           # pragma: no cover - must not run
+            raise AssertionError("no key was typed")
+
+    monkeypatch.setattr(sys, "stdin", None)
+    monkeypatch.setattr("preflight.core.send.keys.KeyStore", Keyring)
+    code = cli.main(["providers", "set-key", "loop"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Standard input is closed" in one_error_line(err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("redirect", ["0<&-", "< /dev/null"])
+def test_send_with_stdin_closed_in_a_real_process(tmp_path, redirect):
+    """No terminal (a new session), stdin closed or empty: one line, no traceback."""
+    env = _env(tmp_path / "home")
+    doc = tmp_path / "minutes.txt"
+    doc.write_text(DOC_A, encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "preflight", "providers", "add", "loop",
+                    "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+                   env=env, check=True, capture_output=True, timeout=60)
+    cmd = (f'"{sys.executable}" -m preflight send "{doc}" --provider loop '
+           f'--method placeholder {redirect}')
+    proc = subprocess.run(["/bin/sh", "-c", cmd], env=env, capture_output=True, text=True,
+                          timeout=300, start_new_session=True)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert "no terminal to confirm on" in proc.stderr.splitlines()[-1]
+
+
+def test_closed_standard_descriptors_are_never_reused_for_files(tmp_path):
+    """With fd 0 closed, the first file Preflight opens would become "stdin"."""
+    code = ("import os\nfrom preflight.cli.main import _fill_closed_standard_fds\n"
+            "_fill_closed_standard_fds()\n"
+            f"fd = os.open({str(tmp_path / 'vault.json')!r}, os.O_CREAT | os.O_WRONLY)\n"
+            "print(fd)\n")
+    proc = subprocess.run(["/bin/sh", "-c", f'"{sys.executable}" -c "$0" <&-', code],
+                          env=_env(tmp_path / "home"), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) > 2

@@ -163,7 +163,7 @@ def test_the_auditors_script_in_the_docs_verifies_an_export(tmp_path):
     out.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")   # record 3 left out
     assert "chain broken at event 7 (record 2)" in run().stdout      # its events 5-6 gone
     log.update(3, realized_utility=0.9)              # now record 3 holds the last event
-    log.export(out)
+    log.export(out, overwrite=True)
     lines = out.read_text(encoding="utf-8").splitlines()
     out.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
     assert run().stdout.endswith("the export ends before the log's head: records are "

@@ -4,11 +4,14 @@ second window) never shows the guide again, and deleting the marker shows it onc
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 from pathlib import Path
 
 from preflight.core import paths
 from preflight.core.fsutil import atomic_write_text
+
+log = logging.getLogger(__name__)
 
 MARKER = "first-run-guide-seen"
 SAMPLE = ("samples", "hr-offer-email.txt")
@@ -26,6 +29,9 @@ def guide_seen() -> bool:
 
 def mark_guide_seen() -> None:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    atomic_write_text(paths.config_dir() / MARKER,
-                      f"The first-run guide was shown on {stamp}. Delete this file to see it "
-                      "again at the next start (or use Help → Show the guide).\n")
+    try:
+        atomic_write_text(paths.config_dir() / MARKER,
+                          f"The first-run guide was shown on {stamp}. Delete this file to "
+                          "see it again at the next start (or use Help → Show the guide).\n")
+    except OSError as exc:   # a link or FIFO there, a read-only folder: shown again next time
+        log.warning("could not remember that the guide was seen: %s", exc)

@@ -360,7 +360,8 @@ class WindowDoorway:
         return list(reversed(self.services.audit().records()))
 
     def export_history(self, path: Path) -> int:
-        return self.services.audit().export(path)
+        # the save dialog has already asked before replacing an existing file
+        return self.services.audit().export(path, overwrite=True)
 
     # -- models ----------------------------------------------------------------------------
     def model_status(self) -> list[Any]:

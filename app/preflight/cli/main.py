@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     import multiprocessing
 
     multiprocessing.freeze_support()
+    _fill_closed_standard_fds()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -82,6 +83,25 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(exc)
 
 
+def _fill_closed_standard_fds() -> None:
+    """Open the null device on any of descriptors 0–2 that the caller closed (``0<&-``).
+
+    Otherwise the next file Preflight opens (a vault, the audit database) would get that
+    number, and whatever reads stdin or writes stdout/stderr at the C level (a library's
+    log line) would use the file instead. ``sys.stdin`` stays ``None``: a command that
+    needs stdin still says that it is closed.
+    """
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:             # a lower one was free after all: nothing to fill
+                os.close(null)
+
+
 # sysexits.h: EX_IOERR for the environment's I/O failures; EX_SOFTWARE (70) only for bugs.
 EXIT_IO_ERROR = 74
 _ENVIRONMENT_ERRNOS = frozenset(
@@ -105,9 +125,10 @@ def _write_crash_log() -> str:
     import traceback
 
     from preflight.core import paths
+    from preflight.core.fsutil import open_regular
     from preflight.core.send.logfilter import redact
 
     path = paths.cache_dir() / "crash.log"
-    with path.open("a", encoding="utf-8") as fh:
+    with open_regular(path, "a", encoding="utf-8") as fh:   # never through a link or FIFO
         fh.write(redact(traceback.format_exc()))  # no API key in a crash report
     return str(path)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import stat
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +23,11 @@ from typing import Any, Callable, Union, get_args, get_origin, get_type_hints
 from preflight.core import paths
 from preflight.core.assessor_endpoint import URL_RULE
 from preflight.core.errors import ConfigError, PreflightError
-from preflight.core.fsutil import atomic_write_text
+from preflight.core.fsutil import NotARegularFile, atomic_write_text, read_regular
 from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.pii.floor import DEFAULT_SCORE_THRESHOLD
 from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.org_policy_file import url_problem
-from preflight.core.textio import read_regular_file
 from preflight.core.utility.defaults import default_min_utility
 from preflight.core.utility.slm_roles import ASSESSOR_SLMS
 
@@ -222,19 +220,22 @@ def load_settings(path: Path | None = None, *, org: OrgPolicy | None = None) -> 
     """
     path = path or settings_path()
     try:
-        st = path.stat()
+        raw = read_regular(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return Settings()
+    except NotARegularFile as exc:
+        fix = ("Move or delete that folder; Preflight then starts with default settings."
+               if exc.kind == "a folder" else
+               f"{exc.hint} (Without it Preflight starts with default settings.)")
+        raise ConfigError(f"The settings path {path} is {exc.kind}, not a file Preflight "
+                          "reads settings from.", fix) from None
     except OSError as exc:
         raise ConfigError(f"The settings file {path} cannot be read ({exc.strerror}).",
                           _FIX) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ConfigError(f"The settings path {path} is a folder, not a file.",
-                          "Move or delete that folder; Preflight then starts with default "
-                          "settings.")
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise ConfigError(f"The settings file {path} is larger than "
+                          f"{MAX_SETTINGS_BYTES // 1_000_000} MB; no settings file is.", _FIX)
     try:
-        raw = read_regular_file(path, MAX_SETTINGS_BYTES, f"The settings file {path}",
-                                ConfigError)
         data = json.loads(raw.decode("utf-8"))
         settings = _from_dict(Settings, data)
     except PreflightError:
@@ -274,6 +275,9 @@ def save_settings(settings: Settings, path: Path | None = None, *,
     payload = json.dumps(dataclasses.asdict(settings), indent=2, ensure_ascii=False)
     try:
         atomic_write_text(path, payload, mode=0o600)
+    except NotARegularFile as exc:
+        raise ConfigError(f"The settings cannot be saved to {path}: {exc.strerror}.",
+                          exc.hint) from None
     except OSError as exc:
         raise ConfigError(
             f"The settings cannot be saved to {path} ({exc.strerror or exc}).",

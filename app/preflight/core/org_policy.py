@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
+from preflight.core.fsutil import NotARegularFile, read_regular
 from preflight.core.org_policy_audit import CentralAuditSettings
 from preflight.core.org_policy_learning import CompanyModelSettings
 from preflight.core.org_policy_file import (
@@ -309,11 +310,12 @@ def load_org_policy(path: Path | str | None = None) -> OrgPolicy:
     """
     p = Path(path) if path is not None else paths.org_policy_path()
     try:
-        if not p.exists():
-            return OrgPolicy.none()
-        if p.is_dir():
-            return OrgPolicy(p, error=invalid(str(p), None, "it is a folder, not a file"))
-        raw = p.read_bytes()[:MAX_ORG_POLICY_BYTES + 1]
+        # lstat, fstat and a bounded read: a FIFO, device or link there is refused at once
+        raw = read_regular(p, MAX_ORG_POLICY_BYTES)
+    except FileNotFoundError:
+        return OrgPolicy.none()
+    except NotARegularFile as exc:
+        return OrgPolicy(p, error=invalid(str(p), None, exc.strerror))
     except OSError as exc:
         return OrgPolicy(p, error=ConfigError(
             f"Your organization's policy file {p} cannot be read "

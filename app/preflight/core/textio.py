@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from preflight.core.errors import InputError, PreflightError
+from preflight.core.fsutil import NotARegularFile, open_regular
 
 # About 350 pages of prose: far beyond any cloud model's context window, and the size up to
 # which detection stays interactive (spaCy's own default max_length is 1,000,000 chars).
@@ -143,17 +144,17 @@ def read_regular_file(path: Path | str, limit: int, what: str = "",
     name = what or str(path)
     stat_regular_file(path, name, error)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        # A document may be a link the user made; whatever it points to is checked on the
+        # open descriptor (a FIFO swapped in after the stat neither blocks nor is read).
+        fh = open_regular(path, "rb", follow_symlinks=True)
+    except NotARegularFile as exc:
+        raise error(f"{name} is {exc.kind}, not a regular file; Preflight does not read "
+                    "from it.", "Save the content to a regular file and give its path."
+                    ) from None
     except OSError as exc:
         raise error(f"{name} cannot be read ({exc.strerror or exc}).",
                     "Check that the file exists and that you may read it.") from None
-    with os.fdopen(fd, "rb") as fh:
-        # The path may have been swapped for a FIFO between stat and open: check the fd.
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise error(f"{name} is {special_kind(mode) or 'not a regular file'}, not a "
-                        "regular file; Preflight does not read from it.",
-                        "Save the content to a regular file and give its path.")
+    with fh:
         try:
             return _read_limited(fh, limit)
         except OSError as exc:

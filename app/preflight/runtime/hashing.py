@@ -18,12 +18,13 @@ from pathlib import Path
 
 from preflight.core import paths
 from preflight.core.errors import Cancelled
-from preflight.core.fsutil import atomic_write_text
+from preflight.core.fsutil import atomic_write_text, read_regular
 from preflight.core.fsutil import file_sha256 as _plain_file_sha256
 
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
+MAX_CACHE_BYTES = 4_000_000   # a few hundred hashes; a larger file is not this cache
 JUNK_NAMES = frozenset({"desktop.ini"})  # Windows folder metadata shipped inside some zips
 
 
@@ -106,7 +107,7 @@ class VerifiedHashCache:
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, MAX_CACHE_BYTES))
         except (OSError, ValueError, RecursionError):
             return {}  # no cache or a damaged one: it only costs a re-hash
         return data if isinstance(data, dict) else {}

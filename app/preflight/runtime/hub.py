@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from preflight.core.errors import ConfigError, ModelUnavailableError, PreflightError
+from preflight.core.fsutil import open_regular
 from preflight.core.ports import Progress
 from preflight.core.send.destination import origin
 from preflight.runtime.hashing import check_cancel, file_sha256
@@ -134,7 +135,7 @@ def download_file(
                     offset, mode = 0, "wb"  # no Range support: start from the beginning
                 total = _total_from(resp, offset)
                 done = offset
-                with open(part, mode) as fh:
+                with open_regular(part, mode) as fh:   # never through a link
                     for chunk in resp.iter_content(chunk_size=256 * 1024):
                         check_cancel(cancel)
                         if not chunk:

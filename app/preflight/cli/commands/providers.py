@@ -215,6 +215,10 @@ def _set_key(args: argparse.Namespace) -> int:
             f"{args.name} ... --key-env VAR (the window can also hold a key for one session). "
             "Preflight never writes keys to a file.",
         )
+    if sys.stdin is None:                    # started with stdin closed (0<&-)
+        raise ConfigError("Standard input is closed, so no key can be read.",
+                          f"Run it in a terminal, or pipe the key in: ... | preflight "
+                          f"providers set-key {args.name}")
     if not sys.stdin.isatty():
         key = sys.stdin.readline().strip()   # piped from a password manager
     else:

@@ -132,7 +132,8 @@ class _Terminal:
 
     def __init__(self, stdin_is_document: bool) -> None:
         self._fh: Any = None
-        if not stdin_is_document and sys.stdin.isatty():
+        # stdin may be closed (``0<&-``: sys.stdin is None) or not a terminal (``< /dev/null``)
+        if not stdin_is_document and sys.stdin is not None and _isatty(sys.stdin):
             self._read: Callable[[], str] | None = sys.stdin.readline
             self._write = sys.stderr
             return
@@ -147,10 +148,14 @@ class _Terminal:
         return self._read is not None
 
     def ask(self, question: str) -> bool:
+        """Yes only when the user types it; an answer that cannot be read is a no."""
         assert self._read is not None
-        self._write.write(f"{question} [y/N] ")
-        self._write.flush()
-        return self._read().strip().lower() in ("y", "yes")
+        try:
+            self._write.write(f"{question} [y/N] ")
+            self._write.flush()
+            return self._read().strip().lower() in ("y", "yes")
+        except (OSError, ValueError):      # the terminal went away (EIO, closed file)
+            return False
 
     def secret(self, prompt: str) -> str:
         stream = self._fh if self._fh is not None else None
@@ -159,6 +164,13 @@ class _Terminal:
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (OSError, ValueError):          # a stream whose descriptor was closed
+        return False
 
 
 def _print_plan(plan: Any, out: Any) -> None:

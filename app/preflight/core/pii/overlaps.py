@@ -128,3 +128,21 @@ def _outside_taken(span: Span, starts: list[int], ends: list[int]) -> list[Span]
     if pos < span.end:
         pieces.append((pos, span.end))
     return [_rebuild(span, a, b) for a, b in pieces if b - a > 1]
+
+
+class CoveringRanges:
+    """Does one of these ranges contain [start, end)? In logarithmic time, ranges that
+    overlap included (the furthest end reached so far decides). Asked once per match in
+    documents of tens of thousands of detections, where a scan of all ranges per question
+    would make the whole pass quadratic."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(ranges)
+        self._starts = [s for s, _ in ordered]
+        self._reach: list[int] = []
+        for _, e in ordered:
+            self._reach.append(max(e, self._reach[-1]) if self._reach else e)
+
+    def contains(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start)
+        return i > 0 and self._reach[i - 1] >= end

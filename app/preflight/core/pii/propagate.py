@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES, alone_on_line
+from preflight.core.pii.overlaps import CoveringRanges
 from preflight.core.types import Category, Span
 
 #: Types whose value, once detected, is searched for everywhere else in the document.
@@ -25,39 +26,40 @@ _WS = re.compile(r"\s+")
 _LOWER_WORD = re.compile(r"(?<!\w)[a-zß-öø-ÿ][\w'’-]*(?!\w)")
 
 
-def trie_regex(terms: Iterable[str], fold: bool = True) -> str | None:
+def trie_regex(terms: Iterable[str], fold: bool = True, literal: bool = False) -> str | None:
     """A regex source matching any of ``terms`` (longest first, like a sorted
     alternation), factored as a trie so matching cost does not grow with their number.
-    A space in a term matches any run of whitespace. With ``fold`` the trie merges terms
-    by lower case: compile it with re.IGNORECASE."""
+    A space in a term matches any run of whitespace, unless ``literal`` (every character
+    as written). With ``fold`` the trie merges terms by lower case: compile it with
+    re.IGNORECASE."""
     root: dict = {}
     for term in terms:
-        words = term.split()
-        if not words:
+        chars = term if literal else " ".join(term.split())
+        if not chars:
             continue
         node = root
-        for ch in " ".join(words):
+        for ch in chars:
             node = node.setdefault(ch.lower() if fold else ch, {})
         node[""] = {}
     if not root:
         return None
-    return _trie_source(root)
+    return _trie_source(root, re.escape if literal else _atom)
 
 
 def _atom(ch: str) -> str:
     return r"\s+" if ch == " " else re.escape(ch)
 
 
-def _trie_source(root: dict) -> str:
+def _trie_source(root: dict, atom: Callable[[str], str] = _atom) -> str:
     """The regex of a trie, built bottom-up without recursion: a detected value can be
     thousands of characters long (a key block, a pasted log line), deeper than Python's
     call stack. Runs of single-child nodes become one literal, so the pattern nests only
     where terms branch or end."""
     def chain(ch: str, child: dict) -> tuple[str, dict]:
-        atoms = [_atom(ch)]
+        atoms = [atom(ch)]
         while len(child) == 1 and "" not in child:   # one way on: no branch, no end
             (ch, child), = child.items()
-            atoms.append(_atom(ch))
+            atoms.append(atom(ch))
         return "".join(atoms), child
 
     done: dict[int, str] = {}
@@ -133,9 +135,10 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
                     parts.setdefault(part, span)
     found: list[Span] = []
     seen = {(s.start, s.end) for s in spans}
-    covered: dict[str, list[tuple[int, int]]] = {}
+    by_type: dict[str, list[tuple[int, int]]] = {}
     for s in spans:
-        covered.setdefault(s.type, []).append((s.start, s.end))
+        by_type.setdefault(s.type, []).append((s.start, s.end))
+    covered = {t: CoveringRanges(ranges) for t, ranges in by_type.items()}
 
     def add(pattern: re.Pattern[str], lookup: Callable[[str], Span | None],
             case_sensitive: bool) -> None:
@@ -147,7 +150,8 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
             if source is None or (case_sensitive and m.group()[0].islower()
                                   and not alone_on_line(text, m.start(), m.end())):
                 continue          # "will", "mark" in prose; a sign-off "-tom" is the name
-            if any(a <= m.start() and m.end() <= b for a, b in covered.get(source.type, ())):
+            inside = covered.get(source.type)
+            if inside is not None and inside.contains(m.start(), m.end()):
                 continue  # already inside a detection of that type
             seen.add((m.start(), m.end()))
             label = source.type.replace("_", " ").lower()

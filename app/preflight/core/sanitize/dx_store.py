@@ -20,7 +20,9 @@ import numpy as np
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
-from preflight.core.fsutil import atomic_write_bytes, atomic_write_text
+from preflight.core.fsutil import (
+    atomic_write_bytes, atomic_write_text, open_regular, read_regular,
+)
 from preflight.core.ports import Progress, TokenSpace
 from preflight.core.sanitize.dx_classes import BoundaryClasses
 from preflight.core.sanitize.dx_geometry import Geometry
@@ -28,6 +30,7 @@ from preflight.core.sanitize.dx_geometry import Geometry
 log = logging.getLogger(__name__)
 
 TABLE_K = 64      # neighbour-table depth: covers the rank step's draws in the calibrated range
+MAX_CALIBRATION_BYTES = 1_000_000   # a few numbers; a larger file is not a calibration
 
 
 def _space_cache(space: TokenSpace) -> Path:
@@ -68,11 +71,15 @@ def cached_table_path(space: TokenSpace, classes: BoundaryClasses) -> Path:
 def load_tables(space: TokenSpace, classes: BoundaryClasses,
                 geoms: dict[str, Geometry]) -> bool:
     """Give every class geometry its stored table (installed first, then cached)."""
-    for f in (installed_table_path(space, classes), cached_table_path(space, classes)):
+    installed = installed_table_path(space, classes)
+    for f in (installed, cached_table_path(space, classes)):
         if not f.is_file():
             continue
         try:
-            with np.load(f, allow_pickle=False) as z:
+            # the per-user cache is never read through a link (the installed copy may be
+            # one: the models folder can be shared); a FIFO swapped in is refused at once
+            with open_regular(f, "rb", follow_symlinks=f == installed) as fh, \
+                    np.load(fh, allow_pickle=False) as z:
                 loaded = {lab: (z[_keys(classes, lab)[0]], z[_keys(classes, lab)[1]])
                           for lab in classes.labels}
             for lab, (table, tlen) in loaded.items():
@@ -130,7 +137,8 @@ def load_calibration(space: TokenSpace, compute: Callable[[], dict] | None) -> d
     for f in (shipped, cached):
         if f.is_file():
             try:
-                return json.loads(f.read_text("utf-8"))
+                return json.loads(read_regular(f, MAX_CALIBRATION_BYTES,
+                                               follow_symlinks=f == shipped))
             except (OSError, ValueError, RecursionError):
                 log.warning("ignoring unreadable calibration %s", f)
     if compute is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import secrets
 from typing import Any, Sequence
 
@@ -308,6 +309,24 @@ class _ReversibleOperator:
         return set()
 
 
+_MAX_DIGITS = 24                   # longer numbers are looked up in the text directly
+_DIGITS = re.compile(rf"_?([0-9]{{1,{_MAX_DIGITS}}})")
+
+
+def _numbers_after(text: str, label: str) -> set[str]:
+    """Every prefix of the ASCII digit runs that follow ``label`` (or ``label_``) in
+    ``text``: "person_12" gives {"1", "12"}."""
+    out: set[str] = set()
+    i = text.find(label)
+    while i >= 0:
+        m = _DIGITS.match(text, i + len(label))
+        if m:
+            run = m.group(1)
+            out.update(run[:k] for k in range(1, len(run) + 1))
+        i = text.find(label, i + 1)
+    return out
+
+
 @register("placeholder")
 class PlaceholderOperator(_ReversibleOperator):
     """``<PERSON_1>``, ``<EMAIL_ADDRESS_2>``: one numbered placeholder per distinct value
@@ -321,6 +340,7 @@ class PlaceholderOperator(_ReversibleOperator):
         # Every spelling restore() accepts lower-cases to "label_n" or "labeln" once
         # spaces and hyphens become underscores, so a substring test is a safe superset.
         self._norm = text.lower().replace(" ", "_").replace("-", "_")
+        self._numbers: dict[str, set[str]] = {}
 
     def _start_round(self) -> None:
         self._next: dict[str, int] = {}
@@ -333,7 +353,19 @@ class PlaceholderOperator(_ReversibleOperator):
         return not self._in_text(label.lower(), n)
 
     def _in_text(self, low: str, n: int | str) -> bool:
-        return f"{low}_{n}" in self._norm or f"{low}{n}" in self._norm
+        """Whether ``{low}_{n}`` or ``{low}{n}`` occurs in the text (as a substring).
+
+        Asked once per value: a substring search each time would make a document of
+        tens of thousands of values quadratic, so the numbers that follow each label in
+        the text are collected once (every digit prefix, as a substring test sees them).
+        """
+        n = str(n)
+        if len(n) > _MAX_DIGITS:
+            return f"{low}_{n}" in self._norm or f"{low}{n}" in self._norm
+        numbers = self._numbers.get(low)
+        if numbers is None:
+            numbers = self._numbers[low] = _numbers_after(self._norm, low)
+        return n in numbers
 
     def _choose(self, key, value, span, attempt, taken) -> str:
         label = key[0]

@@ -31,7 +31,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from preflight.core.fsutil import atomic_write_text
+from preflight.core.fsutil import NotARegularFile, atomic_write_text, read_regular
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,13 @@ class PlaceholderMemory:
         """The memory of document ``identity`` (empty when there is none yet)."""
         path = memory_path(identity, folder)
         try:
-            raw = path.read_bytes() if path.is_file() else None
+            raw: bytes | None = read_regular(path, MAX_MEMORY_BYTES)
+        except FileNotFoundError:
+            raw = None
+        except NotARegularFile as exc:
+            # a link, FIFO or device where the memory belongs: neither read nor written
+            log.warning("placeholder memory %s is %s; kept in memory only", path, exc.kind)
+            return cls(None)
         except OSError as exc:
             log.info("placeholder memory not readable (%s); starting empty",
                      type(exc).__name__)

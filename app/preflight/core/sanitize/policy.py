@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from preflight.core.errors import ConfigError
+from preflight.core.fsutil import NotARegularFile, read_regular
 from preflight.core.sanitize.generalize import find_year, month_name_match
 from preflight.core.types import Category, Span
+
+#: A policy is a page of TOML; anything larger is not one (and is never read whole).
+MAX_POLICY_FILE_BYTES = 1_000_000
 
 
 class Action(str, Enum):
@@ -331,10 +335,16 @@ def load_policy_file(path: Path | str) -> Policy:
     """A policy from a TOML file; errors name the file and the line."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_regular(p, MAX_POLICY_FILE_BYTES)
+    except NotARegularFile as exc:
+        raise ConfigError(f"Cannot read the policy file {p}: {exc.strerror}.",
+                          exc.hint) from None
     except OSError as exc:
         raise ConfigError(f"Cannot read the policy file {p}: {exc.strerror or exc}.",
                           "Check the path and its permissions.") from None
+    if len(raw) > MAX_POLICY_FILE_BYTES:
+        raise ConfigError(f"The policy file {p} is larger than 1 MB; no policy is.",
+                          "Check that you gave the policy file.")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -5,9 +5,9 @@ document: the target must be absent or a regular file (no device, FIFO, socket, 
 symbolic link), in a folder the user owns, and if it already holds a vault, that vault's
 document hash must equal this one's. The file is replaced atomically with mode 0600.
 
-Reading (:func:`load_vault`) stats first and opens with ``O_NONBLOCK``, so a FIFO or a
-device is refused at once instead of blocking; the size is bounded and a pathological
-JSON nesting is reported as a damaged file.
+Reading (:func:`load_vault`) goes through :func:`~preflight.core.fsutil.read_regular`: a
+link, FIFO or device is refused at once instead of followed or blocking; the size is
+bounded and a pathological JSON nesting is reported as a damaged file.
 
 Belonging (:func:`check_vault_fits`): the text given to ``restore`` is either the
 sanitized document itself or an answer about it. The vault records the sha256 of the
@@ -31,8 +31,8 @@ from typing import Any, Iterable
 import regex
 
 from preflight.core.errors import ConfigError
-from preflight.core.fsutil import atomic_write_text
-from preflight.core.textio import read_regular_file, special_kind
+from preflight.core.fsutil import NotARegularFile, atomic_write_text, read_regular
+from preflight.core.textio import special_kind
 
 MAX_VAULT_BYTES = 64_000_000
 # Below this many distinct words an answer is too short to judge; above it, a text whose
@@ -154,7 +154,17 @@ def save_vault(vault: Any, path: Path | str) -> Path:
 def read_vault_json(path: Path | str) -> dict[str, Any]:
     """The parsed JSON object of a vault file, or a ConfigError that says what is wrong."""
     path = Path(path)
-    raw = read_regular_file(path, MAX_VAULT_BYTES, f"The vault file {path}", ConfigError)
+    try:
+        raw = read_regular(path, MAX_VAULT_BYTES)
+    except NotARegularFile as exc:
+        raise ConfigError(f"The vault file {path} is {exc.kind}, not a regular file; "
+                          "Preflight does not read a vault from it.", exc.hint) from None
+    except FileNotFoundError:
+        raise ConfigError(f"The vault file {path} does not exist.",
+                          "Check the path given with --vault.") from None
+    except OSError as exc:
+        raise ConfigError(f"The vault file {path} cannot be read ({exc.strerror or exc}).",
+                          "Check that you may read it.") from None
     damaged_hint = ("The originals it held cannot be recovered from this file; restore "
                     "it from a backup or sanitize the document again.")
     if len(raw) > MAX_VAULT_BYTES:

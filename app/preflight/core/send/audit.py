@@ -423,12 +423,12 @@ class AuditLog:
 
     # -- export --
 
-    def export(self, path: Path | str) -> int:
+    def export(self, path: Path | str, *, overwrite: bool = False) -> int:
         """Write all records with their chain to ``path`` (.csv, .jsonl or .json); see
         :mod:`preflight.core.send.audit_export`. Returns the number of records."""
         from preflight.core.send.audit_export import export_log
 
-        return export_log(self, path)
+        return export_log(self, path, overwrite=overwrite)
 
 
 def _process_alive(pid: int | None) -> bool:

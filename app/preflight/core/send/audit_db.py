@@ -85,7 +85,7 @@ def open_db(path: Path) -> sqlite3.Connection:
     try:
         identity = fsutil.private_file(path, companions=COMPANIONS)
     except fsutil.NotARegularFile as exc:
-        raise ConfigError(f"The audit log {exc.filename} is a {exc.kind}; Preflight only "
+        raise ConfigError(f"The audit log {exc.filename} is {exc.kind}; Preflight only "
                           "opens a plain file of its own.",
                           "Move it away (Preflight then starts a new log), or ask your IT "
                           "administrator.") from None

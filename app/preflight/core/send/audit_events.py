@@ -239,8 +239,8 @@ def verify_file(path: Path, columns: Sequence[str],
     anchor, where = anchors.read(path) if anchors is not None else (None, "")
     try:
         if path.is_symlink() or not path.is_file():
-            raise NotARegularFile(path, "symbolic link" if path.is_symlink() else
-                                  "special file")
+            raise NotARegularFile(path, "a symbolic link" if path.is_symlink() else
+                                  "a special file", writing=False)
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
                              isolation_level=None)
         try:
@@ -263,7 +263,7 @@ def verify_file(path: Path, columns: Sequence[str],
         finally:
             db.close()
     except NotARegularFile as exc:
-        raise ConfigError(f"{path} is a {exc.kind}; give the audit log file itself.",
+        raise ConfigError(f"{path} is {exc.kind}; give the audit log file itself.",
                           "Give the path of an audit.sqlite3 file.") from None
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"The audit log {path} cannot be read ({exc}).",

@@ -19,12 +19,15 @@ out (they stay chained; an export's check skips them).
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import replace
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from preflight.core.errors import InputError
+from preflight.core.fsutil import NotARegularFile, atomic_write_bytes, open_regular
 from preflight.core.send.audit_chain import (
     INTEGER_COLUMNS, REAL_COLUMNS, ChainEvent, VerifyReport, canonical_value, verify_chain,
 )
@@ -62,8 +65,13 @@ def _check_suffix(path: Path) -> str:
     return suffix
 
 
-def export_log(log: "AuditLog", path: Path | str) -> int:
-    """Write every record and its chain events to ``path``; returns the record count."""
+def export_log(log: "AuditLog", path: Path | str, *, overwrite: bool = False) -> int:
+    """Write every record and its chain events to ``path``; returns the record count.
+
+    ``path`` must not exist unless ``overwrite`` (the window's save dialog asked); it is
+    never a link, FIFO or device. A new file is created exclusively (0600: it holds the
+    payloads), a replaced one atomically.
+    """
     path = Path(path)
     suffix = _check_suffix(path)
     by_record: dict[int, list[dict[str, Any]]] = {}
@@ -71,22 +79,46 @@ def export_log(log: "AuditLog", path: Path | str) -> int:
         by_record.setdefault(ev.record_id, []).append(ev.to_json())
     seq, digest = log.head()
     rows = [{**exportable(r), "chain": by_record.get(r["id"], [])} for r in log.records()]
+    out = io.StringIO(newline="")
+    if suffix == ".json":
+        json.dump(rows, out, ensure_ascii=False, indent=2)
+    elif suffix == ".jsonl":
+        header = {"preflight_audit_export": EXPORT_VERSION, "log_id": log.log_id,
+                  "head": {"seq": seq, "hash": digest}, "omitted": list(OMITTED)}
+        for obj in (header, *rows):
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    else:
+        _write_csv(out, rows)
+    data = out.getvalue().encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            if suffix == ".json":
-                json.dump(rows, fh, ensure_ascii=False, indent=2)
-            elif suffix == ".jsonl":
-                header = {"preflight_audit_export": EXPORT_VERSION, "log_id": log.log_id,
-                          "head": {"seq": seq, "hash": digest}, "omitted": list(OMITTED)}
-                for obj in (header, *rows):
-                    fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-            else:
-                _write_csv(fh, rows)
+        if overwrite:
+            atomic_write_bytes(path, data, mode=0o600)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_new(path, data)
+    except NotARegularFile as exc:
+        raise InputError(f"Cannot export to {path}: {exc.strerror}.", exc.hint) from None
+    except FileExistsError:
+        raise InputError(f"{path} already exists; Preflight does not overwrite it.",
+                         "Give a new file name, or replace it on purpose (`preflight "
+                         "history --export FILE --force`).") from None
     except OSError as exc:
         raise InputError(f"Cannot write {path} ({exc.strerror or exc}).",
                          "Choose a folder you may write to.") from None
     return len(rows)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (it must not exist) and write ``data``; a half-written file is
+    removed."""
+    with open_regular(path, "xb") as fh:
+        try:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
 
 
 def _write_csv(fh: Any, rows: list[dict[str, Any]]) -> None:
@@ -107,7 +139,9 @@ def verify_export(path: Path | str) -> VerifyReport:
     suffix = _check_suffix(path)
     head: tuple[int, str] | None = None
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
+        # an input the auditor names: a link is fine, a FIFO or device is refused at once
+        with open_regular(path, "r", follow_symlinks=True, encoding="utf-8",
+                          newline="") as fh:
             if suffix == ".csv":
                 rows = [_typed(r) for r in csv.DictReader(fh)]
             elif suffix == ".json":
@@ -120,6 +154,9 @@ def verify_export(path: Path | str) -> VerifyReport:
                 rows = lines
         events = sorted((ChainEvent.from_json(e) for r in rows for e in r["chain"]),
                         key=lambda e: e.seq)
+    except NotARegularFile as exc:
+        raise InputError(f"Cannot verify {path}: {exc.strerror}.",
+                         "Give the path of the exported file.") from None
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise InputError(f"{path} is not a readable Preflight audit export ({exc}).",
                          "Export it again with `preflight history --export FILE`.") from None

@@ -36,10 +36,12 @@ place of a value the policy kept (the plan already shows what the policy keeps).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.overlaps import CoveringRanges
 from preflight.core.pii.propagate import name_parts, trie_regex
 from preflight.core.ports import Detector
 from preflight.core.send.plan import (
@@ -81,12 +83,17 @@ def kept_ranges(sanitized: SanitizedText) -> list[tuple[int, int]] | None:
 
 
 class _Payload:
-    """One string of the request and where the sanitized document sits in it."""
+    """One string of the request and where the sanitized document sits in it. Lookups
+    into the change list are binary searches: a document of tens of thousands of values
+    has as many changes, and every finding looks one up."""
 
     def __init__(self, content: str, sanitized: SanitizedText) -> None:
         self.content = content
         self.sanitized = sanitized
         self.doc_at = content.find(sanitized.text) if sanitized.text else -1
+        self._changes = list(sanitized.changes)          # sorted, non-overlapping
+        self._starts = [c.start for c in self._changes]
+        self._ends = [c.end for c in self._changes]
 
     def locate(self, start: int, end: int) -> tuple[str, int, int]:
         """(part, start, end) with offsets into that part."""
@@ -99,11 +106,14 @@ class _Payload:
         """The change of the sanitized document that contains [start, end), if any."""
         if part != "document":
             return None
-        for change in self.sanitized.changes:
-            if change.start <= start and end <= change.end:
+        j = bisect_right(self._starts, start) - 1
+        while j >= 0:
+            change = self._changes[j]
+            if end <= change.end:
                 return change
-            if change.start >= end:
+            if change.end <= start:
                 break
+            j -= 1
         return None
 
     def source_range(self, part: str, start: int, end: int) -> tuple[int, int] | None:
@@ -111,14 +121,10 @@ class _Payload:
         it lies in or across a change)."""
         if part != "document":
             return None
-        shift = 0
-        for change in self.sanitized.changes:
-            if change.end <= start:
-                shift = change.source_end - change.end
-                continue
-            if change.start < end:
-                return None
-            break
+        k = bisect_right(self._ends, start)       # changes[:k] end at or before start
+        if k < len(self._changes) and self._changes[k].start < end:
+            return None
+        shift = self._changes[k - 1].source_end - self._changes[k - 1].end if k else 0
         return start + shift, end + shift
 
 
@@ -157,11 +163,15 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
     # (which string of the request, start, end in it, finding)
     candidates: list[tuple[int, int, int, Finding]] = []
     payloads = [_Payload(c, sanitized) for c in request.content_texts]
+    kept_index = CoveringRanges(kept_set)
+    values = _protected_values(protected)
+    finder = _Verbatim(values)
     words = _lower_words(*(p.content for p in payloads))   # (the original's own lower-case
     # copies of a name would read as words)
     for i, pay in enumerate(payloads):
-        candidates += [(i, s, e, f) for s, e, f in _verbatim_leaks(pay, protected, kept_set)]
-        candidates += [(i, s, e, f) for s, e, f in _name_part_leaks(pay, protected, kept_set,
+        candidates += [(i, s, e, f) for s, e, f in _verbatim_leaks(pay, values, finder,
+                                                                    kept_index)]
+        candidates += [(i, s, e, f) for s, e, f in _name_part_leaks(pay, protected, kept_index,
                                                                      words)]
     for i, pay in enumerate(payloads):
         for span in detector.detect(pay.content):
@@ -175,7 +185,7 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
             if change is not None and value.casefold() not in folded_original:
                 continue        # the mechanism wrote it: a placeholder or a surrogate
             source = pay.source_range(part, start, end)
-            if (source is not None and _within(source, kept_set)
+            if (source is not None and kept_index.contains(*source)
                     and span.category is not Category.SECRET):
                 continue        # the policy kept this very value here
             key = value_key(value, span.type)
@@ -218,34 +228,104 @@ def _drop_covered(found: list[tuple[int, int, int, Finding]]) -> list[Finding]:
     return kept
 
 
-def _verbatim_leaks(pay: _Payload, protected: Iterable[_Protected],
-                    kept: set[tuple[int, int]]) -> Iterable[tuple[int, int, Finding]]:
-    """Protected values written verbatim (whole words, any case): a name the detector
-    flagged once but the re-scan misses in the payload must still block."""
+class _Verbatim:
+    """Every occurrence of any of many values in a text, in one pass: whole words, any
+    case, a run of whitespace for a space — as one ``re`` search per value would find
+    them, overlapping occurrences included, but in time that grows with the text and the
+    occurrences, not with (values x text)."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        self._by_key: dict[str, list[str]] = {}
+        for value in values:
+            self._by_key.setdefault(_fold(value), []).append(value)
+        # the trie of the values as written (it lowers each character itself; a casefold
+        # first would turn "Straße" into a pattern that no longer matches "Straße")
+        source = trie_regex(v for vs in self._by_key.values() for v in vs)
+        # a zero-width match at each start, the value captured inside the look-ahead: the
+        # scan then moves one character on, so occurrences that overlap are all found
+        self._pattern = (re.compile(rf"(?<!\w)(?=({source})(?!\w))", re.IGNORECASE)
+                         if source else None)
+        self._by_length: dict[int, list[str]] | None = None
+
+    def find(self, text: str) -> Iterator[tuple[int, int, str]]:
+        """(start, end, value) of every occurrence."""
+        if self._pattern is None:
+            return
+        for m in self._pattern.finditer(text):
+            start, end = m.span(1)
+            yield from self._values_at(text, start, end)
+            limit = end - 1
+            while limit > start:        # shorter values at the same start ("Martin" of
+                short = self._pattern.match(text, start, limit)   # "Martin Lundstedt")
+                if short is None:
+                    break
+                s, e = short.span(1)
+                if e == len(text) or not _WORD.match(text, e):   # a real word end
+                    yield from self._values_at(text, s, e)
+                limit = e - 1
+
+    def _values_at(self, text: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+        found = text[start:end]
+        values = self._by_key.get(_fold(found))
+        if values is None:      # a case the regex equates but casefold() does not (ı, ſ…)
+            values = [v for v in self._length_bucket(len(_fold(found)))
+                      if re.fullmatch(_spaced(v), found, re.IGNORECASE)]
+        for value in values:
+            yield start, end, value
+
+    def _length_bucket(self, n: int) -> list[str]:
+        if self._by_length is None:
+            self._by_length = {}
+            for key, values in self._by_key.items():
+                self._by_length.setdefault(len(key), []).extend(values)
+        return self._by_length.get(n, [])
+
+
+_WORD = re.compile(r"\w")
+
+
+def _fold(value: str) -> str:
+    return " ".join(value.split()).casefold()
+
+
+def _spaced(value: str) -> str:
+    return r"\s+".join(re.escape(w) for w in value.split())
+
+
+def _protected_values(protected: Iterable[_Protected]) -> dict[str, list[_Protected]]:
+    """Value → the protected items it was classified as (one per finding id)."""
+    out: dict[str, list[_Protected]] = {}
     seen: set[str] = set()
     for item in protected:
-        value = item.value
-        fid = finding_id(item.type, value)
-        if fid in seen:
-            continue
-        seen.add(fid)
-        pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
-        for m in re.finditer(pattern, pay.content, re.IGNORECASE):
-            part, start, end = pay.locate(m.start(), m.end())
-            change = pay.change_around(part, start, end)
-            if change is not None and value.casefold() in change.original.casefold():
-                continue   # the action let this value through on purpose (a generalization)
-            source = pay.source_range(part, start, end)
-            if source is not None and _within(source, kept):
-                continue   # the same value kept at this place (kept here, protected elsewhere)
-            yield m.start(), m.end(), Finding(
-                fid, item.type, item.category, m.group(0), part, start, end, item.score,
-                True, "detected in the original as a value to protect and still in the "
-                "payload unchanged", LEAK)
+        fid = finding_id(item.type, item.value)
+        if fid not in seen:
+            seen.add(fid)
+            out.setdefault(item.value, []).append(item)
+    return out
+
+
+def _verbatim_leaks(pay: _Payload, values: dict[str, list[_Protected]], finder: _Verbatim,
+                    kept: CoveringRanges) -> Iterable[tuple[int, int, Finding]]:
+    """Protected values written verbatim (whole words, any case): a name the detector
+    flagged once but the re-scan misses in the payload must still block."""
+    for m_start, m_end, value in finder.find(pay.content):
+        part, start, end = pay.locate(m_start, m_end)
+        change = pay.change_around(part, start, end)
+        if change is not None and value.casefold() in change.original.casefold():
+            continue   # the action let this value through on purpose (a generalization)
+        source = pay.source_range(part, start, end)
+        if source is not None and kept.contains(*source):
+            continue   # the same value kept at this place (kept here, protected elsewhere)
+        for item in values[value]:
+            yield m_start, m_end, Finding(
+                finding_id(item.type, value), item.type, item.category,
+                pay.content[m_start:m_end], part, start, end, item.score, True,
+                "detected in the original as a value to protect and still in the payload "
+                "unchanged", LEAK)
 
 
 def _name_part_leaks(pay: _Payload, protected: Iterable[_Protected],
-                     kept: set[tuple[int, int]], lower_words: set[str]
+                     kept: CoveringRanges, lower_words: set[str]
                      ) -> Iterable[tuple[int, int, Finding]]:
     """Parts of protected person names written alone (the module's rule)."""
     owners: dict[str, _Protected] = {}
@@ -265,7 +345,7 @@ def _name_part_leaks(pay: _Payload, protected: Iterable[_Protected],
         if pay.change_around(part, start, end) is not None:
             continue       # inside a replacement: the mechanism wrote it
         source_range = pay.source_range(part, start, end)
-        if source_range is not None and _within(source_range, kept):
+        if source_range is not None and kept.contains(*source_range):
             continue       # inside a value the policy keeps at this place
         if m.group().casefold() in lower_words and _starts_sentence(pay.content, m.start()):
             continue       # "Mark the date" where the text also writes "mark": a word
@@ -325,6 +405,3 @@ def _plain_word(value: str) -> bool:
 def _cat(category: Category) -> str:
     return category.value.replace("_", " ")
 
-
-def _within(source: tuple[int, int], kept: Iterable[tuple[int, int]]) -> bool:
-    return any(s <= source[0] and source[1] <= e for s, e in kept)

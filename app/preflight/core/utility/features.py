@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from preflight.core.pii.propagate import trie_regex
 from preflight.core.types import SanitizedText, Span
 
 # The mechanisms known when the regressor was trained; one indicator each.
@@ -248,7 +249,7 @@ def fast_features(
         frac_tokens_changed=frac_tokens,
         frac_chars_changed=min(changed_chars / n_chars, 1.0),
         pii_total=len(judged),
-        pii_left=sum(1 for s in judged if original[s.start : s.end] in sanitized.text),
+        pii_left=_count_left(original, judged, sanitized.text),
         words=word_count(original),
         length_ratio=len(sanitized.text) / n_chars,
         dx_share=_dx_share(info),
@@ -257,6 +258,37 @@ def fast_features(
         letter_share=letters,
         field_line_share=fields,
     )
+
+
+def _count_left(original: str, spans: Sequence[Span], sanitized: str) -> int:
+    """How many of ``spans`` have their value somewhere in ``sanitized`` (as a substring,
+    exactly as written)."""
+    left = values_present({original[s.start:s.end] for s in spans}, sanitized)
+    return sum(1 for s in spans if original[s.start:s.end] in left)
+
+
+def values_present(values: set[str], text: str) -> set[str]:
+    """The ``values`` that occur in ``text`` as substrings (exact, case-sensitive).
+
+    One pass over ``text`` with a trie of the values, not one search per value: a
+    document of tens of thousands of identifiers would otherwise take values x text."""
+    source = trie_regex(values, fold=False, literal=True)
+    if source is None:
+        return set()
+    # the look-ahead matches at every position (the scan moves one character on), and
+    # the trie yields the longest value there; shorter ones at the same start are found
+    # by matching again with the text cut before the end of the last one
+    pattern = re.compile(f"(?=({source}))", re.DOTALL)
+    found: set[str] = set()
+    for m in pattern.finditer(text):
+        start, end = m.span(1)
+        while end > start:
+            found.add(text[start:end])
+            if len(found) == len(values):
+                return found
+            shorter = pattern.match(text, start, end - 1)
+            end = shorter.end(1) if shorter else start
+    return found
 
 
 def _dx_share(info: Mapping[str, Any]) -> float:

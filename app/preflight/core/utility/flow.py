@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from preflight.core import paths
 from preflight.core.errors import ModelUnavailableError
+from preflight.core.fsutil import atomic_write_text, check_database_files
 from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
 from preflight.core.utility.predictor import (
     BUNDLE_NAME,
@@ -203,6 +204,7 @@ class FlowLearner:
             _migrate(db)
 
     def _connect(self) -> sqlite3.Connection:
+        check_database_files(self.db_path)
         return sqlite3.connect(self.db_path, timeout=10)
 
     # ------------------------------------------------------------------ predictors
@@ -406,4 +408,4 @@ def _write_card(bundle: Mapping[str, Any], path: Path, key: ProviderKey) -> None
         f"| {m.get('wasted_epsilon_pct')} % | {m.get('failed_pct')} % |",
         "",
     ]
-    path.write_text("\n".join(lines), encoding="utf-8")
+    atomic_write_text(path, "\n".join(lines))

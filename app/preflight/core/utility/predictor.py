@@ -17,6 +17,7 @@ history (see :mod:`preflight.core.utility.flow`) lives in the data folder and wi
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
 import logging
 import math
@@ -27,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from preflight.core import paths
-from preflight.core.fsutil import atomic_write_text
+from preflight.core.fsutil import atomic_write_bytes, atomic_write_text, open_regular
 from preflight.core.utility.defaults import DEFAULTS_NAME
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.utility.features import (
@@ -161,10 +162,9 @@ def fit_bundle(
 def save_bundle(bundle: Mapping[str, Any], path: Path) -> None:
     import joblib
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    joblib.dump(dict(bundle), tmp, compress=3)
-    tmp.replace(path)
+    buf = io.BytesIO()      # in memory, then atomically: no fixed temporary name to follow
+    joblib.dump(dict(bundle), buf, compress=3)
+    atomic_write_bytes(path, buf.getvalue())
     if bundle.get("defaults"):
         atomic_write_text(path.with_name(DEFAULTS_NAME),
                           json.dumps(bundle["defaults"], indent=2) + "\n")
@@ -180,7 +180,10 @@ def load_bundle(path: Path) -> dict[str, Any]:
             "Reinstall Preflight, or rebuild it with `python -m preflight_eval.train_utility`.",
         )
     try:
-        bundle = joblib.load(path)
+        # A shipped bundle may be a link (an app bundle's resources); a FIFO or device
+        # is refused on the descriptor instead of blocking the unpickler.
+        with open_regular(path, "rb", follow_symlinks=True) as fh:
+            bundle = joblib.load(fh)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means the same thing
         raise ModelUnavailableError(
             f"The utility regressor {path.name} could not be read ({type(exc).__name__}).",
