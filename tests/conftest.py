@@ -37,3 +37,19 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     keyring.set_keyring(fail.Keyring())
     yield home
     keyring.set_keyring(previous)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_secret_registry():
+    """Each test starts with no secret registered (keys and stored secrets are
+    process-wide, and the answer guard holds back any tail that may begin one): a value
+    an earlier test registered must not re-chunk this test's stream."""
+    from preflight.core.send import logfilter
+
+    with logfilter._lock:
+        saved = set(logfilter._known)
+        logfilter._known.clear()
+    yield
+    with logfilter._lock:
+        logfilter._known.clear()
+        logfilter._known.update(saved)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import atexit
 import json
 import threading
 from pathlib import Path
@@ -84,9 +83,6 @@ class GGUFTokenSpace(BaseSpace):
                 f"Cannot read the tokenizer of {self.path.name}: {exc}.",
                 "Reinstall the model with `preflight models install`.",
             ) from exc
-        # free it before interpreter shutdown: llama-cpp's __del__ fails noisily once
-        # its module globals are gone
-        atexit.register(_close_quietly, vocab)
         return vocab
 
     def _read_embedding(self) -> tuple[np.ndarray, str]:
@@ -136,13 +132,6 @@ def _token_piece(vocab, token: int) -> bytes:
         if n >= 0:
             return buf.raw[:n]
         size = -n
-
-
-def _close_quietly(obj) -> None:
-    try:
-        obj.close()
-    except Exception:  # noqa: BLE001 - best effort at exit
-        pass
 
 
 def _pack_bytes(items: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,9 @@ Every construction therefore goes through this one lock.
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,21 @@ def open_llama(model_path: Path | str, *, quiet_stderr: bool = False, **kwargs: 
         except ImportError:  # pragma: no cover - private helper moved
             pass
     with _LOAD_LOCK, quiet:
-        return llama_cpp.Llama(model_path=str(model_path), verbose=False, **kwargs)
+        llama = llama_cpp.Llama(model_path=str(model_path), verbose=False, **kwargs)
+    # Closed before interpreter shutdown if still alive: llama-cpp's own __del__ fails
+    # noisily ("Exception ignored … 'NoneType' object is not callable") once its module
+    # globals are gone. A weak reference, so a released model is still freed at once.
+    atexit.register(_close_if_alive, weakref.ref(llama))
+    return llama
+
+
+def _close_if_alive(ref: "weakref.ref[Any]") -> None:
+    obj = ref()
+    if obj is not None:
+        try:
+            obj.close()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
 
 
 def built_with_openmp() -> bool:
