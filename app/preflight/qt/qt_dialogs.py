@@ -429,6 +429,8 @@ def _ticked_line(box: QCheckBox, text: str) -> QWidget:
     label.setWordWrap(True)
     label.setObjectName("overrideText")
     label.mousePressEvent = lambda _e: box.toggle()     # like a check box's own text
+    if not box.accessibleName():         # what a screen reader says: the sentence beside it
+        box.setAccessibleName(text)
     row.addWidget(box, 0, Qt.AlignmentFlag.AlignTop)
     row.addWidget(label, 1)
     return w

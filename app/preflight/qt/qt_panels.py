@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Prediction
+from preflight.app.prediction import Prediction
 from preflight.app.presentation import (
     PrivacyIndicators, explanation_lines, format_cost, utility_number,
 )
