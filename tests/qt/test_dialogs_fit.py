@@ -8,7 +8,8 @@ from PySide6.QtWidgets import QAbstractButton, QScrollArea, QWidget
 
 from preflight.core.send.plan import Finding
 from preflight.core.types import Category
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 from preflight.qt.qt_settings import QtSettingsDialog
 
 SMALL = (910, 512)

@@ -10,7 +10,8 @@ from ports import real_plan
 from PySide6.QtWidgets import QLabel
 
 from preflight.core.send.masking import mask_value, override_label
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 
 
 def test_masks_keep_values_unreadable():

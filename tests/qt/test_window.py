@@ -13,7 +13,8 @@ from PySide6.QtGui import QGuiApplication
 from windows import confirm_plans, open_window
 
 from preflight.core.config import load_settings
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 from preflight.qt.qt_text_views import span_tooltip
 
 

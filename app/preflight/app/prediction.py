@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+from preflight.core.utility.assess import Assessment
 from preflight.core.utility.curve import CurvePoint, read_curve
 from preflight.core.utility.features import as_mapping
 

@@ -1,5 +1,8 @@
 """The composition root: the ONE place that builds the runtime objects.
 
+Size (~520 lines): one method per object it builds, all under one lock and one settings
+snapshot; split by topic, "the one place" would become several.
+
 :func:`build_services` turns the user's :class:`~preflight.core.config.Settings` into a
 :class:`Services` holder that both faces (the CLI commands and the window's doorway) ask
 for everything they use. Each core object receives its collaborators explicitly through

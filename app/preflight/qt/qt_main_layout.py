@@ -30,7 +30,9 @@ from preflight.qt.qt_layouts import QtColumnScroll
 from preflight.qt.qt_leave_banner import QtLeaveBanner
 from preflight.qt.qt_org_policy import QtCompanyNotice, QtOrgBanner
 from preflight.qt.qt_panels import QtAssessmentPanel, QtControlsPanel
-from preflight.qt.qt_text_views import QtLegend, QtOriginalView, QtPreviewView
+from preflight.qt.qt_legend import QtLegend
+from preflight.qt.qt_preview_view import QtPreviewView
+from preflight.qt.qt_text_views import QtOriginalView
 
 
 def _title(text: str) -> QLabel:

@@ -17,20 +17,21 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu, QWidget
 
 from preflight.app.documents import read_for_window
-from preflight.app.presentation import error_text, utility_number
+from preflight.app.presentation import error_text
 from preflight.app.window_doorway import WindowDoorway
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog, show_error
+from preflight.qt.qt_dialogs import QtConfirmSendDialog, show_error
+from preflight.qt.qt_history import QtHistoryDialog
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_main_layout import build_layout
+from preflight.qt.qt_panels import decision_text
 from preflight.qt.qt_policy_menu import category_menu, type_menu
 from preflight.qt.qt_settings import QtSettingsDialog
 from preflight.qt.qt_shortcuts import install_shortcuts
 from preflight.qt.qt_text_views import dropped_file
 from preflight.qt.qt_workers import QtOp
-from preflight.qt.utility_ops import no_epsilon_message
 
 
 class QtMainWindow(QMainWindow):
@@ -94,7 +95,7 @@ class QtMainWindow(QMainWindow):
         pay.sig_preview_changed.connect(self._on_preview)
         pay.sig_actions.connect(self._sync_actions)
         self._wire_utility()
-        self._wire_privacy()
+        self.assessment.privacy.bind(self.privacy, self.assessment.chart)
         for c in (d, p, pay, u, self.privacy):
             c.sig_status.connect(self.status_text.setText)
         for c in (d, p, pay, u):
@@ -134,21 +135,6 @@ class QtMainWindow(QMainWindow):
             lambda: self.right_scroll.ensureWidgetVisible(panel.search_step)))
         u.sig_recommend_progress.connect(panel.set_search_progress)
         u.sig_estimate.connect(lambda pair: panel.set_estimate(*pair))
-
-    def _wire_privacy(self) -> None:
-        p, group, chart = self.privacy, self.assessment.privacy, self.assessment.chart
-        p.sig_facts.connect(group.set_facts)
-        p.sig_attack.connect(lambda dx: (
-            group.set_attack(dx, p.uses_dx),
-            chart.set_attack_current(*((dx["epsilon"], dx["success"]) if dx else
-                                       (None, None)))))
-        p.sig_attack_curve.connect(chart.set_attack_curve)
-        p.sig_attack_busy.connect(group.set_attack_busy)
-        p.sig_attack_failed.connect(group.set_attack_failed)
-        p.sig_reconstruction.connect(group.set_reconstruction)
-        p.sig_reconstructing.connect(group.set_reconstructing)
-        p.sig_reconstruct_failed.connect(group.set_reconstruct_failed)
-        group.reidentify.clicked.connect(p.reconstruct)
 
     def start(self) -> None:
         """Begin background loading (after the window is shown, so it appears at once)."""
@@ -235,18 +221,7 @@ class QtMainWindow(QMainWindow):
         self.assessment.set_prediction(pred, min_u)
         res = self.payload.result
         self.assessment.chart.set_current(res.epsilon if res else None, pred.value)
-        value = utility_number(pred.value, min_u)
-        if pred.value >= min_u:
-            self.decision.setText(f"Predicted utility {value} meets your minimum "
-                                  f"{min_u:.2f}.")
-            return
-        self.decision.setText(
-            f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
-            f"{value} is below your minimum {min_u:.2f}.</span> "
-            + ("Try a larger ε (or “Find best ε”), or keep this one local."
-               if self.policies.uses_dx else
-               "Try a policy that keeps more (or change a type in the legend), or keep "
-               "this one local."))
+        self.decision.setText(decision_text(pred.value, min_u, self.policies.uses_dx))
 
     def _on_prediction_failed(self, why: str) -> None:
         self.assessment.set_unavailable(why)
@@ -254,31 +229,13 @@ class QtMainWindow(QMainWindow):
                               "privacy indicators.")
 
     def _on_curve(self, curve) -> None:
-        min_u, chart = self.app.min_utility(), self.assessment.chart
-        chart.set_curve(curve, min_u)
-        if self.utility.recommendation is not None:
-            return
-        # Until "Find best ε" runs, mark where the instant curve crosses the minimum.
-        ok = [(e, u) for e, u in curve if u >= min_u]
-        chart.set_recommended(*(ok[0] if ok else (None, None)))
-        self.assessment.recommendation.setText(
-            f"≈ ε {ok[0][0]:.3g} by the instant estimate; “Find best ε” refines it." if ok
-            else "No ε in the range reaches the minimum utility by the instant estimate.")
+        self.assessment.show_curve(curve, self.app.min_utility(),
+                                   self.utility.recommendation is not None)
 
     def _on_recommendation(self, rec) -> None:
-        chart, label = self.assessment.chart, self.assessment.recommendation
+        self.assessment.show_recommendation(rec)
         if rec.decision == "send" and rec.epsilon is not None:
-            chart.set_recommended(rec.epsilon, rec.predicted_utility)
             self.controls.set_epsilon(rec.epsilon)
-            label.setText(f"Recommended ε {rec.epsilon:.3g}"
-                          + (f" (predicted utility {rec.predicted_utility:.2f})"
-                             if rec.predicted_utility is not None else "") + ".")
-            return
-        chart.set_recommended(None, None)     # says so and what to do; it never answers
-        label.setText(no_epsilon_message(rec.min_utility)
-                      + (" (best predicted utility "
-                         f"{utility_number(rec.predicted_utility, rec.min_utility)})"
-                         if rec.predicted_utility is not None else ""))
 
     def _on_provider(self, _i: int) -> None:
         self.utility.set_provider(self.provider.currentData())
