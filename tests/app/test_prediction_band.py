@@ -65,3 +65,37 @@ def test_prediction_band_is_clipped() -> None:
     p = Prediction(Assessment({}, 0.95, 0.95), rmse=0.2)
     assert p.refined and p.high == 1.0 and p.low == pytest.approx(0.75)
     assert Prediction(Assessment({}, 0.3)).low is None
+
+
+def test_the_band_is_read_from_the_keyed_metrics_not_the_labels() -> None:
+    """A bundle's metrics say which model each held-out error belongs to by key; a report
+    row whose label merely starts with the model's name is not read when the key is there."""
+    metrics = {"held_out": {"plain": {"fast": {"rmse": 0.21}, "full": {"rmse": 0.17}},
+                            "corrected": {"full": {"rmse": 0.15}}},
+               "plain": {"fast (no model call)": {"rmse": 0.9}}}
+    assert held_out_rmse(metrics, "fast") == 0.21
+    assert held_out_rmse(metrics, "full", corrected=True) == 0.15
+    assert held_out_rmse(metrics, "fast", corrected=True) is None    # none for that model
+
+
+def test_an_older_bundle_keeps_its_band() -> None:
+    """Bundles written before the keyed table (the shipped ones among them) still give
+    the error of the model that answered: the first report row of its name."""
+    old = {"plain": {"fast (no model call)": {"rmse": 0.25},
+                     "full (ABCD + extras)": {"rmse": 0.2},
+                     "full + sanitized-text perplexity": {"rmse": 0.3}}}
+    assert held_out_rmse(old, "fast") == 0.25 and held_out_rmse(old, "full") == 0.2
+    assert held_out_rmse(old, "full", corrected=True) == 0.2          # plain serves
+
+
+def test_training_writes_the_keyed_table() -> None:
+    from preflight_eval.eval_utility import FAST, FULL
+    from preflight_eval.train_utility import held_out_table
+
+    report = {"variants": {"plain": {"models": {FAST: {"rmse": 0.3, "r2": 0.1},
+                                                FULL: {"rmse": 0.2, "r2": 0.4},
+                                                "ABCD (paper)": {"rmse": 0.25}}}}}
+    table = held_out_table(report)
+    assert table == {"plain": {"fast": {"rmse": 0.3, "r2": 0.1},
+                               "full": {"rmse": 0.2, "r2": 0.4}}}
+    assert held_out_rmse({"held_out": table}, "full") == 0.2

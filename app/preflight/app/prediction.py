@@ -99,18 +99,29 @@ def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = Fals
                   ) -> float | None:
     """The held-out RMSE of regressor ``model`` ("fast" or "full") in a bundle's metrics.
 
-    ``preflight_eval.train_utility`` stores ``{variant: {model label: {"rmse": ...}}}``
-    with variant "plain" or "corrected" and labels such as "fast (no model call)"; the
-    label's first word is the bundle's model name.
+    ``preflight_eval.train_utility`` stores them under ``metrics["held_out"][variant]
+    [model]`` (variant "plain" or "corrected"); a bundle written before that keeps only
+    the evaluation report's rows, read through :func:`_labelled_held_out`.
     """
-    variant = metrics.get("corrected" if corrected else "plain")
+    held = metrics.get("held_out")
+    table = held if isinstance(held, Mapping) else _labelled_held_out(metrics)
+    variant = table.get("corrected" if corrected else "plain")
     if not isinstance(variant, Mapping) and corrected:
-        variant = metrics.get("plain")
-    if not isinstance(variant, Mapping):
-        return None
-    for label, entry in variant.items():
-        if str(label).split(" ", 1)[0] == model and isinstance(entry, Mapping):
-            rmse = entry.get("rmse")
-            if isinstance(rmse, (int, float)) and rmse >= 0:
-                return float(rmse)
-    return None
+        variant = table.get("plain")
+    entry = variant.get(model) if isinstance(variant, Mapping) else None
+    rmse = entry.get("rmse") if isinstance(entry, Mapping) else None
+    return float(rmse) if isinstance(rmse, (int, float)) and rmse >= 0 else None
+
+
+def _labelled_held_out(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The keyed table of a bundle written before it existed: its metrics hold the report's
+    rows per variant, labelled ("fast (no model call)"), the first word the model's name
+    (the first row of a name wins, as the report lists the bundle's own model first)."""
+    out: dict[str, dict[str, Any]] = {}
+    for variant in ("plain", "corrected"):
+        rows = metrics.get(variant)
+        if isinstance(rows, Mapping):
+            table = out.setdefault(variant, {})
+            for label, entry in rows.items():
+                table.setdefault(str(label).split(" ", 1)[0], entry)
+    return out
