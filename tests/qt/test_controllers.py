@@ -200,3 +200,51 @@ def test_seed_is_a_64_bit_secret(qtbot, door):
     seeds = {build_controllers(door).payload.seed for _ in range(20)}
     assert len(seeds) == 20 and all(0 <= s < 2**64 for s in seeds)
     assert max(seeds) >= 2**31
+
+
+# --- each controller alone -------------------------------------------------------------------
+def test_the_document_controller_alone_says_when_a_preview_may_run(qtbot, door):
+    """No policy, no preview: the document controller alone detects, voids what was
+    derived from the old text, and says when a preview may be computed."""
+    from preflight.qt.document_ops import DocumentController
+
+    doc = DocumentController(door)
+    voids, ready = [], []
+    doc.sig_void.connect(voids.append)
+    doc.sig_ready.connect(lambda: ready.append(doc.text))
+    doc.set_text(SAMPLE)
+    assert voids == [None] and doc.gate() == "Loading the PII detector…"
+    doc.start()
+    qtbot.waitUntil(lambda: bool(ready), timeout=5000)
+    assert ready == [SAMPLE] and doc.gate() is None
+    assert [SAMPLE[s.start:s.end] for s in doc.spans] == ["Jane Doe", "Max Power",
+                                                          "jane.doe@example.com"]
+    doc.toggle_span(doc.spans[0])
+    assert voids[-1] == "Updating the sanitized text…" and len(ready) == 2
+    assert doc.key()[1] == 1                              # the exclusions changed
+    doc.cancel_all()
+    wait_all(3000)
+    door.shutdown()
+
+
+def test_the_policy_controller_alone_loads_applies_and_modifies(qtbot, door):
+    from preflight.core.sanitize.policy import Action
+    from preflight.qt.document_ops import DocumentController
+    from preflight.qt.policy_ops import PolicyController
+
+    policies = PolicyController(door, DocumentController(door))
+    applied, ranges = [], []
+    policies.sig_policy.connect(applied.append)
+    policies.sig_epsilon_range.connect(lambda lo, hi: ranges.append((lo, hi)))
+    policies.load()
+    qtbot.waitUntil(lambda: bool(ranges), timeout=5000)   # the settings' d_X policy
+    assert applied[-1].name == "dx-all" and ranges == [door.epsilon_range()]
+    gen = policies.generation
+    policies.set_policy("placeholder")
+    qtbot.waitUntil(lambda: bool(applied[-1].name == "placeholder"), timeout=3000)
+    assert policies.generation > gen and not policies.uses_dx
+    policies.set_type_action("PERSON", Action.MASK)
+    assert policies.modified and policies.policy.title.endswith("(modified)")
+    assert policies.policy.by_type["PERSON"] is Action.MASK
+    wait_all(3000)
+    door.shutdown()

@@ -32,35 +32,34 @@ SETTINGS_BOUNDS_FIX = "Open Settings → Policy and set 0 < minimum < maximum."
 SETTINGS_UTILITY_FIX = "Utility is a cosine similarity; 0.5 is a sensible start."
 
 
-def epsilon_range(services: Any, lo: float | None = None, hi: float | None = None, *,
+def epsilon_range(calibrated: tuple[float, float], settings: Settings, org: Any,
+                  lo: float | None = None, hi: float | None = None, *,
                   fix: str = SETTINGS_BOUNDS_FIX) -> tuple[float, float]:
     """The ε range d_X works in on this machine (the slider, the search, a sweep).
 
     Each bound is ``lo``/``hi`` when given (a command's flags), else the settings'
-    ``policy.epsilon_min``/``epsilon_max`` when set, else the embedding's calibration;
-    then the company's bounds narrow it (:meth:`OrgPolicy.clamp_epsilon_range`). Bounds
-    that are not finite with 0 < low < high are refused with ``fix`` as the hint. Loads
-    the d_X mechanism's calibration (call it off the GUI thread)."""
-    cal_lo, cal_hi = services.dx().epsilon_range
-    pol = services.settings.policy
-    lo = lo if lo is not None else (pol.epsilon_min or cal_lo)
-    hi = hi if hi is not None else (pol.epsilon_max or cal_hi)
+    ``policy.epsilon_min``/``epsilon_max`` when set, else the embedding's ``calibrated``
+    one; then the company's bounds narrow it (:meth:`OrgPolicy.clamp_epsilon_range`).
+    Bounds that are not finite with 0 < low < high are refused with ``fix`` as the hint."""
+    pol = settings.policy
+    lo = lo if lo is not None else (pol.epsilon_min or calibrated[0])
+    hi = hi if hi is not None else (pol.epsilon_max or calibrated[1])
     if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (lo, hi)) \
             or not 0 < lo < hi:
         raise ConfigError(f"The ε bounds {lo:g}–{hi:g} are not a valid range.", fix)
-    return services.org_policy().clamp_epsilon_range(float(lo), float(hi))
+    return org.clamp_epsilon_range(float(lo), float(hi))
 
 
-def min_utility(services: Any, value: float | None = None, *,
+def min_utility(settings: Settings, org: Any, value: float | None = None, *,
                 fix: str = SETTINGS_UTILITY_FIX) -> float:
     """The minimum predicted utility a send must reach: ``value`` (a command's flag) or
     else the settings' ``policy.min_utility``; refused outside −1…1 or below the
     company's floor (:meth:`OrgPolicy.check_min_utility`)."""
-    value = services.settings.policy.min_utility if value is None else value
+    value = settings.policy.min_utility if value is None else value
     if not (isinstance(value, (int, float)) and -1.0 <= value <= 1.0):
         raise ConfigError(f"The minimum utility must be between -1 and 1 (got {value:g}).",
                           fix)
-    services.org_policy().check_min_utility(value)
+    org.check_min_utility(value)
     return float(value)
 
 

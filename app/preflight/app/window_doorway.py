@@ -71,6 +71,7 @@ class WindowDoorway:
         self._raw_sink: Callable[[str], None] | None = None
         self._shut = False
         self._provider: str | None = None   # the window's provider (its predictions)
+        self._org: OrgPolicy | None = None
         # The open document's placeholders stay the same across edits and sends (kept in
         # memory only: a pasted document has no name to key a file by).
         self._memory = PlaceholderMemory()
@@ -81,7 +82,11 @@ class WindowDoorway:
 
     @property
     def org_policy(self) -> OrgPolicy:
-        return self.services.org_policy()
+        """The company policy in effect (read once: the window asks for it on its own
+        thread, which must never wait for the services' lock while a model loads)."""
+        if self._org is None:
+            self._org = self.services.org_policy()
+        return self._org
 
     def save_settings(self, settings: Settings) -> None:
         save_settings(settings)
@@ -141,11 +146,13 @@ class WindowDoorway:
 
     def epsilon_range(self) -> tuple[float, float]:
         """The slider's range: :func:`preflight.app.rules.epsilon_range` (lane "dx")."""
-        return rules.epsilon_range(self.services)
+        return rules.epsilon_range(self.services.dx().epsilon_range, self.settings,
+                                   self.org_policy)
 
     def min_utility(self) -> float:
-        """The minimum utility a send must reach (:func:`preflight.app.rules.min_utility`)."""
-        return rules.min_utility(self.services)
+        """The minimum utility a send must reach (:func:`preflight.app.rules.min_utility`;
+        cheap: the window asks on its own thread)."""
+        return rules.min_utility(self.settings, self.org_policy)
 
     def with_actions(self, policy: Policy, changes: dict[str, Action]) -> Policy:
         """The legend: ``policy`` with ``changes`` for this document, within the company's

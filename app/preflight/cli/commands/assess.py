@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
     services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
     # the window's ε range (preflight.app.rules), read before the d_X geometry is freed
-    eps_range = rules.epsilon_range(services) if prepared is not None else None
+    eps_range = rules.epsilon_range(services.dx().epsilon_range, services.settings,
+                                    services.org_policy()) if prepared is not None else None
     # The privacy figures first: the attack on d_X noise reads the d_X geometry freed below.
     privacy = assess_privacy(services, args, text, sanitized, spans, prepared) \
         if args.json else None

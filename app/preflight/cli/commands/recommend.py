@@ -46,11 +46,13 @@ def run(args: argparse.Namespace) -> int:
     services = build_services()
     # the same rules as the window's (preflight.app.rules): flags, else the settings,
     # within the company's floor and ε bounds
-    min_u = rules.min_utility(services, args.min_utility, fix=UTILITY_FIX)
+    org = services.org_policy()
+    min_u = rules.min_utility(services.settings, org, args.min_utility, fix=UTILITY_FIX)
     chosen = chosen_policy(args, services)
     if chosen.uses_dx:
-        eps_min, eps_max = rules.epsilon_range(services, args.epsilon_min, args.epsilon_max,
-                                               fix=BOUNDS_FIX)
+        eps_min, eps_max = rules.epsilon_range(services.dx().epsilon_range,
+                                               services.settings, org, args.epsilon_min,
+                                               args.epsilon_max, fix=BOUNDS_FIX)
     text = read_document(args.file)
     spans = services.detector().detect(text)
     mech = services.mechanism(chosen)

@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     mech = services.dx()
     # the window's slider range (preflight.app.rules): flags, else the settings, else the
     # calibration, within the company's ε bounds
-    lo, hi = rules.epsilon_range(services, args.min_epsilon, args.max_epsilon,
+    lo, hi = rules.epsilon_range(mech.epsilon_range, services.settings,
+                                 services.org_policy(), args.min_epsilon, args.max_epsilon,
                                  fix="Give 0 < --min-epsilon < --max-epsilon.")
     spans = []
     if policy.dx.value != "all" and text:
