@@ -6,8 +6,8 @@ Run under Xvfb (the real xcb platform, as a user would see it):
 
 By default it drives the REAL core (detector, d_X, operators, send session, audit log)
 with a throw-away PREFLIGHT_HOME and a loopback OpenAI-compatible server standing in for
-the provider. ``--fake`` uses the test suite's fake backend instead (layout checks in
-seconds, no models). ``--only NAME`` renders one state.
+the provider. ``--fake`` plugs the tests' fake ports into the same application layer
+instead (``tests/qt/ports.py``: layout checks in seconds, no models). ``--only NAME`` renders one state.
 
 Small screens (issue 15): ``08-fit-1024x700`` is the window at 1024×700; ``08-fit-150pct``
 is a 1366×768 screen at 150 % scaling — rendered by a second run of this script with
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "qt"))      # loopback server (and fakes for --fake)
+sys.path.insert(0, str(ROOT / "tests" / "qt"))      # loopback server (and ports for --fake)
 
 DOC = """Subject: Q3 review — Project Falcon
 
@@ -77,7 +77,8 @@ def settle(app, seconds: float = 0.4) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fake", action="store_true", help="use the tests' fake backend")
+    ap.add_argument("--fake", action="store_true",
+                    help="the application over the tests' fake ports (no models)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     ap.add_argument("--only", default="")
     ap.add_argument("--scale", type=float, default=0.0,
@@ -106,7 +107,7 @@ def main() -> int:
                           "merger;", "the", "board", "wants", "the", "risks", "before",
                           "<DATE_TIME_1>."]).__enter__()
 
-    def make_backend(with_provider: bool):
+    def make_door(with_provider: bool):
         s = Settings()
         if with_provider:
             s.providers.append(ProviderSettings(
@@ -114,9 +115,9 @@ def main() -> int:
                 price_input_per_mtok=0.15, price_output_per_mtok=0.60))
             s.default_provider = "work-llm"
         if args.fake:
-            from fakes import FakeBackend
+            from ports import Rig
 
-            return FakeBackend(s)
+            return Rig().doorway(s)
         from preflight.app.window_doorway import WindowDoorway
 
         return WindowDoorway(s)
@@ -141,8 +142,7 @@ def main() -> int:
         print(f"wrote {path}")
 
     def window(theme: str, with_provider: bool = True):
-        backend = make_backend(with_provider)
-        win = build_window(backend, theme=theme)
+        win = build_window(make_door(with_provider), theme=theme)
         win.resize(1560, 960)
         win.show()
         win.start()
@@ -150,19 +150,19 @@ def main() -> int:
 
     def show_dx(win) -> bool:
         """The d_X policy at a mid ε, with its prediction (False: d_X never got ready)."""
-        d = win.doc
+        p, pay, u = win.policies, win.payload, win.utility
         choose(win, "identifiers-dx")
-        if not wait_until(app, lambda: d.epsilon_range and d.prepared is not None, 300,
+        if not wait_until(app, lambda: p.epsilon_range and pay.prepared is not None, 300,
                           "d_X"):
             return False
-        d.prediction = None
-        lo, hi = d.epsilon_range
+        u.prediction = None
+        lo, hi = p.epsilon_range
         win.controls.set_epsilon((lo * hi) ** 0.5)
         win.controls.slider.setValue(int(win.controls.slider.value()) + 150)
-        if wait_until(app, lambda: d.prediction is not None or
+        if wait_until(app, lambda: u.prediction is not None or
                       win.assessment.utility.text() == "n/a", 60, "prediction") \
-                and d.prediction is not None:
-            wait_until(app, lambda: len(d.curve) > 2, 120, "utility curve")
+                and u.prediction is not None:
+            wait_until(app, lambda: len(u.curve) > 2, 120, "utility curve")
         return True
 
     def shoot_small(win, size: tuple[int, int], name: str) -> None:
@@ -177,15 +177,15 @@ def main() -> int:
     if args.scale:          # the second run: only the scaled small-screen shot
         win = window("light")
         win.original.setPlainText(DOC)
-        wait_until(app, lambda: win.doc.detections_done and win.doc.result is not None,
+        wait_until(app, lambda: win.doc.detections_done and win.payload.result is not None,
                    300, "detection")
         show_dx(win)
         wait_until(app, lambda: win.privacy.attack is not None, 180, "d_X attack")
         shoot_small(win, (910, 512), "08-fit-150pct")
-        win.doc.cancel_all()
+        win.controllers.cancel_all()
         win.close()
         wait_all(20000)
-        win.backend.shutdown()
+        win.app.shutdown()
         server.__exit__(None, None, None)
         return 0
 
@@ -200,14 +200,15 @@ def main() -> int:
     shoot(guide, "01-guide")
     guide.close()
     win.close()
-    win.backend.shutdown()
+    win.app.shutdown()
 
     for theme in ("light", "dark"):
         win = window(theme)
         win.original.setPlainText(DOC)
-        d = win.doc
-        wait_until(app, lambda: d.detections_done and d.result is not None, 300, "detection")
-        wait_until(app, lambda: d.prediction is not None
+        d, pay, u, pol = win.doc, win.payload, win.utility, win.policies
+        wait_until(app, lambda: d.detections_done and pay.result is not None, 300,
+                   "detection")
+        wait_until(app, lambda: u.prediction is not None
                    or win.assessment.utility.text() == "n/a", 60, "prediction")
         settle(app, 1.0)
         shoot(win, f"02-identifiers-{theme}")           # the default policy
@@ -225,25 +226,25 @@ def main() -> int:
                 if not args.only or args.only == "02-dx-best-light":
                     # "Find best ε": the local model checks the instant candidate (and,
                     # if it falls short, one ε corrected by the gap) — the chart marks it
-                    d.find_best_epsilon()
-                    wait_until(app, lambda: not d.recommending
-                               and d.recommendation is not None, 300, "Find best ε")
+                    u.find_best_epsilon()
+                    wait_until(app, lambda: not u.recommending
+                               and u.recommendation is not None, 300, "Find best ε")
                     shoot(win, "02-dx-best-light")
         if theme == "light":    # the banner above Send: d_X alone lets values through
             choose(win, "dx-all")
-            if wait_until(app, lambda: d.policy.name == "dx-all" and d.fresh_result
+            if wait_until(app, lambda: pol.policy.name == "dx-all" and pay.fresh_result
                           is not None and win.leave_banner.summary is not None, 300,
                           "d_X preview"):
                 shoot(win, "02-leave-banner-light")
                 win.leave_banner.protect.click()
-                wait_until(app, lambda: d.modified and d.fresh_result is not None
+                wait_until(app, lambda: pol.modified and pay.fresh_result is not None
                            and win.leave_banner.summary.severity != "high", 300,
                            "protected preview")
                 shoot(win, "02-leave-protected-light")
         choose(win, "placeholder")
-        wait_until(app, lambda: d.result and d.result.sanitized.method == "placeholder", 60,
-                   "placeholder preview")
-        wait_until(app, lambda: d.prediction is not None
+        wait_until(app, lambda: pay.result and pay.result.sanitized.method == "placeholder",
+                   60, "placeholder preview")
+        wait_until(app, lambda: u.prediction is not None
                    or win.assessment.utility.text() == "n/a", 30, "prediction")
         wait_until(app, lambda: win.privacy.facts is not None, 30, "privacy facts")
         settle(app, 1.0)
@@ -266,14 +267,14 @@ def main() -> int:
                 # repeated sentence, the answer ends before it and says why
                 from dataclasses import replace
 
-                win.backend.save_settings(replace(win.backend.settings, assessor_slm="slm"))
+                win.app.save_settings(replace(win.app.settings, assessor_slm="slm"))
                 win.original.setPlainText(loop_memo())
                 wait_until(app, lambda: win.local_button.isEnabled(), 120, "keep local")
                 win.local_button.click()
                 wait_until(app, lambda: not win.answers.busy and "locally" in
                            win.answer.status.text(), 240, "local answer")
                 shoot(win, "05-local-loop")
-                win.backend.save_settings(replace(win.backend.settings,
+                win.app.save_settings(replace(win.app.settings,
                                                   assessor_slm=Settings().assessor_slm))
             got = []
             win.sig_history_shown.connect(got.append)
@@ -289,10 +290,10 @@ def main() -> int:
                     wait_until(app, lambda: dlg.models.table.rowCount() > 0, 60, "models")
                 shoot(dlg, f"07-settings-{tab}")
                 dlg.reject()
-        win.doc.cancel_all()
+        win.controllers.cancel_all()
         win.close()
         wait_all(20000)
-        win.backend.shutdown()
+        win.app.shutdown()
     qt_theme.apply_theme(app, "light")
     server.__exit__(None, None, None)
     if not args.only or args.only == "08-fit-150pct":

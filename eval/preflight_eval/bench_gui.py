@@ -70,8 +70,8 @@ def bench_startup(runs: int) -> dict:
         "    app.quit()\n"
         "QTimer.singleShot(0, ready)\n"
         "app.exec()\n"
-        "w.doc.cancel_all()\n"
-        "w.backend.shutdown()\n"
+        "w.controllers.cancel_all()\n"
+        "w.app.shutdown()\n"
         "import os; os._exit(0)\n"
     )
     times = []
@@ -108,19 +108,19 @@ def bench_slider(steps: int, refine: bool = True) -> dict:
     app = create_app()
     win = build_window(WindowDoorway(), theme="light")
     if not refine:
-        win.doc._refine_timer.setInterval(10**8)  # measure the preview path alone
+        win.utility._refine_timer.setInterval(10**8)  # measure the preview path alone
     win.show()
     win.start()
-    d = win.doc
+    d = win.payload
     text = document(800)                           # ≈1,000 SmolLM2 tokens
     win.original.setPlainText(text)
     t0 = time.perf_counter()
-    ok = _wait(app, lambda: d.epsilon_range is not None and d.prepared is not None
-               and d.detections_done and d.result is not None
+    ok = _wait(app, lambda: win.policies.epsilon_range is not None and d.prepared is not None
+               and win.doc.detections_done and d.result is not None
                and d.prepared_key == d._prep_key(), 600)
     prep_s = time.perf_counter() - t0
     if not ok:
-        win.backend.shutdown()
+        win.app.shutdown()
         return {"bench": "slider_to_preview_ms", "error": "d_X did not become ready"}
     tokens = d.result.sanitized.info.get("tokens_total")
     rng = random.Random(1)
@@ -143,9 +143,9 @@ def bench_slider(steps: int, refine: bool = True) -> dict:
             win.preview.viewport().repaint()       # include painting the new text
             lat.append((time.perf_counter() - t) * 1000)
         _wait(app, lambda: False, 0.03)            # let the fast prediction etc. run
-    win.doc.cancel_all()
+    win.controllers.cancel_all()
     win.close()
-    win.backend.shutdown()
+    win.app.shutdown()
     return {"bench": "slider_to_preview_ms", "refinement": "on" if refine else "off",
             "document_tokens": tokens,
             "steps": len(lat), "median": round(statistics.median(lat), 1),
@@ -166,10 +166,10 @@ def bench_typing(keys: int) -> dict:
     win.show()
     win.start()
     d = win.doc
-    d.set_method("placeholder")                     # keep d_X preparation out of this one
+    win.policies.set_policy("placeholder")          # keep d_X preparation out of this one
     text = document(10_000, seed=2)                 # ≈20 pages
     win.original.setPlainText(text)
-    _wait(app, lambda: d.detections_done and d.result is not None, 600)
+    _wait(app, lambda: d.detections_done and win.payload.result is not None, 600)
     n_spans = len(d.spans)
     gaps: list[float] = []
     clock = QElapsedTimer()
@@ -201,7 +201,7 @@ def bench_typing(keys: int) -> dict:
             _wait(app, lambda: False, 0.02)
     _wait(app, lambda: d.detections_done > detections_before, 60)
     hb.stop()
-    win.doc.cancel_all()
+    win.controllers.cancel_all()
     win.close()
     backend.shutdown()
     return {"bench": "typing_20_pages", "words": len(text.split()), "spans": n_spans,

@@ -63,6 +63,7 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     "full + sanitized-text perplexity": ALL_FEATURES,
 }
 BASELINE = "ε-only baseline (A + method)"
+FAST = "fast (no model call)"
 FULL = "full (ABCD + extras)"
 SETTING_MEAN = "setting mean (reference)"
 ACCEPT_POINTS = 15.0

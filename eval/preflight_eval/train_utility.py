@@ -41,6 +41,8 @@ from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
 from preflight.core.utility.slm_roles import DEFAULT_SLM_ROLE, shipped_folder
 from preflight_eval.eval_utility import (
+    FAST,
+    FULL,
     ci_text,
     cross_validated_text,
     evaluate,
@@ -169,6 +171,19 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
     return "\n".join(out)
 
 
+#: The report's row of each model the bundle predicts with (the bundle's model names).
+BUNDLE_MODELS = {"fast": FAST, "full": FULL}
+
+
+def held_out_table(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The held-out metrics of the bundle's models, keyed by variant and model name
+    (``{"plain": {"fast": {"rmse": …}, "full": …}, "corrected": …}``): what the product
+    reads (:func:`preflight.app.prediction.held_out_rmse`), not the report's labels."""
+    return {variant: {name: dict(entry["models"][label])
+                      for name, label in BUNDLE_MODELS.items() if label in entry["models"]}
+            for variant, entry in report["variants"].items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Train and ship the utility regressor")
     ap.add_argument("--data", default=str(DATA_DIR))
@@ -205,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics: dict[str, Any] = {variant: dict(entry["models"])
                                for variant, entry in report["variants"].items()}
     metrics["acceptance"] = report["acceptance"]
+    metrics["held_out"] = held_out_table(report)
     # Every document is fitted on; the test documents' measured coverage (of a model and
     # band that never read them) is stored in the bundle's metrics. The document ids stay
     # as they are here, so the folds, and the numbers, are the report's.

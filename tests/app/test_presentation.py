@@ -177,7 +177,7 @@ def test_ledger_sentence_is_one_short_line() -> None:
 
 
 def test_a_prediction_on_the_curve_moves_only_the_instant_value():
-    from preflight.app.doorway import Prediction
+    from preflight.app.prediction import Prediction
     from preflight.core.utility.assess import Assessment
 
     curve = [(10.0, 0.2), (40.0, 0.6), (160.0, 0.7)]
@@ -192,7 +192,7 @@ def test_a_prediction_on_the_curve_moves_only_the_instant_value():
 
 
 def test_the_explanation_of_a_placed_prediction_says_the_curve_s_number():
-    from preflight.app.doorway import Prediction
+    from preflight.app.prediction import Prediction
     from preflight.core.utility.assess import Assessment
     from preflight.core.utility.predictor import Estimate
 

@@ -1,4 +1,6 @@
-"""Window tests run offscreen with a fake backend unless a test asks for the real core."""
+"""Window tests run offscreen over the REAL application layer, whose heavy ports are fakes
+(``ports.py``) and whose provider is a loopback server, unless a test asks for the real
+models."""
 
 from __future__ import annotations
 
@@ -11,24 +13,36 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fakes import SAMPLE, FakeBackend  # noqa: E402,F401  (SAMPLE: re-exported)
+from loopback import LoopbackLLM  # noqa: E402
+from ports import SAMPLE, Rig, window_settings  # noqa: E402,F401  (SAMPLE: re-exported)
 
-from preflight.core.config import ProviderSettings, Settings  # noqa: E402
-
-
-@pytest.fixture
-def fake_backend() -> FakeBackend:
-    s = Settings()
-    s.policy.active = "dx-all"        # most window tests drive the ε slider
-    s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
-                                        model="test-model"))
-    return FakeBackend(s)
+#: What the loopback provider answers unless a test says otherwise.
+ANSWER = "Summary about <PERSON_1> and the plan."
 
 
 @pytest.fixture
-def window(qtbot, fake_backend):
-    from fakes import open_window, stop_window_work
+def rig() -> Rig:
+    """The fake ports of one test (detector, local model, embedder, token space …)."""
+    return Rig()
 
-    win = open_window(qtbot, fake_backend)
+
+@pytest.fixture
+def provider():
+    """The cloud provider: a loopback OpenAI-compatible server that streams ``ANSWER``."""
+    with LoopbackLLM(ANSWER.split(" ")) as server:
+        yield server
+
+
+@pytest.fixture
+def door(rig, provider):
+    """The real application layer of a window, over the fakes, sending to ``provider``."""
+    return rig.doorway(window_settings(provider.base_url))
+
+
+@pytest.fixture
+def window(qtbot, door):
+    from windows import open_window, stop_window_work
+
+    win = open_window(qtbot, door)
     yield win
     stop_window_work(win)

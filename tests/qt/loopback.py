@@ -17,6 +17,7 @@ class LoopbackLLM:
         self.key = key                  # when set, GET /v1/models needs "Bearer <key>"
         self.delay = delay            # seconds before each word (a slowly streaming model)
         self.hang = 0.0               # seconds before the status line (a queued request)
+        self.finish_reason = "stop"   # why the answer ends ("length": cut at max_tokens)
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.gets: list[tuple[str, dict[str, str], bytes]] = []   # path, headers, body
@@ -73,7 +74,7 @@ class LoopbackLLM:
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                     self.wfile.flush()
                 done = {"id": "x", "choices": [{"index": 0, "delta": {},
-                                                "finish_reason": "stop"}]}
+                                                "finish_reason": outer.finish_reason}]}
                 self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 

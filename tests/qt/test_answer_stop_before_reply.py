@@ -19,7 +19,7 @@ HANG_S = 5.0     # the provider answers only after this long
 def test_esc_before_the_provider_answered_stops_within_a_second(qtbot, real_window):
     win, server, backend = real_window
     win.original.setPlainText(DOC)
-    qtbot.waitUntil(lambda: bool(win.doc.fresh_result is not None), timeout=300_000)
+    qtbot.waitUntil(lambda: bool(win.payload.fresh_result is not None), timeout=300_000)
 
     win.auto_confirm = stop_real.confirm_all
     server.hang = HANG_S

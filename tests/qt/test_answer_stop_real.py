@@ -41,13 +41,12 @@ def real_window(qtbot, monkeypatch):
                                             model="tiny"))
         backend = WindowDoorway(s)              # saves under the tests' PREFLIGHT_HOME
         win = build_window(backend, theme="light")
-        win.doc._refine_timer.setInterval(10**7)   # no SLM refinement competing for the CPU
+        win.utility._refine_timer.setInterval(10**7)   # no SLM refinement competing for the CPU
         qtbot.addWidget(win)
         win.show()
         win.start()
         yield win, server, backend
-        win.doc.cancel_all()
-        win.answers.stop()
+        win.controllers.cancel_all()
         wait_all(60000)
         backend.shutdown()
 
@@ -74,7 +73,7 @@ def _esc_and_time(qtbot, win) -> float:
 def test_answer_length_setting_and_esc_stop_cloud_and_local(qtbot, real_window):
     win, server, backend = real_window
     win.original.setPlainText(DOC)
-    qtbot.waitUntil(lambda: bool(win.doc.fresh_result is not None), timeout=300_000)
+    qtbot.waitUntil(lambda: bool(win.payload.fresh_result is not None), timeout=300_000)
 
     # The length set in Settings → Answers reaches the body the provider receives.
     dlg = win.open_settings("answers")

@@ -1,100 +1,114 @@
 """A company deployment never runs degraded silently: the window shows a refused company
 utility model and an unreachable central audit store (and the store's sync state), and
-Settings → Local models edits, validates, locks and tests the company-hosted assessor."""
+Settings → Local models edits, validates, locks and tests the company-hosted assessor.
+
+The real window and application layer over fake ports; the company policy is a real file,
+the central store's client a fake that can be unreachable (``ports.MemorySink``)."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from loopback import LoopbackLLM
+from ports import window_settings
 from PySide6.QtWidgets import QMessageBox
+from windows import open_window
 
-from preflight.app.ops_status import CentralAuditStatus, UtilityModelStatus
 from preflight.core.config import AssessorEndpointSettings, Settings
 from preflight.core.org_policy import LOCKED_TEXT, OrgPolicy
+from preflight.core.send.audit import AuditLog, Fingerprint
 
-REFUSED = UtilityModelStatus(
-    "refused", "https://models.example.com/m.joblib",
-    "The company utility model at https://models.example.com/m.joblib has sha256 "
-    "0000…, not the 1111… the company policy names: it was refused.")
+CENTRAL = '[audit.central]\nurl = "postgresql://u@db.corp.example:5432/preflight"\n'
 
 
-def _open(qtbot, backend):
-    from fakes import open_window
+def _company_policy(text: str) -> None:
+    """The administrator's policy file (read when the window's services are built)."""
+    Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text("version = 1\n" + text,
+                                                         encoding="utf-8")
 
-    return open_window(qtbot, backend)
+
+def _open(qtbot, rig, settings: Settings | None = None):
+    return open_window(qtbot, rig.doorway(settings or window_settings()))
 
 
-def test_a_refused_company_model_is_shown_with_the_reason(qtbot, fake_backend):
-    fake_backend.utility_status = REFUSED
-    win = _open(qtbot, fake_backend)
+def test_a_refused_company_model_is_shown_with_the_reason(qtbot, rig, tmp_path):
+    model = tmp_path / "company.joblib"
+    model.write_bytes(b"not the file the policy names")
+    _company_policy(f'[utility_model]\npath_or_url = "{model}"\nsha256 = "{"1" * 64}"\n')
+    win = _open(qtbot, rig)
     notice = win.company_notice
-    qtbot.waitUntil(notice.isVisible, timeout=3000)
+    qtbot.waitUntil(notice.isVisible, timeout=10000)
     text = notice.text.text()
     assert "company model refused" in text and "sha256" in text
     assert "Using the shipped model; tell IT" in text
     assert not notice.central_state.isVisible()              # no central store named
 
 
-def test_nothing_degraded_shows_nothing(qtbot, fake_backend):
-    win = _open(qtbot, fake_backend)
-    qtbot.waitUntil(lambda: fake_backend.status_calls >= 2, timeout=3000)
-    qtbot.wait(50)
-    assert win.company_notice.utility is not None
-    assert not win.company_notice.isVisible()
-    assert not win.company_notice.central_state.isVisible()
-
-
-def test_central_store_state_in_the_status_bar_and_the_notice(qtbot, fake_backend):
-    since = time.mktime((2024, 5, 1, 10, 42, 0, 0, 0, -1))
-    fake_backend.central_status = CentralAuditStatus(
-        "db.corp.example/preflight", 12, True,
-        "The central audit store db.corp.example cannot be reached.", since)
-    win = _open(qtbot, fake_backend)
+def test_nothing_degraded_shows_nothing(qtbot, rig):
+    win = _open(qtbot, rig)
     notice = win.company_notice
-    qtbot.waitUntil(notice.central_state.isVisible, timeout=3000)
+    qtbot.waitUntil(lambda: notice.utility is not None, timeout=10000)
+    qtbot.wait(100)                                         # the central state came too
+    assert notice.utility.source == "shipped" and notice.central is None
+    assert not notice.isVisible()
+    assert not notice.central_state.isVisible()
+
+
+def test_central_store_state_in_the_status_bar_and_the_notice(qtbot, rig):
+    _company_policy(CENTRAL)
+    earlier = AuditLog()            # an earlier session's records, not yet in the store
+    for n in range(12):
+        earlier.begin(kind="send", status="done", fingerprint=Fingerprint.of(f"doc {n}"),
+                      provider="p", model="m", method="placeholder")
+    earlier.close()
+    rig.sink.down = True
+    win = _open(qtbot, rig)
+    notice = win.company_notice
+    qtbot.waitUntil(lambda: (notice.refresh(), "unreachable" in notice.central_state.text()
+                             )[1], timeout=10000)
     assert notice.central_state.text() == "Central store: 12 record(s) waiting — unreachable"
-    assert "store unreachable since 10:42" in notice.central_state.toolTip()
+    since = time.strftime("%H:%M", time.localtime(notice.central.failing_since))
+    assert f"store unreachable since {since}" in notice.central_state.toolTip()
     assert notice.isVisible() and "12 record(s) waiting" in notice.text.text()
     assert "cannot be reached" in notice.text.text()
     # the store answers again: the next refresh says so and the warning goes away
-    fake_backend.central_status = CentralAuditStatus("db.corp.example/preflight", 0, True)
-    notice.refresh()
-    qtbot.waitUntil(lambda: notice.central_state.text() == "Central store: in sync",
-                    timeout=3000)
+    rig.sink.down = False
+    win.app.services.audit_sync().wake()
+    qtbot.waitUntil(lambda: (notice.refresh(),
+                             notice.central_state.text() == "Central store: in sync")[1],
+                    timeout=10000)
     assert not notice.isVisible()
 
 
-def test_a_failing_status_call_is_shown_not_swallowed(qtbot, fake_backend):
+def test_a_failing_status_call_is_shown_not_swallowed(qtbot, rig):
     from preflight.core.errors import ConfigError
 
-    def broken():
-        raise ConfigError("No password for the central audit store.", "Set it.")
-
-    fake_backend.central_audit_status = broken
-    win = _open(qtbot, fake_backend)
-    qtbot.waitUntil(win.company_notice.isVisible, timeout=3000)
+    _company_policy(CENTRAL)
+    rig.sink_error = ConfigError("No password for the central audit store.", "Set it.")
+    win = _open(qtbot, rig)
+    qtbot.waitUntil(win.company_notice.isVisible, timeout=10000)
     assert "No password for the central audit store. Set it." in \
         win.company_notice.text.text()
 
 
-# --- Settings → Local models: the company assessor, on the real doorway ---------------------
-def _real_dialog(qtbot, settings: Settings | None = None):
-    from preflight.app.window_doorway import WindowDoorway
+# --- Settings → Local models: the company assessor ------------------------------------------
+def _real_dialog(qtbot, rig, settings: Settings | None = None):
     from preflight.qt.qt_settings import QtSettingsDialog
 
-    door = WindowDoorway(settings or Settings())
+    door = rig.doorway(settings or Settings())
     dlg = QtSettingsDialog(door, tab="models")
     qtbot.addWidget(dlg)
     dlg.show()
-    # the models tab checks the real model files in the background: let it report first
-    qtbot.waitUntil(lambda: bool(dlg.models.statuses), timeout=60000)
+    # the models tab checks the model files in the background: let it report first
+    qtbot.waitUntil(lambda: bool(dlg.models.statuses), timeout=10000)
     return door, dlg
 
 
-def test_test_button_asks_the_server_for_its_models_only(qtbot):
+def test_test_button_asks_the_server_for_its_models_only(qtbot, rig):
     with LoopbackLLM(["hi"], models=("SmolLM2-135M-Instruct", "other")) as srv:
-        _door, dlg = _real_dialog(qtbot)
+        _door, dlg = _real_dialog(qtbot, rig)
         box = dlg.models.assessor
         assert box.isEnabled() and not box.locked
         box.url.setText(srv.base_url)
@@ -114,10 +128,10 @@ def test_test_button_asks_the_server_for_its_models_only(qtbot):
         dlg.reject()
 
 
-def test_test_button_reports_a_server_that_is_down(qtbot):
+def test_test_button_reports_a_server_that_is_down(qtbot, rig):
     with LoopbackLLM(["hi"]) as srv:
         url = srv.base_url
-    _door, dlg = _real_dialog(qtbot)                 # the server is gone now
+    _door, dlg = _real_dialog(qtbot, rig)                 # the server is gone now
     box = dlg.models.assessor
     box.url.setText(url)
     box.test.button.click()
@@ -127,10 +141,10 @@ def test_test_button_reports_a_server_that_is_down(qtbot):
     dlg.reject()
 
 
-def test_save_validates_and_stores_the_endpoint(qtbot):
+def test_save_validates_and_stores_the_endpoint(qtbot, rig):
     from preflight.core.config import load_settings
 
-    door, dlg = _real_dialog(qtbot)
+    door, dlg = _real_dialog(qtbot, rig)
     box = dlg.models.assessor
     box.url.setText("ftp://gpu-box/v1")
     dlg.accept()
@@ -152,7 +166,7 @@ def test_save_validates_and_stores_the_endpoint(qtbot):
     assert "Only your organization's policy can mark a server internal" in \
         box.internal.toolTip()
     # clearing the URL assesses on this computer only again
-    _door2, dlg2 = _real_dialog(qtbot, load_settings())
+    _door2, dlg2 = _real_dialog(qtbot, rig, load_settings())
     assert dlg2.models.assessor.url.text() == "http://gpu-box.corp.example:8000/v1"
     assert not dlg2.models.assessor.internal.isChecked()
     dlg2.models.assessor.url.setText("")
@@ -160,18 +174,12 @@ def test_save_validates_and_stores_the_endpoint(qtbot):
     assert load_settings().assessor_endpoint is None
 
 
-def test_the_company_policy_locks_the_assessor(qtbot, fake_backend, _isolated_home):
-    import os
-    from pathlib import Path
-
-    Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(
-        'version = 1\n[assessor]\nurl = "http://gpu.corp.example:8000/v1"\n'
-        'model = "company-slm"\ninternal = false\n', encoding="utf-8")
-    from preflight.core.org_policy import load_org_policy
-
-    fake_backend.org_policy = load_org_policy()
-    fake_backend.settings.assessor_endpoint = AssessorEndpointSettings("http://mine:1/v1")
-    win = _open(qtbot, fake_backend)
+def test_the_company_policy_locks_the_assessor(qtbot, rig):
+    _company_policy('[assessor]\nurl = "http://gpu.corp.example:8000/v1"\n'
+                    'model = "company-slm"\ninternal = false\n')
+    settings = window_settings()
+    settings.assessor_endpoint = AssessorEndpointSettings("http://mine:1/v1")
+    win = _open(qtbot, rig, settings)
     dlg = win.open_settings("models")
     box = dlg.models.assessor
     assert box.locked
@@ -182,6 +190,6 @@ def test_the_company_policy_locks_the_assessor(qtbot, fake_backend, _isolated_ho
              if lbl.objectName() == "orgLocked"]
     assert notes == [f"The company assessor — {LOCKED_TEXT}"]
     dlg.accept()
-    assert fake_backend.settings.assessor_endpoint == AssessorEndpointSettings(
+    assert win.app.settings.assessor_endpoint == AssessorEndpointSettings(
         "http://mine:1/v1")                                    # the user's is kept as is
     assert OrgPolicy.none().assessor_endpoint is None

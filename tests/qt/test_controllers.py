@@ -1,167 +1,179 @@
-"""DocumentController / AnswerController with the fake backend (no window)."""
+"""The controllers without the window, over the real application layer (fake ports)."""
 
 from __future__ import annotations
 
 import threading
 
 import pytest
-from fakes import SAMPLE
+from conftest import SAMPLE
 
+from preflight.core.config import load_settings
 from preflight.core.tasks import Task
 from preflight.core.utility.recommend import Recommendation
-from preflight.qt.answers import AnswerController
-from preflight.qt.controllers import DocumentController
+from preflight.qt.controllers import build_controllers
 from preflight.qt.qt_workers import wait_all
 
 
 @pytest.fixture
-def doc(qtbot, fake_backend):
-    d = DocumentController(fake_backend)
-    d.start()
-    qtbot.waitUntil(lambda: bool(d.epsilon_range is not None), timeout=3000)
-    yield d
-    d.cancel_all()
+def ctl(qtbot, door):
+    """The six controllers, wired, started, with the ε range loaded."""
+    c = build_controllers(door)
+    c.start()
+    qtbot.waitUntil(lambda: bool(c.policies.epsilon_range is not None), timeout=5000)
+    yield c
+    c.cancel_all()
     wait_all(3000)
+    door.shutdown()
 
 
-def test_typing_burst_detects_once_off_the_gui_thread(qtbot, doc, fake_backend):
+def _ready(qtbot, ctl, text=SAMPLE):
+    ctl.doc.set_text(text)
+    qtbot.waitUntil(lambda: bool(ctl.payload.result is not None
+                                 and ctl.payload.prepared is not None), timeout=5000)
+
+
+def test_typing_burst_detects_once_off_the_gui_thread(qtbot, ctl, rig):
     text = ""
     for ch in SAMPLE[:40]:
         text += ch
-        doc.set_text(text)
-    qtbot.waitUntil(lambda: bool(doc.detections_done >= 1), timeout=3000)
+        ctl.doc.set_text(text)
+    qtbot.waitUntil(lambda: bool(ctl.doc.detections_done >= 1), timeout=3000)
     qtbot.wait(100)
-    assert fake_backend.detect_calls == [text]          # debounced: one run for the burst
-    assert threading.main_thread().name not in fake_backend.detect_threads
-    assert [text[s.start:s.end] for s in doc.spans] == ["Jane Doe", "Max Power"]
+    assert rig.detector.calls == [text]                 # debounced: one run for the burst
+    assert threading.main_thread().name not in rig.detector.threads
+    assert [text[s.start:s.end] for s in ctl.doc.spans] == ["Jane Doe", "Max Power"]
 
 
-def test_stale_detection_is_dropped(qtbot, doc, fake_backend):
-    fake_backend.delay = 0.3
-    doc.set_text("Jane Doe wrote.")
-    doc._run_detection()                                 # start a slow run now
-    doc.set_text("now only Ann Lee.")                     # text changes while it runs
-    qtbot.waitUntil(lambda: bool(doc.detections_done >= 1), timeout=5000)
+def test_stale_detection_is_dropped(qtbot, ctl, rig):
+    rig.detector.delay = 0.3
+    ctl.doc.set_text("Jane Doe wrote.")
+    ctl.doc.redetect()                                    # start a slow run now
+    ctl.doc.set_text("now only Ann Lee.")                 # text changes while it runs
+    qtbot.waitUntil(lambda: bool(ctl.doc.detections_done >= 1), timeout=5000)
     qtbot.wait(400)
-    assert [doc.text[s.start:s.end] for s in doc.spans] == ["Ann Lee"]
+    assert [ctl.doc.text[s.start:s.end] for s in ctl.doc.spans] == ["Ann Lee"]
 
 
-def test_slider_updates_preview_and_coalesces(qtbot, doc, fake_backend):
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prepared is not None), timeout=3000)
-    first = doc.result.sanitized.text
-    prepared = doc.prepared
-    n_before = len(prepared.calls)
+def test_slider_updates_preview_and_coalesces(qtbot, ctl):
+    _ready(qtbot, ctl)
+    pay = ctl.payload
+    first, prepared, done_before = pay.result.sanitized.text, pay.prepared, pay.previews_done
     for eps in [1.0 + i * 0.5 for i in range(40)]:       # a drag: 40 steps at once
-        doc.set_epsilon(eps)
-    qtbot.waitUntil(lambda: bool(doc.result.epsilon == pytest.approx(20.5)), timeout=3000)
-    assert doc.prepared is prepared                      # no re-preparation for ε moves
-    assert len(prepared.calls) - n_before < 40           # bursts coalesce
-    doc.set_epsilon(1.0)
-    qtbot.waitUntil(lambda: bool(doc.result.epsilon == pytest.approx(1.0)), timeout=3000)
-    assert doc.result.sanitized.text != first or doc.result.epsilon != 1.0
+        pay.set_epsilon(eps)
+    qtbot.waitUntil(lambda: bool(pay.result.epsilon == pytest.approx(20.5)), timeout=3000)
+    assert pay.prepared is prepared                      # no re-preparation for ε moves
+    assert pay.previews_done - done_before < 40          # bursts coalesce
+    pay.set_epsilon(1.0)                                 # below the range: all words noised
+    qtbot.waitUntil(lambda: bool(pay.result.epsilon == pytest.approx(1.0)), timeout=3000)
+    assert pay.result.sanitized.text != first
 
 
-def test_excluding_a_span_keeps_it_in_scope_pii(qtbot, doc):
-    doc.set_policy("dx-pii")
-    qtbot.waitUntil(lambda: bool(doc.policy.name == "dx-pii"), timeout=3000)
-    doc.set_epsilon(1.0)
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.detections_done and doc.result is not None
-                    and doc.prepared is not None and len(doc.prepared.spans) == 3),
+def test_excluding_a_span_keeps_it_out_of_the_pii_scope(qtbot, ctl):
+    ctl.policies.set_policy("dx-pii")
+    qtbot.waitUntil(lambda: bool(ctl.policies.policy.name == "dx-pii"), timeout=3000)
+    ctl.payload.set_epsilon(1.0)                          # every detected word is noised
+    _ready(qtbot, ctl)
+    qtbot.waitUntil(lambda: len(ctl.payload.prepared.spans) == 3, timeout=3000)
+    assert not ctl.payload.result.sanitized.text.startswith("Jane Doe")
+    jane = ctl.doc.spans[0]
+    ctl.doc.toggle_span(jane)
+    qtbot.waitUntil(lambda: bool(ctl.payload.result and all(
+        s.start != jane.start for s in ctl.payload.prepared.spans)), timeout=3000)
+    assert ctl.payload.result.sanitized.text.startswith("Jane Doe")
+    ctl.doc.toggle_span(jane)                             # include again
+    qtbot.waitUntil(lambda: bool(ctl.payload.result
+                                 and len(ctl.payload.prepared.spans) == 3), timeout=3000)
+    assert not ctl.payload.result.sanitized.text.startswith("Jane Doe")
+
+
+def test_operator_policy_and_deny_list(qtbot, ctl):
+    ctl.policies.set_policy("placeholder")
+    ctl.doc.set_text(SAMPLE + " the codename falcon is secret.")
+    qtbot.waitUntil(lambda: bool(ctl.payload.result
+                                 and "<PERSON_1>" in ctl.payload.result.sanitized.text),
                     timeout=3000)
-    jane = doc.spans[0]
-    doc.toggle_span(jane)
-    qtbot.waitUntil(lambda: bool(doc.result and all(
-        s.start != jane.start for s in doc.prepared.spans)), timeout=3000)
-    assert doc.result.sanitized.text.startswith("Jane Doe")
-    doc.toggle_span(jane)                                 # include again
-    qtbot.waitUntil(lambda: bool(len(doc.prepared.spans) == 3), timeout=3000)
-
-
-def test_operator_policy_and_deny_list(qtbot, doc, fake_backend):
-    doc.set_policy("placeholder")
-    doc.set_text(SAMPLE + " the codename falcon is secret.")
-    qtbot.waitUntil(lambda: bool(doc.result and "<PERSON_1>" in doc.result.sanitized.text),
+    assert "falcon" in ctl.payload.result.sanitized.text
+    ctl.doc.add_to_deny_list("Falcon")
+    assert load_settings().detection.deny_list == ["Falcon"]      # saved
+    qtbot.waitUntil(lambda: bool(ctl.payload.result
+                                 and "falcon" not in ctl.payload.result.sanitized.text),
                     timeout=3000)
-    assert "falcon" in doc.result.sanitized.text
-    doc.add_to_deny_list("Falcon")
-    assert fake_backend.settings.detection.deny_list == ["Falcon"] and fake_backend.saved
-    qtbot.waitUntil(lambda: bool(doc.result and "falcon" not in doc.result.sanitized.text), timeout=3000)
-    assert doc.result.vault  # placeholders keep their vault for restoring the answer
+    assert ctl.payload.result.vault   # placeholders keep their vault to restore the answer
 
 
-def test_predictions_curve_and_find_best(qtbot, doc, fake_backend):
-    fake_backend.settings.policy.min_utility = 0.6
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.prediction is not None and doc.prediction.refined),
+def test_predictions_curve_and_find_best(qtbot, ctl, door):
+    door.settings.policy.min_utility = 0.6
+    _ready(qtbot, ctl)
+    u = ctl.utility
+    qtbot.waitUntil(lambda: bool(u.prediction is not None and u.prediction.refined),
                     timeout=5000)
-    qtbot.waitUntil(lambda: bool(len(doc.curve) == 12), timeout=3000)
-    eps = [e for e, _ in doc.curve]
-    assert eps[0] == pytest.approx(1.0) and eps[-1] == pytest.approx(100.0)
-    doc.find_best_epsilon()
-    qtbot.waitUntil(lambda: bool(doc.recommendation is not None), timeout=3000)
-    assert doc.recommendation.decision == "send"
-    assert doc.epsilon == pytest.approx(doc.recommendation.epsilon)
+    qtbot.waitUntil(lambda: bool(len(u.curve) == 12), timeout=3000)
+    lo, hi = ctl.policies.epsilon_range
+    eps = [e for e, _ in u.curve]
+    assert eps[0] == pytest.approx(lo) and eps[-1] == pytest.approx(hi)
+    u.find_best_epsilon()
+    qtbot.waitUntil(lambda: bool(u.recommendation is not None), timeout=5000)
+    assert u.recommendation.decision == "send"
+    assert ctl.payload.epsilon == pytest.approx(u.recommendation.epsilon)
 
 
-def _refined_at(doc, epsilon) -> bool:
-    return bool(doc.result is not None and doc.result.epsilon == pytest.approx(epsilon)
-                and doc.prediction is not None and doc.prediction.refined)
+def _refined_at(ctl, epsilon) -> bool:
+    res, pred = ctl.payload.result, ctl.utility.prediction
+    return bool(res is not None and res.epsilon == pytest.approx(epsilon)
+                and pred is not None and pred.refined)
 
 
-def test_the_chosen_epsilon_shows_the_searchs_refined_prediction_at_once(qtbot, doc,
-                                                                         fake_backend):
+def test_the_chosen_epsilon_shows_the_searchs_refined_prediction_at_once(qtbot, ctl,
+                                                                         door):
     """After "Find best ε" the window refines the chosen text at once (the assessor
     remembers what the search measured), not after the slider's pause, and an instant
     prediction that finishes later does not replace it: the pane never says "below your
     minimum" beside a status that says the ε meets it."""
-    fake_backend.settings.policy.min_utility = 0.6
-    doc._refine_timer.setInterval(60_000)       # only the immediate path can refine now
-    doc.set_epsilon(1.0)                        # far below any ε that meets 0.6
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prepared is not None),
-                    timeout=3000)
-    doc.find_best_epsilon()
-    qtbot.waitUntil(lambda: bool(doc.recommendation is not None), timeout=3000)
-    rec = doc.recommendation
+    door.settings.policy.min_utility = 0.6
+    u = ctl.utility
+    u._refine_timer.setInterval(60_000)        # only the immediate path can refine now
+    ctl.payload.set_epsilon(1.0)                # far below any ε that meets 0.6
+    _ready(qtbot, ctl)
+    u.find_best_epsilon()
+    qtbot.waitUntil(lambda: bool(u.recommendation is not None), timeout=5000)
+    rec = u.recommendation
     assert rec.decision == "send" and rec.sanitized is not None and rec.epsilon > 1.0
-    qtbot.waitUntil(lambda: _refined_at(doc, rec.epsilon), timeout=3000)
-    assert doc.result.sanitized.text == rec.sanitized.text
+    qtbot.waitUntil(lambda: _refined_at(ctl, rec.epsilon), timeout=3000)
+    assert ctl.payload.result.sanitized.text == rec.sanitized.text
     qtbot.wait(300)                              # the instant prediction (60 ms) came too
-    assert _refined_at(doc, rec.epsilon)
-    assert doc.prediction.value == pytest.approx(rec.predicted_utility)
+    assert _refined_at(ctl, rec.epsilon)
+    assert u.prediction.value == pytest.approx(rec.predicted_utility)
 
 
-def test_a_choice_at_the_current_epsilon_is_refined_at_once_too(qtbot, doc, fake_backend):
+def test_a_choice_at_the_current_epsilon_is_refined_at_once_too(qtbot, ctl):
     """The search may choose the ε the slider already shows: no new preview comes, and
     the refined prediction must not wait for the slider's pause either."""
-    doc._refine_timer.setInterval(60_000)
-    doc.set_epsilon(30.0)
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prediction is not None),
-                    timeout=3000)
-    assert not doc.prediction.refined
-    here = doc.result.sanitized
-    doc._on_recommendation(Recommendation("send", 30.0, 0.7, 0.7, 0.6, None, sanitized=here),
-                           doc.prepared)
-    qtbot.waitUntil(lambda: _refined_at(doc, 30.0), timeout=3000)
+    u = ctl.utility
+    u._refine_timer.setInterval(60_000)
+    ctl.payload.set_epsilon(30.0)
+    _ready(qtbot, ctl)
+    qtbot.waitUntil(lambda: bool(u.prediction is not None), timeout=3000)
+    assert not u.prediction.refined
+    here = ctl.payload.result.sanitized
+    u._on_recommendation(Recommendation("send", 30.0, 0.7, 0.7, 0.6, None, sanitized=here),
+                         ctl.payload.prepared)
+    qtbot.waitUntil(lambda: _refined_at(ctl, 30.0), timeout=3000)
 
 
-def test_resample_changes_noise(qtbot, doc):
-    doc.set_epsilon(5.0)
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.result is not None and doc.prepared is not None), timeout=3000)
-    seed = doc.prepared.seed
-    doc.resample()
-    qtbot.waitUntil(lambda: bool(doc.prepared.seed != seed), timeout=3000)
+def test_resample_changes_noise(qtbot, ctl):
+    ctl.payload.set_epsilon(5.0)
+    _ready(qtbot, ctl)
+    seed = ctl.payload.prepared.seed
+    ctl.payload.resample()
+    qtbot.waitUntil(lambda: bool(ctl.payload.prepared.seed != seed
+                                 and ctl.payload.fresh_result is not None), timeout=3000)
+    assert ctl.payload.prepared.seed == ctl.payload.seed
 
 
-def test_answer_controller_streams_and_stops(qtbot, doc, fake_backend):
-    answers = AnswerController(fake_backend, doc)
-    doc.set_text(SAMPLE)
-    qtbot.waitUntil(lambda: bool(doc.result is not None), timeout=3000)
-    fake_backend.delay = 0.05
+def test_answer_controller_streams_and_stops(qtbot, ctl, rig):
+    _ready(qtbot, ctl)
+    rig.slm.delay = 0.05
+    answers = ctl.answers
     chunks, finished = [], []
     answers.sig_chunk.connect(lambda r, raw: chunks.append(r))
     answers.sig_finished.connect(finished.append)
@@ -169,19 +181,70 @@ def test_answer_controller_streams_and_stops(qtbot, doc, fake_backend):
     qtbot.waitUntil(lambda: bool(len(chunks) >= 2), timeout=3000)
     answers.stop()
     qtbot.waitUntil(lambda: bool(finished), timeout=3000)
-    assert finished == [None] and fake_backend.stop_seen.is_set()
-    assert 2 <= len(chunks) < 6
+    assert finished == [None] and rig.slm.stop_seen.is_set()
+    assert 2 <= len(chunks) < len(rig.slm.local_text.split())
 
 
-def test_task_change_reaches_refined_prediction(qtbot, doc):
-    doc.set_text(SAMPLE)
-    doc.set_task(Task("question", question="Who met whom?"))
-    assert doc.task.kind == "question"
+def test_task_change_reaches_the_refined_prediction(qtbot, ctl, rig):
+    _ready(qtbot, ctl)
+    ctl.utility.set_task(Task("question", question="Who met whom?"))
+    assert ctl.utility.task.kind == "question"
+    qtbot.waitUntil(lambda: bool(ctl.utility.prediction is not None
+                                 and ctl.utility.prediction.refined), timeout=5000)
+    assert "question" in rig.slm.calls                 # the local model answered the question
 
 
-def test_seed_is_a_64_bit_secret(qtbot, fake_backend):
+def test_seed_is_a_64_bit_secret(qtbot, door):
     """The d_X/pseudonym seed comes from secrets.randbits(64): 20 draws below 2**31 would
     happen with probability 2**-660 (the old seed was 31 bits)."""
-    seeds = {DocumentController(fake_backend).seed for _ in range(20)}
+    seeds = {build_controllers(door).payload.seed for _ in range(20)}
     assert len(seeds) == 20 and all(0 <= s < 2**64 for s in seeds)
     assert max(seeds) >= 2**31
+
+
+# --- each controller alone -------------------------------------------------------------------
+def test_the_document_controller_alone_says_when_a_preview_may_run(qtbot, door):
+    """No policy, no preview: the document controller alone detects, voids what was
+    derived from the old text, and says when a preview may be computed."""
+    from preflight.qt.document_ops import DocumentController
+
+    doc = DocumentController(door)
+    voids, ready = [], []
+    doc.sig_void.connect(voids.append)
+    doc.sig_ready.connect(lambda: ready.append(doc.text))
+    doc.set_text(SAMPLE)
+    assert voids == [None] and doc.gate() == "Loading the PII detector…"
+    doc.start()
+    qtbot.waitUntil(lambda: bool(ready), timeout=5000)
+    assert ready == [SAMPLE] and doc.gate() is None
+    assert [SAMPLE[s.start:s.end] for s in doc.spans] == ["Jane Doe", "Max Power",
+                                                          "jane.doe@example.com"]
+    doc.toggle_span(doc.spans[0])
+    assert voids[-1] == "Updating the sanitized text…" and len(ready) == 2
+    assert doc.key()[1] == 1                              # the exclusions changed
+    doc.cancel_all()
+    wait_all(3000)
+    door.shutdown()
+
+
+def test_the_policy_controller_alone_loads_applies_and_modifies(qtbot, door):
+    from preflight.core.sanitize.policy import Action
+    from preflight.qt.document_ops import DocumentController
+    from preflight.qt.policy_ops import PolicyController
+
+    policies = PolicyController(door, DocumentController(door))
+    applied, ranges = [], []
+    policies.sig_policy.connect(applied.append)
+    policies.sig_epsilon_range.connect(lambda lo, hi: ranges.append((lo, hi)))
+    policies.load()
+    qtbot.waitUntil(lambda: bool(ranges), timeout=5000)   # the settings' d_X policy
+    assert applied[-1].name == "dx-all" and ranges == [door.epsilon_range()]
+    gen = policies.generation
+    policies.set_policy("placeholder")
+    qtbot.waitUntil(lambda: bool(applied[-1].name == "placeholder"), timeout=3000)
+    assert policies.generation > gen and not policies.uses_dx
+    policies.set_type_action("PERSON", Action.MASK)
+    assert policies.modified and policies.policy.title.endswith("(modified)")
+    assert policies.policy.by_type["PERSON"] is Action.MASK
+    wait_all(3000)
+    door.shutdown()

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 import shiboken6
-from fakes import SAMPLE
+import re
+
+from conftest import SAMPLE
 from preflight.qt.qt_panels import NO_ANSWER
 from preflight.qt.qt_shortcuts import QtShortcutsDialog, open_shortcuts_page
 from PySide6.QtCore import Qt
@@ -25,70 +27,72 @@ from PySide6.QtWidgets import (
 
 def _wait_ready(qtbot, win, text=SAMPLE):
     win.original.setPlainText(text)
-    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None
-                                 and win.doc.prepared is not None
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.payload.result is not None
+                                 and win.payload.prepared is not None
                                  and win.controls.slider.isEnabled()), timeout=5000)
 
 
 # --- Find best ε ------------------------------------------------------------------------
-def test_search_shows_progress_per_epsilon_and_cancel_keeps_epsilon(qtbot, window,
-                                                                    fake_backend):
+def test_search_shows_progress_per_epsilon_and_cancel_keeps_epsilon(qtbot, window, rig):
     _wait_ready(qtbot, window)
-    before = window.doc.epsilon
-    fake_backend.recommend_delay = 0.3           # per ε tried: time to watch and cancel
+    before = window.payload.epsilon
+    rig.slm.run_delay = 0.3              # per local-model run: time to watch and cancel
     panel = window.assessment
     seen: list[tuple[float, str]] = []
-    window.doc.sig_recommend_progress.connect(lambda f, m: seen.append((f, m)))
+    window.utility.sig_recommend_progress.connect(lambda f, m: seen.append((f, m)))
     qtbot.mouseClick(panel.find_best, Qt.MouseButton.LeftButton)
     assert panel.find_best.text() == "Cancel"
     assert panel.search_progress.isVisible()
-    qtbot.waitUntil(lambda: panel.search_progress.value() > 0, timeout=5000)
-    assert "of 5" in panel.search_step.text()            # "setting k of 5"
+    qtbot.waitUntil(lambda: panel.search_progress.value() > 0, timeout=15000)
+    # the step says where the search is: "… (run k of at most n)" / "(setting k of n)"
+    assert re.search(r"\((run \d+ of at most|setting \d+ of|step \d+ of) \d+\)",
+                     panel.search_step.text()), panel.search_step.text()
     assert [f for f, _ in seen] == sorted(f for f, _ in seen)
     qtbot.mouseClick(panel.find_best, Qt.MouseButton.LeftButton)    # now: Cancel
     assert panel.find_best.text() == "Find best ε"
     assert not panel.search_progress.isVisible()
-    assert not window.doc.recommending
-    # long enough for an uncancelled search (5 × 0.3 s) to have finished and set ε
-    qtbot.waitUntil(lambda: window.doc._recommend.current.done, timeout=3000)
+    assert not window.utility.recommending
+    # long enough for an uncancelled search (4 runs × 0.3 s) to have finished and set ε
+    qtbot.waitUntil(lambda: window.utility._recommend.current.done, timeout=3000)
     qtbot.wait(1500)
-    assert window.doc.epsilon == before
-    assert window.doc.recommendation is None
+    assert window.payload.epsilon == before
+    assert window.utility.recommendation is None
     assert "cancelled" in window.status_text.text()
 
 
-def test_search_only_sets_epsilon(qtbot, window, fake_backend):
+def test_search_only_sets_epsilon(qtbot, window, door, provider):
     _wait_ready(qtbot, window)
+    lo = window.policies.epsilon_range[0]
     window.controls.slider.setValue(0)
-    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 1.0), timeout=3000)
-    history = fake_backend.history()
+    qtbot.waitUntil(lambda: bool(window.payload.result.epsilon == pytest.approx(lo)),
+                    timeout=3000)
+    history = door.history()
     window.assessment.find_best.click()
-    qtbot.waitUntil(lambda: window.doc.recommendation is not None, timeout=5000)
-    rec = window.doc.recommendation
+    qtbot.waitUntil(lambda: window.utility.recommendation is not None, timeout=5000)
+    rec = window.utility.recommendation
     assert rec.decision == "send"
-    assert window.doc.epsilon == pytest.approx(rec.epsilon) != 1.0
+    assert window.payload.epsilon == pytest.approx(rec.epsilon) != pytest.approx(lo)
     assert window.controls.eps_spin.value() == pytest.approx(rec.epsilon, rel=1e-3)
     assert not window.answers.busy and window.answer.status.text() == NO_ANSWER
-    assert fake_backend.history() == history and not fake_backend.sent
+    assert door.history() == history and not provider.bodies
 
 
-def test_no_epsilon_good_enough_says_what_to_do_and_never_answers(qtbot, window,
-                                                                  fake_backend):
-    fake_backend.settings.policy.min_utility = 0.99      # nothing in the range reaches it
+def test_no_epsilon_good_enough_says_what_to_do_and_never_answers(qtbot, window, door):
+    door.settings.policy.min_utility = 0.99               # nothing in the range reaches it
     _wait_ready(qtbot, window)
-    before = window.doc.epsilon
-    history = fake_backend.history()
+    before = window.payload.epsilon
+    history = door.history()
     window.assessment.find_best.click()
-    qtbot.waitUntil(lambda: window.doc.recommendation is not None, timeout=5000)
-    assert window.doc.recommendation.decision == "keep_local"
+    qtbot.waitUntil(lambda: window.utility.recommendation is not None, timeout=5000)
+    assert window.utility.recommendation.decision == "keep_local"
     text = window.assessment.recommendation.text()
     assert "No ε meets your minimum utility of 0.99" in text
     assert "placeholders" in text and "keep it local" in text
     qtbot.wait(200)
-    assert window.doc.epsilon == before
+    assert window.payload.epsilon == before
     assert not window.answers.busy and window.answer.restored.toPlainText() == ""
     assert window.answer.status.text() == NO_ANSWER
-    assert fake_backend.history() == history
+    assert door.history() == history
 
 
 # --- the ε number field -----------------------------------------------------------------
@@ -97,12 +101,12 @@ def test_spin_box_and_slider_stay_in_sync(qtbot, window):
     c = window.controls
     c.slider.setValue(500)                                 # half way on the log scale
     assert c.eps_spin.value() == pytest.approx(c.epsilon_for(500), abs=1e-3)
-    qtbot.waitUntil(lambda: window.doc.epsilon == pytest.approx(c.epsilon_for(500)),
+    qtbot.waitUntil(lambda: window.payload.epsilon == pytest.approx(c.epsilon_for(500)),
                     timeout=3000)
     c.eps_spin.setValue(30.0)                              # typed
     assert c.slider.value() == c.slider_for(30.0)
-    qtbot.waitUntil(lambda: window.doc.epsilon == 30.0, timeout=3000)
-    qtbot.waitUntil(lambda: window.doc.result.epsilon == 30.0, timeout=3000)
+    qtbot.waitUntil(lambda: window.payload.epsilon == 30.0, timeout=3000)
+    qtbot.waitUntil(lambda: window.payload.result.epsilon == 30.0, timeout=3000)
 
 
 def test_keys_step_on_the_log_scale(qtbot, window):
@@ -188,8 +192,9 @@ def test_every_focusable_control_has_a_name(qtbot, window):
     got[0].reject()
     confirm = []
     window.auto_confirm = lambda dlg: (confirm.append(dlg), False)[1]
+    window.controls.task.setCurrentIndex(0)         # a summary: no question to type
     window.send_button.click()
-    qtbot.waitUntil(lambda: bool(confirm), timeout=3000)
+    qtbot.waitUntil(lambda: bool(confirm), timeout=5000)
     assert unnamed_controls(confirm[0]) == []
     page = open_shortcuts_page(window)
     assert unnamed_controls(page) == []
@@ -230,30 +235,30 @@ def test_shortcuts_page_lists_each_actions_real_shortcut(qtbot, window):
         QKeySequence("Ctrl+Shift+Y").toString(native)
 
 
-def test_shortcut_keys_do_what_the_page_says(qtbot, window, fake_backend):
+def test_shortcut_keys_do_what_the_page_says(qtbot, window, rig):
     _wait_ready(qtbot, window)
     qtbot.waitUntil(lambda: window.copy_button.isEnabled(), timeout=3000)
     QApplication.clipboard().clear()
     window.act_copy.trigger()
-    assert QApplication.clipboard().text() == window.doc.result.sanitized.text
-    fake_backend.recommend_delay = 0.3
+    assert QApplication.clipboard().text() == window.payload.result.sanitized.text
+    rig.slm.run_delay = 0.3
     window.act_find_best.trigger()
-    assert window.doc.recommending
+    assert window.utility.recommending
     qtbot.keyClick(window, Qt.Key.Key_Escape)            # Stop also stops the search
-    assert not window.doc.recommending
+    assert not window.utility.recommending
 
 
-def test_find_best_scroll_is_dropped_when_the_window_is_gone(qtbot, fake_backend):
+def test_find_best_scroll_is_dropped_when_the_window_is_gone(qtbot, door):
     """"Find best ε" scrolls its progress into view 100 ms after the search starts; a
     window deleted within those 100 ms must drop that call instead of raising from a
     deleted widget in a later event loop (seen in CI, charged to the next test)."""
-    from fakes import open_window, stop_window_work
+    from windows import open_window, stop_window_work
 
-    win = open_window(qtbot, fake_backend, owned_by_qtbot=False)    # this test deletes it
+    win = open_window(qtbot, door, owned_by_qtbot=False)    # this test deletes it
     _wait_ready(qtbot, win)
     stop_window_work(win)
     column = win.right_scroll
-    win.doc.sig_recommending.emit(True)
+    win.utility.sig_recommending.emit(True)
     win.close()
     win.deleteLater()
     qtbot.waitUntil(lambda: not shiboken6.isValid(column), timeout=2000)

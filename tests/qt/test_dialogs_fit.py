@@ -3,12 +3,13 @@ logical pixels): the confirmation with many leftover items, Settings, History.""
 
 from __future__ import annotations
 
-from fakes import FakeCost, FakeFinding, FakePlan, FakeRequest
+from ports import real_plan
 from PySide6.QtWidgets import QAbstractButton, QScrollArea, QWidget
 
-from preflight.core.config import ProviderSettings
-from preflight.core.types import SanitizedText
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.core.send.plan import Finding
+from preflight.core.types import Category
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 from preflight.qt.qt_settings import QtSettingsDialog
 
 SMALL = (910, 512)
@@ -41,22 +42,20 @@ def _parents(w: QWidget):
         p = p.parentWidget()
 
 
-def test_the_confirmation_with_many_leftover_items_fits(qtbot):
-    url = "https://api.example.com/v1/chat/completions"
-    findings = tuple(FakeFinding(f"person-{i}", "PERSON", f"Person Number{i}",
-                                 "a value of the original the policy protects")
-                     for i in range(14))
-    plan = FakePlan(provider=ProviderSettings("acme", url, "acme-1"),
-                    request=FakeRequest(url=url, body=b'{"messages": []}' * 40),
-                    cost=FakeCost(input_tokens=900), findings=findings, prior_sends=(),
-                    method="dx", epsilon=94.5, predicted_utility=0.42,
-                    sanitized=SanitizedText("x " * 400, "dx", (), {"epsilon": 94.5}))
+def test_the_confirmation_with_many_leftover_items_fits(qtbot, rig):
+    findings = [Finding(f"person-{i}", "PERSON", Category.DIRECT_IDENTIFIER,
+                        f"Person Number{i}", "document", 0, 10, 0.85, True,
+                        "a value of the original the policy protects", "leak")
+                for i in range(14)]
+    plan = real_plan(rig, "https://api.example.com/v1", " ".join(
+        f"Person Number{i} met the board about the merger plan." for i in range(40)),
+        findings=findings)
     _fits(qtbot, QtConfirmSendDialog(plan))
 
 
-def test_settings_and_history_fit(qtbot, fake_backend):
+def test_settings_and_history_fit(qtbot, door):
     for tab in ("providers", "models", "policy", "answers"):
-        _fits(qtbot, QtSettingsDialog(fake_backend, tab=tab))
+        _fits(qtbot, QtSettingsDialog(door, tab=tab))
     rows = [{"id": i, "created_at": "2026-03-04T08:12:44+00:00", "provider": "acme",
              "model": "acme-1", "method": "placeholder", "status": "done",
              "payload": "Hello <PERSON_1>. " * 30, "answer_raw": "Hi <PERSON_1>.",

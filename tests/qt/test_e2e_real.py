@@ -38,13 +38,12 @@ def real_window(qtbot, monkeypatch):
                                             model="tiny"))
         backend = WindowDoorway(s)
         win = build_window(backend, theme="light")
-        win.doc._refine_timer.setInterval(10**7)   # the SLM's refinement is tested elsewhere
+        win.utility._refine_timer.setInterval(10**7)   # the SLM's refinement is tested elsewhere
         qtbot.addWidget(win)
         win.show()
         win.start()
         yield win, server, backend
-        win.doc.cancel_all()
-        win.answers.stop()
+        win.controllers.cancel_all()
         wait_all(30000)
         backend.shutdown()
 
@@ -61,30 +60,30 @@ def test_paste_slider_send_restore_history(qtbot, real_window):
     box = win.controls.policy
     qtbot.waitUntil(lambda: bool(box.findData("identifiers-dx") >= 0), timeout=30_000)
     box.setCurrentIndex(box.findData("identifiers-dx"))
-    qtbot.waitUntil(lambda: bool(win.doc.epsilon_range or not win.doc._dx_ok),
+    qtbot.waitUntil(lambda: bool(win.policies.epsilon_range or not win.policies.dx_ok),
                     timeout=300_000)
-    assert win.doc._dx_ok, "d_X did not load (see the error dialog's text)"
-    if win.doc._dx_ok:
-        qtbot.waitUntil(lambda: bool(win.doc.epsilon_range and win.doc.prepared is not None
-                                     and win.doc.result is not None), timeout=300_000)
+    assert win.policies.dx_ok, "d_X did not load (see the error dialog's text)"
+    if win.policies.dx_ok:
+        qtbot.waitUntil(lambda: bool(win.policies.epsilon_range and win.payload.prepared is not None
+                                     and win.payload.result is not None), timeout=300_000)
         win.controls.slider.setValue(0)
-        qtbot.waitUntil(lambda: bool(win.doc.result.epsilon == pytest.approx(
-            win.doc.epsilon_range[0])), timeout=30_000)
+        qtbot.waitUntil(lambda: bool(win.payload.result.epsilon == pytest.approx(
+            win.policies.epsilon_range[0])), timeout=30_000)
         low = win.preview.toPlainText()
         win.controls.slider.setValue(1000)
-        qtbot.waitUntil(lambda: bool(win.doc.result.epsilon == pytest.approx(
-            win.doc.epsilon_range[1])), timeout=30_000)
+        qtbot.waitUntil(lambda: bool(win.payload.result.epsilon == pytest.approx(
+            win.policies.epsilon_range[1])), timeout=30_000)
         high = win.preview.toPlainText()
         assert low != high
         assert low != DOC
         assert len(win.preview.highlighter.ranges) == len(
-            [c for c in win.doc.result.sanitized.changes if c.end > c.start])
+            [c for c in win.payload.result.sanitized.changes if c.end > c.start])
 
     # Placeholders for the send, so the restored answer is checkable.
     box.setCurrentIndex(box.findData("placeholder"))
-    qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.result.sanitized.method
+    qtbot.waitUntil(lambda: bool(win.payload.result and win.payload.result.sanitized.method
                                  == "placeholder"), timeout=30_000)
-    payload_text = win.doc.result.sanitized.text
+    payload_text = win.payload.result.sanitized.text
     assert "Jane Doe" not in payload_text and "<PERSON_1>" in payload_text
 
     confirmed = []

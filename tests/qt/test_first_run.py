@@ -63,13 +63,18 @@ def _drop(window, path):
     QApplication.sendEvent(window, drop)
 
 
-def test_drop_on_the_window_opens_csv_and_refuses_unsupported(qtbot, window, tmp_path):
+def test_drop_on_the_window_opens_csv_and_refuses_unsupported(qtbot, window, door, tmp_path,
+                                                             monkeypatch):
+    opened = []
+    real = door.new_document
+    monkeypatch.setattr(door, "new_document",
+                        lambda source, text: (opened.append(source), real(source, text)))
     csv = tmp_path / "staff.csv"
     csv.write_text("Name,Email\nJane Doe,jane@example.com\n", encoding="utf-8")
     _drop(window, csv)
     qtbot.waitUntil(lambda: window.doc.text == "Name: Jane Doe; Email: jane@example.com\n",
                     timeout=3000)
-    assert window.backend.opened[-1] == csv         # the same path as File → Open
+    assert opened[-1] == csv                        # the same path as File → Open
     sheet = tmp_path / "budget.xlsx"
     sheet.write_bytes(b"PK\x03\x04")
     _drop(window, sheet)

@@ -1,6 +1,6 @@
 """Issue 15: the window fits small screens — every control can be reached.
 
-The real window over the fake backend, at 1024×700 (a small laptop) and at 910×512, the
+The real window and application layer (fake ports), at 1024×700 (a small laptop) and at 910×512, the
 logical size of a 1366×768 screen at 150 % scaling (QT_SCALE_FACTOR=1.5 divides every
 pixel size, fonts included, by 1.5, so a 910×512 window at scale 1 lays out the same).
 """
@@ -8,7 +8,8 @@ pixel size, fonts included, by 1.5, so a 910×512 window at scale 1 lays out the
 from __future__ import annotations
 
 import pytest
-from fakes import SAMPLE, FakeBackend
+from conftest import SAMPLE
+from ports import window_settings
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -23,23 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.core.config import ProviderSettings, Settings
-
 SIZES = [(1024, 700), (910, 512)]
 CONTROLS = (QAbstractButton, QComboBox, QAbstractSlider, QAbstractSpinBox, QLineEdit,
             QPlainTextEdit, QTextEdit)
 
 
-def _backend(provider: bool, degraded: bool) -> FakeBackend:
-    s = Settings()
-    s.policy.active = "dx-all"                 # the ε slider and its controls show
-    if provider:
-        s.providers.append(ProviderSettings(name="loopback", base_url="http://127.0.0.1:9/v1",
-                                            model="test-model"))
-    backend = FakeBackend(s)
+def _door(rig, provider: bool, degraded: bool):
+    # the ε slider and its controls show (a d_X policy); a provider, or none
+    door = rig.doorway(window_settings("http://127.0.0.1:9/v1" if provider else None))
     if degraded:        # the detector banner, with its button, takes room at the top
-        backend.detector_warnings = ["The NER model is missing: names may go undetected."]
-    return backend
+        rig.detector.warnings = ["The NER model is missing: names may go undetected."]
+    return door
 
 
 def _controls(win: QWidget) -> list[QWidget]:
@@ -107,37 +102,28 @@ def _unreachable(qtbot, win: QWidget) -> list[str]:
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("provider,degraded", [(True, False), (False, True)],
                          ids=["document-ready", "no-provider-degraded-detector"])
-def test_every_control_is_reachable(qtbot, size, provider, degraded):
-    from fakes import open_window
+def test_every_control_is_reachable(qtbot, rig, size, provider, degraded):
+    from windows import open_window
 
-    from preflight.qt.qt_workers import wait_all
-
-    backend = _backend(provider, degraded)
-    win = open_window(qtbot, backend)
-    try:
-        win.original.setPlainText(SAMPLE)
-        if degraded:
-            qtbot.waitUntil(lambda: win.detector_banner.isVisible(), timeout=15000)
-        else:
-            qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result
-                                         and win.send_button.isEnabled()), timeout=15000)
-        width, height = size
-        hint = win.minimumSizeHint()
-        assert hint.width() <= width and hint.height() <= height, hint
-        win.resize(width, height)
-        qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=3000)
-        qtbot.wait(100)                 # the splitters and scroll areas settle
-        controls = _controls(win)
-        if provider:
-            assert win.send_button in controls and win.controls.slider in controls
-        else:
-            assert win.banner_add in controls and win.detector_accept in controls
-        assert not _unreachable(qtbot, win), "\n".join(_unreachable(qtbot, win))
-    finally:
-        win.doc.cancel_all()
-        win.privacy.cancel_all()
-        win.answers.stop()
-        wait_all(3000)
+    win = open_window(qtbot, _door(rig, provider, degraded))
+    win.original.setPlainText(SAMPLE)
+    if degraded:
+        qtbot.waitUntil(lambda: win.detector_banner.isVisible(), timeout=15000)
+    else:
+        qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.payload.result
+                                     and win.send_button.isEnabled()), timeout=15000)
+    width, height = size
+    hint = win.minimumSizeHint()
+    assert hint.width() <= width and hint.height() <= height, hint
+    win.resize(width, height)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == size, timeout=3000)
+    qtbot.wait(100)                 # the splitters and scroll areas settle
+    controls = _controls(win)
+    if provider:
+        assert win.send_button in controls and win.controls.slider in controls
+    else:
+        assert win.banner_add in controls and win.detector_accept in controls
+    assert not _unreachable(qtbot, win), "\n".join(_unreachable(qtbot, win))
 
 
 def test_the_check_catches_a_control_out_of_reach(qtbot, window):

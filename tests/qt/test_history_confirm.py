@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from fakes import FakeCost, FakePlan, FakeRequest
+from ports import real_plan
 from PySide6.QtWidgets import QLabel
 
-from preflight.core.config import ProviderSettings
-from preflight.core.types import SanitizedText
 from preflight.core.send.masking import mask_value, override_label
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 
 
 def test_masks_keep_values_unreadable():
@@ -41,14 +40,12 @@ def test_history_rows_read_in_local_time_with_readable_overrides(qtbot):
     assert datetime.fromisoformat(at).tzinfo == timezone.utc
 
 
-def test_confirmation_wraps_a_long_endpoint(qtbot):
-    url = ("https://my-very-long-resource-name.openai.azure.com/openai/deployments/"
-           "gpt-4o-mini-production-eu-west/chat/completions?api-version=2024-10-21")
-    plan = FakePlan(provider=ProviderSettings("azure", url, "gpt-4o-mini"),
-                    request=FakeRequest(url=url, body=b'{"x": 1}'),
-                    cost=FakeCost(input_tokens=10), findings=(), prior_sends=(),
-                    method="placeholder", epsilon=None, predicted_utility=None,
-                    sanitized=SanitizedText("x", "placeholder", (), {}))
+def test_confirmation_wraps_a_long_endpoint(qtbot, rig):
+    base = ("https://my-very-long-resource-name.openai.azure.com/openai/deployments/"
+            "gpt-4o-mini-production-eu-west")
+    plan = real_plan(rig, base, "Jane Doe wrote about the plan.")
+    url = plan.request.url
+    assert url.startswith(base) and len(url) > 100
     dlg = QtConfirmSendDialog(plan)
     qtbot.addWidget(dlg)
     dlg.resize(520, 600)

@@ -1,10 +1,12 @@
 """Settings → Providers: presets, "Test connection" against a real loopback server, URL
-validation on save, and where the key comes from."""
+validation on save, and where the key comes from (the real application layer)."""
 
 from __future__ import annotations
 
 from loopback import LoopbackLLM
 from PySide6.QtWidgets import QMessageBox
+
+from preflight.core.config import settings_path
 
 
 def _labels(menu):
@@ -27,12 +29,14 @@ def test_presets_fill_url_style_and_model(qtbot, window):
     _choose_preset(tab, "Local Ollama")
     assert tab.base_url.text() == "http://127.0.0.1:11434/v1" and tab.model.text() == "llama3.2"
     assert "ollama list" in tab.test.state.text()
-    assert tab.key_state.text() == "Key: none set — use “Set API key…”"   # not StopIteration
+    # not StopIteration: a server on this computer needs no key
+    assert tab.key_state.text() == "Key: none needed (a server on this computer)"
+    _choose_preset(tab, "Mistral")
+    assert tab.key_state.text().startswith("Key: none set")
     dlg.reject()
 
 
-def test_test_connection_reaches_the_loopback_server_with_the_key(qtbot, window,
-                                                                   fake_backend):
+def test_test_connection_reaches_the_loopback_server_with_the_key(qtbot, window, door):
     with LoopbackLLM(["hi"], models=("qwen-7b", "llama3.2"), key="sk-local") as srv:
         dlg = window.open_settings("providers")
         tab = dlg.providers
@@ -44,13 +48,13 @@ def test_test_connection_reaches_the_loopback_server_with_the_key(qtbot, window,
         tab.test.button.click()                        # no key yet: the server says 401
         qtbot.waitUntil(lambda: tab.test.state.text().startswith("✘"), timeout=5000)
         assert "rejected the API key (HTTP 401)" in tab.test.state.text()
-        fake_backend.set_key(tab._current(), "sk-local", False)
+        assert door.set_key(tab._current(), "sk-local", False) == "session"
         tab.test.button.click()
         qtbot.waitUntil(lambda: tab.test.state.text().startswith("✔"), timeout=5000)
         assert tab.test.state.text() == "✔ Connected — 2 models; qwen-7b is among them."
         assert [g[0] for g in srv.gets] == ["/v1/models", "/v1/models"]
         assert all(body == b"" for _p, _h, body in srv.gets) and srv.bodies == []
-        assert fake_backend.saved == 0                 # testing does not save
+        assert not settings_path().exists()            # testing does not save
         dlg.reject()
 
 
@@ -68,7 +72,7 @@ def test_test_connection_reports_a_wrong_url(qtbot, window):
         dlg.reject()
 
 
-def test_save_refuses_an_invalid_url(qtbot, window, fake_backend):
+def test_save_refuses_an_invalid_url(qtbot, window):
     dlg = window.open_settings("providers")
     tab = dlg.providers
     tab._add()
@@ -78,15 +82,15 @@ def test_save_refuses_an_invalid_url(qtbot, window, fake_backend):
     qtbot.waitUntil(lambda: bool(dlg.findChildren(QMessageBox)), timeout=3000)
     box = dlg.findChildren(QMessageBox)[-1]
     assert "invalid base URL" in box.text() and "https://" in box.informativeText()
-    assert fake_backend.saved == 0 and dlg.isVisible()
+    assert not settings_path().exists() and dlg.isVisible()
     box.close()
     tab.base_url.setText("http://192.0.2.7/v1")          # cleartext to another machine
     tab.base_url.editingFinished.emit()
     dlg.accept()
     qtbot.waitUntil(lambda: any("plain http://" in b.text()
                                 for b in dlg.findChildren(QMessageBox)), timeout=3000)
-    assert fake_backend.saved == 0
+    assert not settings_path().exists()
     tab.base_url.setText("https://api.example.com/v1")
     tab.base_url.editingFinished.emit()
     dlg.accept()
-    assert fake_backend.saved == 1
+    assert settings_path().exists()                     # saved this time

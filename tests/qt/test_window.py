@@ -1,4 +1,5 @@
-"""The real window, offscreen, over the fake backend: what the user sees and does."""
+"""The real window, offscreen, over the real application layer (fake ports, a loopback
+provider): what the user sees and does."""
 
 from __future__ import annotations
 
@@ -6,18 +7,27 @@ import json
 import sys
 from pathlib import Path
 
-from fakes import SAMPLE, FakeFinding
+import pytest
+from conftest import ANSWER, SAMPLE
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
+from windows import confirm_plans, open_window
 
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, QtHistoryDialog
+from preflight.core.config import load_settings
+from preflight.qt.qt_dialogs import QtConfirmSendDialog
+from preflight.qt.qt_history import QtHistoryDialog
 from preflight.qt.qt_text_views import span_tooltip
 
 
 def _wait_ready(qtbot, win, text=SAMPLE):
     win.original.setPlainText(text)
-    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None
-                                 and win.doc.prepared is not None), timeout=5000)
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.payload.result is not None
+                                 and win.payload.prepared is not None), timeout=5000)
+
+
+def _policy_is(win, name) -> bool:
+    p = win.policies
+    return bool(p.policy is not None and p.policy.name == name and not p.modified)
 
 
 def _choose(qtbot, win, name):
@@ -25,8 +35,13 @@ def _choose(qtbot, win, name):
     box = win.controls.policy
     qtbot.waitUntil(lambda: bool(box.findData(name) >= 0), timeout=3000)
     box.setCurrentIndex(box.findData(name))
-    qtbot.waitUntil(lambda: bool(win.doc.policy is not None and win.doc.policy.name == name and not win.doc.modified),
-                    timeout=3000)
+    qtbot.waitUntil(lambda: _policy_is(win, name), timeout=3000)
+
+
+def _result_has(win, *parts, without=()) -> bool:
+    res = win.payload.result
+    return bool(res is not None and all(p in res.sanitized.text for p in parts)
+                and not any(p in res.sanitized.text for p in without))
 
 
 def _point_of(view, cp: int) -> QPoint:
@@ -36,15 +51,8 @@ def _point_of(view, cp: int) -> QPoint:
     return QPoint(r.x() + 3, r.center().y())
 
 
-def test_first_run_without_provider_says_how_to_add_one(qtbot):
-    from fakes import FakeBackend
-
-    from preflight.qt.qt_app import build_window
-
-    win = build_window(FakeBackend(), theme="light")
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
+def test_first_run_without_provider_says_how_to_add_one(qtbot, rig):
+    win = open_window(qtbot, rig.doorway())                # the first start's settings
     assert win.banner.isVisible()
     assert "Settings → Providers" in win.banner_text.text()
     assert not win.send_button.isEnabled()
@@ -69,8 +77,8 @@ def test_paste_highlights_by_category_with_tooltips(qtbot, window):
 
 
 def test_click_on_span_excludes_and_includes_it(qtbot, window):
-    window.doc.set_policy("dx-pii")
-    qtbot.waitUntil(lambda: bool(window.doc.policy is not None and window.doc.policy.name == "dx-pii"), timeout=3000)
+    window.policies.set_policy("dx-pii")
+    qtbot.waitUntil(lambda: _policy_is(window, "dx-pii"), timeout=3000)
     _wait_ready(qtbot, window)
     view = window.original
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(view, 2))
@@ -83,58 +91,70 @@ def test_click_on_span_excludes_and_includes_it(qtbot, window):
 
 def test_preview_highlights_changes_and_slider_moves_it(qtbot, window):
     _wait_ready(qtbot, window)
-    window.controls.slider.setValue(0)                  # ε = 1: most words replaced
-    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 1.0), timeout=3000)
+    lo, hi = window.policies.epsilon_range
+    window.controls.slider.setValue(0)                  # the bottom: most words replaced
+    qtbot.waitUntil(lambda: bool(window.payload.result.epsilon == pytest.approx(lo)),
+                    timeout=3000)
     low = window.preview.toPlainText()
     n_low = len(window.preview.highlighter.ranges)
-    window.controls.slider.setValue(1000)               # ε = 100: nearly all kept
-    qtbot.waitUntil(lambda: bool(window.doc.result.epsilon == 100.0), timeout=3000)
+    window.controls.slider.setValue(1000)               # the top: the words are kept
+    qtbot.waitUntil(lambda: bool(window.payload.result.epsilon == pytest.approx(hi)),
+                    timeout=3000)
     assert window.preview.toPlainText() != low
     assert len(window.preview.highlighter.ranges) < n_low
-    assert window.controls.eps_spin.value() == 100.0
-    change = window.preview.sanitized.changes[0] if window.preview.sanitized.changes else None
-    if change is not None:
-        assert window.preview.change_at_point(_point_of(window.preview, change.start)) == change
+    assert window.controls.eps_spin.value() == pytest.approx(hi)
+    window.controls.slider.setValue(0)
+    qtbot.waitUntil(lambda: bool(window.payload.result.epsilon == pytest.approx(lo)),
+                    timeout=3000)
+    change = window.preview.sanitized.changes[0]
+    assert window.preview.change_at_point(_point_of(window.preview, change.start)) == change
 
 
-def test_assessment_panel_says_whether_the_provider_is_calibrated(qtbot, window):
-    backend, label = window.backend, window.assessment.calibration
+def test_assessment_panel_says_whether_the_provider_is_calibrated(qtbot, window, door):
+    from preflight.core.utility.predictor import load_bundle, save_bundle, shipped_bundle_path
+
+    label = window.assessment.calibration
     _wait_ready(qtbot, window)
     qtbot.waitUntil(lambda: bool(label.text()), timeout=5000)
-    assert backend.provider == window.provider.currentData() is not None
+    assert window.utility.provider == window.provider.currentData() == "loopback"
     assert label.text() == "not yet calibrated for this provider"
-    backend.calibrated[backend.provider] = 37
-    window.doc.set_provider(backend.provider)       # what choosing it in the combo does
-    want = f"calibrated on 37 of your sends to {backend.provider}"
-    qtbot.waitUntil(lambda: bool(label.text() == want), timeout=5000)
+    # the user's sends refitted the provider's model (37 pairs): the flow's own bundle
+    services = door.services
+    bundle = load_bundle(shipped_bundle_path(services.assessor_slm_role()))
+    bundle["metrics"] = {**bundle["metrics"], "user_pairs": 37}
+    save_bundle(bundle, services.flow_learner().bundle_path(services.provider_key("loopback")))
+    window.utility.set_provider("loopback")        # what choosing it in the combo does
+    qtbot.waitUntil(lambda: bool(label.text() == "calibrated on 37 of your sends to "
+                                 "loopback"), timeout=5000)
 
 
 def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
     _wait_ready(qtbot, window)
-    qtbot.waitUntil(lambda: bool(window.doc.prediction and window.doc.prediction.refined),
+    qtbot.waitUntil(lambda: bool(window.utility.prediction and window.utility.prediction.refined),
                     timeout=5000)
     a = window.assessment
     assert a.utility.text() != "—"
-    assert "±" in a.utility_detail.text()
+    pred = window.utility.prediction           # the bundle's conformal band, in words
+    assert f"{pred.level:.0%} interval {pred.low:.2f}–{pred.high:.2f}" in \
+        a.utility_detail.text()
     assert "%" in a.changed.text() and "detected" in a.pii_left.text()
     qtbot.waitUntil(lambda: bool(a.chart.series.count() == 12), timeout=3000)
     assert a.tokens.text() != "—" and "$" in a.cost.text()
 
 
-def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tmp_path):
+def test_send_confirm_stream_restore_and_history(qtbot, window, provider, tmp_path):
     _choose(qtbot, window, "placeholder")
-    _wait_ready(qtbot, window) if False else window.original.setPlainText(SAMPLE)
-    qtbot.waitUntil(lambda: bool(window.doc.result and "<PERSON_1>"
-                                 in window.doc.result.sanitized.text), timeout=5000)
-    shown = []
-    window.auto_confirm = lambda dlg: (shown.append(dlg), True)[1]
+    window.original.setPlainText(SAMPLE)
+    qtbot.waitUntil(lambda: _result_has(window, "<PERSON_1>"), timeout=5000)
+    shown = confirm_plans(window)
     assert window.send_button.isEnabled() and "loopback" in window.send_button.text()
     qtbot.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: bool(fake_backend.sent), timeout=3000)
+    qtbot.waitUntil(lambda: bool(provider.bodies), timeout=3000)
     dlg = shown[0]
     assert isinstance(dlg, QtConfirmSendDialog)
     assert "<PERSON_1>" in dlg.payload.toPlainText()             # the exact payload
     assert "Jane Doe" not in dlg.payload.toPlainText()
+    assert dlg.plan.payload == provider.bodies[0]                # what left is what it said
     qtbot.waitUntil(lambda: bool(not window.answers.busy), timeout=3000)
     assert "Summary about Jane Doe" in window.answer.restored.toPlainText()
     assert "<PERSON_1>" in window.answer.raw.toPlainText()
@@ -149,64 +169,63 @@ def test_send_confirm_stream_restore_and_history(qtbot, window, fake_backend, tm
     out = tmp_path / "h.json"
     hist.sig_export.emit(str(out))
     # written on a worker: wait for the whole file, not its creation
-    qtbot.waitUntil(lambda: bool(out.exists() and out.read_text().endswith("]")),
+    qtbot.waitUntil(lambda: bool(out.exists() and out.read_text().rstrip().endswith("]")),
                     timeout=3000)
     assert json.loads(out.read_text())[0]["provider"] == "loopback"
     hist.close()
 
 
-def test_residual_pii_blocks_until_each_item_is_ticked(qtbot, window, fake_backend):
-    fake_backend.findings = (FakeFinding("person-1", "PERSON", "Jane Doe", "a name"),)
-    fake_backend.prior_sends = ()
+def test_residual_pii_blocks_until_each_item_is_ticked(qtbot, window, provider):
     _wait_ready(qtbot, window)
+    window.controls.slider.setValue(1000)         # d_X at the top: the values stay
+    qtbot.waitUntil(lambda: bool(window.payload.fresh_result is not None
+                                 and "Jane Doe" in window.payload.result.sanitized.text),
+                    timeout=3000)
     decisions = []
 
     def decide(dlg):
+        blocking = [f.id for f in dlg.plan.findings if f.blocking]
+        assert len(blocking) == 3                  # the two names and the e-mail address
         decisions.append(dlg.send_button.isEnabled())
-        dlg.overrides["person-1"].setChecked(True)
-        decisions.append(dlg.send_button.isEnabled())
+        for fid in blocking:
+            dlg.overrides[fid].setChecked(True)
+            decisions.append(dlg.send_button.isEnabled())
         return True
 
     window.auto_confirm = decide
     window.send_button.click()
-    qtbot.waitUntil(lambda: bool(fake_backend.sent), timeout=3000)
-    assert decisions == [False, True]
+    qtbot.waitUntil(lambda: bool(provider.bodies), timeout=3000)
+    assert decisions == [False, False, False, True]
 
 
-def test_cancelled_confirmation_sends_nothing(qtbot, window, fake_backend):
+def test_cancelled_confirmation_sends_nothing(qtbot, window, provider):
     _wait_ready(qtbot, window)
-    window.auto_confirm = lambda dlg: False
+    confirm_plans(window, accept=False)
     window.send_button.click()
     qtbot.waitUntil(lambda: bool(window.status_text.text() == "Not sent."), timeout=3000)
-    assert fake_backend.sent == []
+    qtbot.wait(200)
+    assert provider.bodies == []
 
 
-def test_keep_local_streams_and_escape_stops(qtbot, window, fake_backend):
+def test_keep_local_streams_and_escape_stops(qtbot, window, rig):
     _wait_ready(qtbot, window)
-    fake_backend.delay = 0.08
+    rig.slm.delay = 0.08
     window.local_button.click()
     qtbot.waitUntil(lambda: bool(window.answer.restored.toPlainText()), timeout=3000)
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: bool(not window.answers.busy), timeout=3000)
     assert "Stopped" in window.answer.status.text()
-    assert fake_backend.stop_seen.is_set()
+    assert rig.slm.stop_seen.is_set()
 
 
 def test_copy_sanitized(qtbot, window):
     _wait_ready(qtbot, window)
     window.copy_button.click()
-    assert QGuiApplication.clipboard().text() == window.doc.result.sanitized.text
+    assert QGuiApplication.clipboard().text() == window.payload.result.sanitized.text
 
 
-def test_settings_add_provider_hides_banner(qtbot):
-    from fakes import FakeBackend
-
-    from preflight.qt.qt_app import build_window
-
-    backend = FakeBackend()
-    win = build_window(backend, theme="light")
-    qtbot.addWidget(win)
-    win.show()
+def test_settings_add_provider_hides_banner(qtbot, rig):
+    win = open_window(qtbot, rig.doorway())
     assert win.banner.isVisible()
     dlg = win.open_settings("providers")
     dlg.providers._add()
@@ -215,40 +234,45 @@ def test_settings_add_provider_hides_banner(qtbot):
     dlg.policy.min_util.setValue(0.7)
     dlg.policy.deny.setPlainText("Falcon\nOsprey")
     dlg.accept()
-    assert backend.saved == 1
-    assert backend.settings.providers[0].name == "work-llm"
-    assert backend.settings.policy.min_utility == 0.7
-    assert backend.settings.detection.deny_list == ["Falcon", "Osprey"]
+    saved = load_settings()
+    assert saved.providers[0].name == "work-llm"
+    assert saved.policy.min_utility == 0.7
+    assert saved.detection.deny_list == ["Falcon", "Osprey"]
+    assert win.app.settings == saved
     assert not win.banner.isVisible()
     assert win.send_button.text().startswith("Send to work-llm")
     assert not win.send_button.isEnabled()      # no document yet: nothing to send
 
 
-def test_settings_models_tab_lists_status(qtbot, window):
+def test_settings_models_tab_lists_status(qtbot, window, rig):
+    roles = len(rig.models[0].manifest.models)
     dlg = window.open_settings("models")
-    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 5), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == roles), timeout=3000)
     assert "ner" in dlg.models.note.text()
     assert "cloud_standin" not in dlg.models.note.text()     # optional: not "missing"
     dlg.models._install()
-    qtbot.waitUntil(lambda: bool(dlg.models.note.text().startswith("Models installed.")), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.note.text().startswith("Models installed.")),
+                    timeout=3000)
+    assert "slm_qwen05" in rig.models[0].installed[-1]     # the chosen SLM, with the rest
     dlg.reject()
 
 
-def test_settings_models_tab_chooses_the_assessor_slm(qtbot, window):
-    backend = window.backend
+def test_settings_models_tab_chooses_the_assessor_slm(qtbot, window, rig):
+    roles = len(rig.models[0].manifest.models)
     dlg = window.open_settings("models")
-    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == 5), timeout=3000)
+    qtbot.waitUntil(lambda: bool(dlg.models.table.rowCount() == roles), timeout=3000)
+    qwen, smol = (rig.models[0].spec(r).name for r in ("slm_qwen05", "slm"))
     combo = dlg.models.assessor_slm
     assert combo.currentData() == "slm_qwen05" and dlg.models.slm_warning.text() == ""
-    assert combo.itemText(0) == "Qwen2.5-Coder-0.5B-Instruct"       # the default, first
-    combo.setCurrentIndex(combo.findData("slm"))
+    assert combo.itemText(0) == qwen and qwen.startswith("Qwen2.5-Coder-0.5B")  # the default
+    combo.setCurrentIndex(combo.findData("slm"))           # SmolLM2: not installed here
     assert "not installed" in combo.currentText()
     warning = dlg.models.slm_warning.text()
-    assert "SmolLM2-135M-Instruct is not installed" in warning
-    assert "Qwen2.5-Coder-0.5B-Instruct is used instead" in warning
+    assert f"{smol} is not installed" in warning
+    assert f"{qwen} is used instead" in warning
     assert "--role slm`" in warning
     dlg.accept()
-    assert backend.settings.assessor_slm == "slm"
+    assert window.app.settings.assessor_slm == load_settings().assessor_slm == "slm"
 
 
 def test_dark_theme_changes_highlight_colours(qtbot, window):
@@ -267,12 +291,16 @@ def test_dark_theme_changes_highlight_colours(qtbot, window):
         qt_theme.apply_theme(QApplication.instance(), "light")
 
 
-def test_open_files_txt_eml_docx(qtbot, window, tmp_path):
+def test_open_files_txt_eml_docx(qtbot, window, door, tmp_path, monkeypatch):
+    opened = []
+    real = door.new_document
+    monkeypatch.setattr(door, "new_document",
+                        lambda source, text: (opened.append(source), real(source, text)))
     txt = tmp_path / "a.txt"
     txt.write_text("Jane Doe\r\nwrote.", encoding="utf-8")
     window.open_file(str(txt))
     qtbot.waitUntil(lambda: bool(window.doc.text == "Jane Doe\nwrote."), timeout=3000)
-    assert window.backend.opened == [txt]       # its placeholder memory is the file's
+    assert opened == [txt]                      # its placeholder memory is the file's
     eml = tmp_path / "m.eml"
     eml.write_bytes(b"From: Max Power <max@example.com>\r\nSubject: Plan\r\n"
                     b"Content-Type: text/plain; charset=utf-8\r\n"
@@ -352,39 +380,30 @@ def test_void_qt_calls_cannot_free_none():
 
 
 # -- policies ---------------------------------------------------------------------------
-def _policy_window(qtbot, backend):
-    from fakes import open_window
+def test_protect_identifiers_keeps_the_organization_everything_replaces_it(qtbot, rig):
+    from ports import ORG_SAMPLE
 
-    return open_window(qtbot, backend)
-
-
-def test_protect_identifiers_keeps_the_organization_everything_replaces_it(qtbot):
-    from fakes import ORG_SAMPLE, FakeBackend
-
-    win = _policy_window(qtbot, FakeBackend())          # default settings: "identifiers"
-    qtbot.waitUntil(lambda: bool(win.doc.policy is not None), timeout=3000)
-    assert win.doc.policy.name == "identifiers"
+    win = open_window(qtbot, rig.doorway())               # default settings: "identifiers"
+    qtbot.waitUntil(lambda: bool(win.policies.policy is not None), timeout=3000)
+    assert win.policies.policy.name == "identifiers"
     assert win.controls.policy.currentText() == "Protect identifiers"
     assert win.policy_name.text() == "Policy: Protect identifiers"
     win.original.setPlainText(ORG_SAMPLE)
-    qtbot.waitUntil(lambda: bool(win.doc.result and "<PERSON_1>" in win.doc.result.sanitized.text),
-                    timeout=5000)
-    out = win.doc.result.sanitized.text
+    qtbot.waitUntil(lambda: _result_has(win, "<PERSON_1>"), timeout=5000)
+    out = win.payload.result.sanitized.text
     assert "Acme Corp" in out and "Jane Doe" not in out
     assert "protected span" in win.controls.guarantee.text()
     _choose(qtbot, win, "everything")
-    qtbot.waitUntil(lambda: bool(win.doc.result and "Acme Corp" not in win.doc.result.sanitized.text), timeout=3000)
-    assert "<ORGANIZATION_1>" in win.doc.result.sanitized.text
-    assert "Jane Doe" not in win.doc.result.sanitized.text
+    qtbot.waitUntil(lambda: _result_has(win, without=("Acme Corp",)), timeout=3000)
+    assert "<ORGANIZATION_1>" in win.payload.result.sanitized.text
+    assert "Jane Doe" not in win.payload.result.sanitized.text
 
 
-def test_slider_follows_whether_the_policy_uses_dx(qtbot):
-    from fakes import FakeBackend
-
-    win = _policy_window(qtbot, FakeBackend())
-    qtbot.waitUntil(lambda: bool(win.doc.policy is not None), timeout=3000)
+def test_slider_follows_whether_the_policy_uses_dx(qtbot, rig):
+    win = open_window(qtbot, rig.doorway())
+    qtbot.waitUntil(lambda: bool(win.policies.policy is not None), timeout=3000)
     win.original.setPlainText(SAMPLE)
-    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.doc.result is not None),
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done and win.payload.result is not None),
                     timeout=3000)
     assert not win.controls.slider.isEnabled()
     assert not win.assessment.find_best.isEnabled()
@@ -392,9 +411,9 @@ def test_slider_follows_whether_the_policy_uses_dx(qtbot):
     _choose(qtbot, win, "identifiers-dx")
     qtbot.waitUntil(lambda: bool(win.controls.slider.isEnabled()), timeout=3000)
     assert win.assessment.find_best.isEnabled()
-    qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.result.epsilon is not None),
+    qtbot.waitUntil(lambda: bool(win.payload.result and win.payload.result.epsilon is not None),
                     timeout=10000)
-    out = win.doc.result.sanitized.text
+    out = win.payload.result.sanitized.text
     assert "<PERSON_1>" in out and "<EMAIL_ADDRESS_1>" in out    # placeholders + noise
     assert win.controls.eps_spin.text() != "—"
     _choose(qtbot, win, "redact")
@@ -402,19 +421,19 @@ def test_slider_follows_whether_the_policy_uses_dx(qtbot):
     assert win.controls.eps_spin.text() == "—"
 
 
-def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monkeypatch):
-    from fakes import ORG_SAMPLE, FakeBackend
+def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, rig,
+                                                                    monkeypatch):
+    from ports import ORG_SAMPLE
     from PySide6.QtWidgets import QInputDialog
 
     from preflight.core.types import Category
     from preflight.qt.qt_policy_menu import SAVE_TEXT
 
-    backend = FakeBackend()
-    win = _policy_window(qtbot, backend)
+    win = open_window(qtbot, rig.doorway())
     win.original.setPlainText(ORG_SAMPLE)
-    qtbot.waitUntil(lambda: bool(win.doc.result and "<PERSON_1>" in win.doc.result.sanitized.text
-                                 and win.doc.detections_done), timeout=5000)
-    assert "Acme Corp" in win.doc.result.sanitized.text
+    qtbot.waitUntil(lambda: bool(_result_has(win, "<PERSON_1>") and win.doc.detections_done),
+                    timeout=5000)
+    assert "Acme Corp" in win.payload.result.sanitized.text
     menu = win.legend_menu(Category.QUASI_IDENTIFIER)
     sub = next(a.menu() for a in menu.actions() if a.text().startswith("ORGANIZATION"))
     acts = {a.data(): a for a in sub.actions() if a.data()}
@@ -422,37 +441,35 @@ def test_legend_change_applies_to_the_preview_and_saves_as_a_policy(qtbot, monke
     save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
     assert not save.isEnabled()                                   # nothing changed yet
     acts["placeholder"].trigger()
-    qtbot.waitUntil(lambda: bool(win.doc.result and "<ORGANIZATION_1>" in win.doc.result.sanitized.text),
-                    timeout=3000)
+    qtbot.waitUntil(lambda: _result_has(win, "<ORGANIZATION_1>"), timeout=3000)
     assert win.controls.policy.currentText() == "Protect identifiers (modified)"
     assert win.policy_name.text() == "Policy: Protect identifiers (modified)"
     menu = win.legend_menu(Category.QUASI_IDENTIFIER)
     save = next(a for a in menu.actions() if a.text() == SAVE_TEXT)
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("orgs-hidden", True))
     save.trigger()
-    qtbot.waitUntil(lambda: bool(win.doc.policy is not None and win.doc.policy.name == "orgs-hidden"
-                                 and not win.doc.modified), timeout=3000)
-    rows = backend.settings.policy.saved
+    qtbot.waitUntil(lambda: _policy_is(win, "orgs-hidden"), timeout=3000)
+    saved = load_settings()
+    rows = saved.policy.saved
     assert [r.name for r in rows] == ["orgs-hidden"]
     assert rows[0].types["ORGANIZATION"] == "placeholder"
-    assert backend.settings.policy.active == "orgs-hidden"
-    # A new window over the same settings (a restart) offers and applies it.
-    again = _policy_window(qtbot, FakeBackend(backend.settings))
+    assert saved.policy.active == "orgs-hidden"
+    # A new window over the saved settings (a restart) offers and applies it.
+    again = open_window(qtbot, rig.doorway(saved))
     qtbot.waitUntil(lambda: bool(again.controls.policy.findData("orgs-hidden") >= 0
-                                 and again.doc.policy is not None), timeout=3000)
-    assert again.doc.policy.name == "orgs-hidden"
+                                 and again.policies.policy is not None), timeout=3000)
+    assert again.policies.policy.name == "orgs-hidden"
     again.original.setPlainText(ORG_SAMPLE)
-    qtbot.waitUntil(lambda: bool(again.doc.result and "<ORGANIZATION_1>"
-                                 in again.doc.result.sanitized.text), timeout=5000)
+    qtbot.waitUntil(lambda: _result_has(again, "<ORGANIZATION_1>"), timeout=5000)
 
 
-def test_highlight_context_menu_offers_the_type_actions(qtbot):
-    from fakes import ORG_SAMPLE, FakeBackend
+def test_highlight_context_menu_offers_the_type_actions(qtbot, rig):
+    from ports import ORG_SAMPLE
     from PySide6.QtWidgets import QMenu
 
-    win = _policy_window(qtbot, FakeBackend())
+    win = open_window(qtbot, rig.doorway())
     win.original.setPlainText(ORG_SAMPLE)
-    qtbot.waitUntil(lambda: bool(win.doc.result and win.doc.detections_done), timeout=5000)
+    qtbot.waitUntil(lambda: bool(win.payload.result and win.doc.detections_done), timeout=5000)
     org = next(s for s in win.doc.spans if s.type == "ORGANIZATION")
     menu = QMenu()
     win.original.extend_span_menu(menu, org)
@@ -460,11 +477,10 @@ def test_highlight_context_menu_offers_the_type_actions(qtbot):
     assert "ORGANIZATION: keep" in menu.actions()[-1].text()
     mask = next(a for a in sub.actions() if a.data() == "mask")
     mask.trigger()
-    qtbot.waitUntil(lambda: bool(win.doc.result and "Acme Corp" not in win.doc.result.sanitized.text
-                                 and "*" in win.doc.result.sanitized.text), timeout=3000)
+    qtbot.waitUntil(lambda: _result_has(win, "*", without=("Acme Corp",)), timeout=3000)
 
 
-def test_settings_policies_section_duplicates_edits_and_deletes(qtbot, window, fake_backend):
+def test_settings_policies_section_duplicates_edits_and_deletes(qtbot, window, door):
     dlg = window.open_settings("policy")
     box = dlg.policy.policies
     assert box.new_from_preset("identifiers", "mine")
@@ -474,20 +490,24 @@ def test_settings_policies_section_duplicates_edits_and_deletes(qtbot, window, f
     box.eps.setValue(12.5)
     box.active.setCurrentIndex(box.active.findData("mine"))
     dlg.accept()
-    row, = fake_backend.settings.policy.saved
+    row, = load_settings().policy.saved
     assert (row.name, row.types["ORGANIZATION"], row.dx, row.epsilon) == \
         ("mine", "redact", "rest", 12.5)
-    assert fake_backend.settings.policy.active == "mine"
-    assert fake_backend.policy("mine").uses_dx
+    assert load_settings().policy.active == "mine"
+    assert door.policy("mine").uses_dx
     dlg = window.open_settings("policy")
     dlg.policy.policies.saved.setCurrentRow(0)
     dlg.policy.policies._delete()
     dlg.accept()
-    assert fake_backend.settings.policy.saved == []
-    assert fake_backend.settings.policy.active == "identifiers"
+    assert load_settings().policy.saved == []
+    assert load_settings().policy.active == "identifiers"
 
-def test_dont_flag_this_again_adds_to_the_allow_list_through_the_app(qtbot, window,
-                                                                     fake_backend):
+
+def test_dont_flag_this_again_adds_to_the_allow_list_through_the_app(qtbot, window, door):
+    """The confirmation's "Don't flag this again" on a plan whose re-scan found a NER
+    guess (a note), a validated e-mail in the instruction and an API key."""
+    from dataclasses import replace
+
     from preflight.core.send.plan import Finding
     from preflight.core.types import Category
 
@@ -498,27 +518,31 @@ def test_dont_flag_this_again_adds_to_the_allow_list_through_the_app(qtbot, wind
                    1.0, True, "an e-mail", "validated")
     key = Finding("api-k", "API_KEY", Category.SECRET, "sk-x", "document", 0, 4, 1.0, True,
                   "a key", "validated")
-    fake_backend.findings = (ticker, mail, key)
-    fake_backend.prior_sends = ()
     _wait_ready(qtbot, window)
+    plans = confirm_plans(window, accept=False)
+    window.send_button.click()                           # the real plan of this document
+    qtbot.waitUntil(lambda: bool(plans), timeout=3000)
+    plan = replace(plans[0].plan, findings=(ticker, mail, key))
     seen = {}
+
+    def allowed():
+        return list(door.settings.detection.allow_list)
 
     def decide(dlg):
         seen["buttons"] = sorted(dlg.remember_buttons)
         dlg.remember_buttons["person-t"].click()           # a note: one click
-        seen["after_note"] = list(fake_backend.settings.detection.allow_list)
+        seen["after_note"] = allowed()
         dlg.ask_validated = lambda f: False                # a validated one asks first
         dlg.remember_buttons["email-m"].click()
-        seen["declined"] = list(fake_backend.settings.detection.allow_list)
+        seen["declined"] = allowed()
         dlg.ask_validated = lambda f: True
         dlg.remember_buttons["email-m"].click()
         seen["ticked"] = dlg.overrides["email-m"].isChecked()
         return False
 
     window.auto_confirm = decide
-    window.send_button.click()
-    qtbot.waitUntil(lambda: "after_note" in seen and "ticked" in seen, timeout=3000)
+    window._confirm(plan)
     assert seen["buttons"] == ["email-m", "person-t"]        # never for a secret
     assert seen["after_note"] == ["ASTS ST"] and seen["declined"] == ["ASTS ST"]
     assert seen["ticked"]
-    assert fake_backend.settings.detection.allow_list == ["ASTS ST", "ir@volvo.example"]
+    assert load_settings().detection.allow_list == ["ASTS ST", "ir@volvo.example"]

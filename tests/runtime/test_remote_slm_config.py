@@ -94,7 +94,7 @@ def test_services_wire_the_company_assessor():
 
 
 def test_the_assessment_panel_says_where_it_ran(qtbot):
-    from preflight.app.doorway import Prediction
+    from preflight.app.prediction import Prediction
     from preflight.core.assessor_endpoint import AssessorPlace
     from preflight.core.utility.assess import Assessment
     from preflight.core.types import SanitizedText

@@ -14,7 +14,7 @@ it, ``preflight assess --json`` puts it under ``"privacy"``):
   repeats its success share (0–1) at the top level (None without d_X).
 
 The window asks for the parts separately, each on its own lane (see
-:class:`preflight.app.doorway.Doorway`): :func:`privacy_facts` for every new payload,
+:class:`preflight.app.window_doorway.WindowDoorway`): :func:`privacy_facts` for every new payload,
 :func:`dx_attack` when the slider settles, :func:`reconstruction` on demand.
 """
 

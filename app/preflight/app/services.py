@@ -1,5 +1,8 @@
 """The composition root: the ONE place that builds the runtime objects.
 
+Size (~520 lines): one method per object it builds, all under one lock and one settings
+snapshot; split by topic, "the one place" would become several.
+
 :func:`build_services` turns the user's :class:`~preflight.core.config.Settings` into a
 :class:`Services` holder that both faces (the CLI commands and the window's doorway) ask
 for everything they use. Each core object receives its collaborators explicitly through
@@ -18,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any, Callable, Sequence
 
+from preflight.app.ports import Deferred, Ports, SlmChoice
 from preflight.core.config import ASSESSOR_SLMS, DetectionSettings, Settings
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism, mechanism_names
@@ -32,44 +36,16 @@ log = logging.getLogger(__name__)
 #: Collaborators each mechanism's factory takes (the registry passes them through).
 _SPACE_MECHANISMS = frozenset({"dx"})
 
-
-class Deferred:
-    """A stand-in that builds the real object on first attribute access (thread-safe)."""
-
-    def __init__(self, build: Callable[[], Any], what: str) -> None:
-        self._build, self._what, self._obj = build, what, None
-        self._lock = threading.Lock()
-
-    def resolve(self) -> Any:
-        with self._lock:
-            if self._obj is None:
-                self._obj = self._build()
-            return self._obj
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.resolve(), name)
-
-    def __repr__(self) -> str:
-        return f"Deferred({self._what})"
-
-
-@dataclass(frozen=True)
-class SlmChoice:
-    """The assessor SLM in use: its manifest role and name, and why it is not the one
-    the settings chose (empty when it is)."""
-
-    role: str
-    name: str
-    warning: str = ""
+__all__ = ["Deferred", "Ports", "Services", "SlmChoice", "build_services"]
 
 
 class Services:
-    """Lazily built runtime objects for one settings snapshot (see the module doc)."""
+    """Lazily built runtime objects for one settings snapshot (see the module doc);
+    ``ports`` replaces heavy backends (tests: fakes; the product: none)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, ports: Ports | None = None) -> None:
         self.settings = settings
+        self.ports = ports if ports is not None else Ports()
         self._lock = threading.RLock()
         self._built: dict[str, Any] = {}
         self._assessors: dict[str, Any] = {}
@@ -120,6 +96,8 @@ class Services:
     def models(self) -> Any:
         """The :class:`ModelManager`: the core's :class:`~preflight.core.ports.ModelLocator`."""
         def build() -> Any:
+            if self.ports.models is not None:
+                return self.ports.models(self.settings)
             from preflight.runtime.models import ModelManager
 
             return ModelManager(settings=self.settings)
@@ -152,6 +130,8 @@ class Services:
     def slm(self) -> Any:
         """The assessor's local SLM (one owner thread inside; shared by everything)."""
         def build() -> Any:
+            if self.ports.slm is not None:
+                return self.ports.slm()
             from preflight.runtime.slm import LocalSLM
 
             role = self.slm_choice().role
@@ -161,6 +141,8 @@ class Services:
 
     def embedder(self) -> Any:
         def build() -> Any:
+            if self.ports.embedder is not None:
+                return self.ports.embedder()
             from preflight.runtime.embedder import SentenceEmbedder, shared_process_torch_threads
             from preflight.runtime.llama_open import built_with_openmp
 
@@ -175,6 +157,8 @@ class Services:
         """The token embeddings d_X perturbs in: the ``dx_space`` role, whatever SLM the
         assessor uses (the space, its calibration and caches never follow that choice)."""
         def build() -> Any:
+            if self.ports.token_space is not None:
+                return self.ports.token_space()
             from preflight.runtime.manifest import DX_SPACE_ROLE
             from preflight.runtime.token_space import GGUFTokenSpace
 
@@ -197,11 +181,13 @@ class Services:
         allow-list, threshold) under the company's floor: the types the company protects
         ignore the allow-list and a threshold above its maximum
         (:meth:`OrgPolicy.detection_floor`). Not thread-safe to share: one owner each."""
+        detection = detection if detection is not None else self.settings.detection
+        floor = self.org_file_policy().detection_floor()
+        if self.ports.detector is not None:
+            return self.ports.detector(detection, floor)
         from preflight.core.pii.detector import PiiDetector
 
-        return PiiDetector(detection if detection is not None else self.settings.detection,
-                           nlp_model_path=self.ner_model_path(),
-                           floor=self.org_file_policy().detection_floor())
+        return PiiDetector(detection, nlp_model_path=self.ner_model_path(), floor=floor)
 
     def detector(self) -> Any:
         """The process-wide detector for this settings snapshot."""
@@ -270,7 +256,8 @@ class Services:
             from preflight.core.privacy.dx_prior import load_prior
 
             mech = self.dx()
-            return DxAttack(mech, load_prior(mech.space))
+            prior = self.ports.attack_prior or load_prior
+            return DxAttack(mech, prior(mech.space))
         return self._once("dx_attack", build)
 
     def sanitize(self, policy: Any, text: str, spans: Sequence[Span],
@@ -317,9 +304,10 @@ class Services:
 
     def provider_key(self, provider: str | None = None) -> Any:
         """(name, model) of ``provider`` (default: the default provider), or None."""
+        from preflight.app.rules import default_provider
         from preflight.core.utility.flow import ProviderKey
 
-        name = provider or self.settings.default_provider
+        name = provider or default_provider(self.settings)
         for p in self.settings.providers:
             if p.name == name:
                 return ProviderKey(p.name, p.model)
@@ -391,6 +379,9 @@ class Services:
     def token_counter(self) -> Any:
         def build() -> Any:
             from preflight.core.send.cost import TokenCounter
+
+            if self.ports.tokenizer is not None:
+                return TokenCounter(self.ports.tokenizer())
             from preflight.runtime.tokenizer import LlamaTokenizer
 
             try:
@@ -415,6 +406,8 @@ class Services:
         central = self.org_policy().central_audit
         if central is None:
             return None
+        if self.ports.audit_sink is not None:
+            return self.ports.audit_sink(central)
         from preflight.core.send.audit_sync import central_password
         from preflight.core.send.keys import KeyStore
         from preflight.runtime.audit_pg import PgAuditSink
@@ -451,12 +444,14 @@ class Services:
     def send_session(self, *, detector: Any = None,
                      restorer_factory: Callable[[Any], Any] | None = None) -> Any:
         """A :class:`SendSession` over these services (``detector`` overrides the shared
-        one: the window's lives in a child process)."""
+        one: the window's lives in a child process). A send that names no provider goes
+        to :func:`~preflight.app.rules.default_provider`'s, as the window's does."""
+        from preflight.app.rules import default_provider
         from preflight.core.send.session import SendSession
 
         extra = {"restorer_factory": restorer_factory} if restorer_factory else {}
         return SendSession(
-            self.settings,
+            replace(self.settings, default_provider=default_provider(self.settings)),
             detector=detector if detector is not None else Deferred(self.detector,
                                                                     "detector"),
             audit=self.audit(), session_keys=self.session_keys(),
@@ -500,13 +495,15 @@ class Services:
 
 
 def build_services(settings: Settings | None = None, *,
-                   detection: DetectionSettings | None = None) -> Services:
+                   detection: DetectionSettings | None = None,
+                   ports: Ports | None = None) -> Services:
     """The services both faces use. ``settings`` defaults to the user's saved settings;
-    ``detection`` replaces their detection part (the CLI's per-run --deny/--allow)."""
+    ``detection`` replaces their detection part (the CLI's per-run --deny/--allow);
+    ``ports`` replaces heavy backends (see :class:`~preflight.app.ports.Ports`)."""
     if settings is None:
         from preflight.core.config import load_settings
 
         settings = load_settings()
     if detection is not None:
         settings = replace(settings, detection=detection)
-    return Services(settings)
+    return Services(settings, ports)

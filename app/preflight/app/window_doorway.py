@@ -1,14 +1,23 @@
-"""The window's doorway into the application (Qt-free): :class:`WindowDoorway`.
+"""The window's application layer (Qt-free): :class:`WindowDoorway`, one per window.
 
-It implements :class:`preflight.app.doorway.Doorway` over the one composition root,
-:func:`preflight.app.services.build_services`; every method is a thin adapter over the
-core's API, so the window holds no business logic and the CLI gets the same results for
-the same document and settings. Heavy objects are built lazily by the services, on first
-use, inside background ops — never at window start.
+Everything the window asks of the application goes through this one class, over the one
+composition root (:func:`preflight.app.services.build_services`). Each method is a thin
+adapter over the core's API and the rules both faces share (:mod:`preflight.app.rules`),
+so the window holds no business logic and the CLI gets the same results for the same
+document and settings. Heavy objects are built lazily by the services, on first use,
+inside background ops — never at window start. The window's tests drive this same class
+over services whose heavy ports are fakes (:class:`~preflight.app.ports.Ports`).
+
+Threading: each method is called from one lane only (see ``preflight.qt.qt_workers``):
+detection and send planning on "detect", d_X on "dx", anything touching the local SLM on
+"slm", the instant prediction on "pool"; the privacy figures: the cheap facts on "pool",
+the attack on the d_X noise on "attack" (cancelled when the slider moves), the
+reconstruction attack with the local SLM on "slm" (only when the user asks).
 
 The detector is the one thing the window holds differently: it lives in a child process
 (:mod:`preflight.app.detect_process`, built there by the same services) so Presidio's
-long GIL holds never freeze the window.
+long GIL holds never freeze the window. ``detector_host`` replaces that process (the
+window's tests: a host in this process over the services' detector port).
 """
 
 from __future__ import annotations
@@ -16,67 +25,53 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from preflight.app import ops_status, privacy_report
-from preflight.app.doorway import AnswerChunk, Prediction, Progress, held_out_rmse
+from preflight.app import ops_status, privacy_report, provider_keys, rules
+from preflight.app.answer_stream import AnswerChunk, TapRestorer
+from preflight.app.policy_rows import policy_choices, with_saved_policy
+from preflight.app.prediction import Prediction, held_out_rmse
 from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
 from preflight.core.config import (
     ProviderSettings,
-    SavedPolicy,
     Settings,
     load_settings,
     save_settings,
 )
-from preflight.core.errors import ConfigError, PreflightError
+from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.placeholder_memory import PlaceholderMemory
-from preflight.core.sanitize.policy import PRESETS, Policy, policy_from_mapping
+from preflight.core.sanitize.policy import Action, DxScope, Policy
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.curve import utility_curve
 from preflight.core.utility.recommend import Recommendation, recommend
 
+Progress = Callable[[float, str], None]
+
 log = logging.getLogger(__name__)
-
-class _TapRestorer:
-    """The core's stream restorer that also reports the raw deltas (for the Raw tab)."""
-
-    def __init__(self, vault: Any, on_raw: Callable[[str], None] | None) -> None:
-        from preflight.core.sanitize.vault import StreamRestorer
-
-        self._inner = StreamRestorer(vault) if vault is not None else None
-        self._on_raw = on_raw
-
-    def feed(self, chunk: str) -> str:
-        if self._on_raw is not None:
-            self._on_raw(chunk)
-        return self._inner.feed(chunk) if self._inner is not None else chunk
-
-    def flush(self) -> str:
-        return self._inner.flush() if self._inner is not None else ""
-
-    def notes(self) -> list[str]:
-        return self._inner.notes() if self._inner is not None else []
 
 
 class WindowDoorway:
-    """The real :class:`~preflight.app.doorway.Doorway`. One instance per window."""
+    """The application as one window sees it (see the module doc)."""
 
     def __init__(self, settings: Settings | None = None, *,
-                 services: Services | None = None) -> None:
+                 services: Services | None = None,
+                 detector_host: Callable[[Settings], Any] | None = None) -> None:
         self.services = services if services is not None else build_services(settings)
+        self._detector_host = detector_host
         self._lock = threading.RLock()
         self._detector: Any = None
         self._session: Any = None
         self._raw_sink: Callable[[str], None] | None = None
         self._shut = False
         self._provider: str | None = None   # the window's provider (its predictions)
+        self._org: OrgPolicy | None = None
         # The open document's placeholders stay the same across edits and sends (kept in
         # memory only: a pasted document has no name to key a file by).
         self._memory = PlaceholderMemory()
@@ -87,7 +82,11 @@ class WindowDoorway:
 
     @property
     def org_policy(self) -> OrgPolicy:
-        return self.services.org_policy()
+        """The company policy in effect (read once: the window asks for it on its own
+        thread, which must never wait for the services' lock while a model loads)."""
+        if self._org is None:
+            self._org = self.services.org_policy()
+        return self._org
 
     def save_settings(self, settings: Settings) -> None:
         save_settings(settings)
@@ -103,9 +102,10 @@ class WindowDoorway:
             if self._shut:
                 raise PreflightError("Preflight is closing.", "Restart it to continue.")
             if self._detector is None:
-                from preflight.app.detect_process import DetectorProcess
-
-                self._detector = DetectorProcess(self.settings)
+                host = self._detector_host
+                if host is None:
+                    from preflight.app.detect_process import DetectorProcess as host
+                self._detector = host(self.settings)
             return self._detector
 
     def warm_detector(self) -> list[str]:
@@ -121,9 +121,7 @@ class WindowDoorway:
     # -- policies (lane "dx" for d_X) ----------------------------------------------------
     def policies(self) -> list[tuple[str, str, bool]]:
         """(name, title, uses d_X) of every preset and saved policy, presets first."""
-        out = [(p.name, p.title, p.uses_dx) for p in PRESETS.values()]
-        return out + [(p.name, p.title, p.uses_dx) for p in self.services.saved_policies()
-                      if p.name not in PRESETS]
+        return policy_choices(self.services)
 
     def policy(self, name: str | None = None) -> Policy:
         """The named policy (default: the active one in the settings)."""
@@ -131,17 +129,8 @@ class WindowDoorway:
 
     def save_policy(self, policy: Policy) -> None:
         """Store ``policy`` among the saved policies (replacing one of the same name)."""
-        if policy.name in PRESETS:
-            raise ConfigError(f"'{policy.name}' is the name of a built-in policy.",
-                              "Choose another name for your policy.")
-        row = saved_policy_row(policy)
-        policy_from_mapping({k: v for k, v in asdict(row).items() if v is not None},
-                            f"policy '{policy.name}'")      # refuses a bad name or key
         with self._lock:
-            settings = copy.deepcopy(self.settings)
-            settings.policy.saved = [s for s in settings.policy.saved
-                                     if s.name != policy.name] + [row]
-            self._store(settings)
+            self._store(with_saved_policy(self.settings, policy))
 
     def set_active_policy(self, name: str) -> None:
         """Make ``name`` the policy new documents (and the CLI) start with."""
@@ -156,15 +145,30 @@ class WindowDoorway:
         self.services.update_settings(settings)
 
     def epsilon_range(self) -> tuple[float, float]:
-        lo, hi = self.services.dx().epsilon_range
-        pol = self.settings.policy
-        lo = pol.epsilon_min if pol.epsilon_min else lo
-        hi = pol.epsilon_max if pol.epsilon_max else hi
-        lo, hi = self.org_policy.clamp_epsilon_range(lo, hi)    # the company's bounds win
-        if not (0 < lo < hi):
-            raise ConfigError("The ε bounds in the policy are invalid.",
-                              "Open Settings → Policy and set 0 < minimum < maximum.")
-        return float(lo), float(hi)
+        """The slider's range: :func:`preflight.app.rules.epsilon_range` (lane "dx")."""
+        return rules.epsilon_range(self.services.dx().epsilon_range, self.settings,
+                                   self.org_policy)
+
+    def min_utility(self) -> float:
+        """The minimum utility a send must reach (:func:`preflight.app.rules.min_utility`;
+        cheap: the window asks on its own thread)."""
+        return rules.min_utility(self.settings, self.org_policy)
+
+    def with_actions(self, policy: Policy, changes: dict[str, Action]) -> Policy:
+        """The legend: ``policy`` with ``changes`` for this document, within the company's
+        locks (:func:`preflight.app.rules.modified_policy`)."""
+        return rules.modified_policy(self.org_policy, policy, changes)
+
+    def protect(self, policy: Policy, types: Sequence[str]) -> Policy:
+        """"Protect these": ``types`` become placeholders for this document. A policy of
+        d_X alone has no per-type actions: it becomes the hybrid — these types are
+        placeholders, d_X noise stays on every other token."""
+        base = policy
+        if base.dx in (DxScope.ALL, DxScope.SPANS):
+            base = replace(base, dx=DxScope.REST, by_type={}, by_category={},
+                           fallback=Action.KEEP)
+        return rules.modified_policy(self.org_policy, base,
+                                     {t: Action.PLACEHOLDER for t in types})
 
     def new_document(self, source: Path | None, text: str) -> None:
         """A document was opened: a file keeps the placeholders of its earlier sends (the
@@ -184,6 +188,7 @@ class WindowDoorway:
 
     # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
     def set_provider(self, provider: str | None) -> None:
+        """The provider the predictions are for (each has its own refit on the flow)."""
         self._provider = provider
 
     def _assessor(self, task: Task) -> Any:
@@ -220,10 +225,12 @@ class WindowDoorway:
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
                   cancel: threading.Event, progress: Progress | None = None
                   ) -> Recommendation:
+        """The most private ε that meets the minimum utility; ``progress`` hears about
+        each ε evaluated (the same search and rules as `preflight recommend`)."""
         lo, hi = self.epsilon_range()
-        return recommend(original, prepared, self._assessor(task),
-                         self.settings.policy.min_utility, spans=list(spans),
-                         epsilon_min=lo, epsilon_max=hi, cancel=cancel, progress=progress)
+        return recommend(original, prepared, self._assessor(task), self.min_utility(),
+                         spans=list(spans), epsilon_min=lo, epsilon_max=hi, cancel=cancel,
+                         progress=progress)
 
     # -- privacy (facts on "pool", d_X attack on "attack", reconstruction on "slm") ------
     def privacy_facts(self, original: str, sanitized: SanitizedText, spans: Sequence[Span]
@@ -250,24 +257,22 @@ class WindowDoorway:
             if self._session is None:
                 self._session = self.services.send_session(
                     detector=self._detector_process(),
-                    restorer_factory=lambda vault: _TapRestorer(vault, self._raw_sink))
+                    restorer_factory=lambda vault: TapRestorer(vault, self._raw_sink))
             return self._session
 
     def provider_names(self) -> list[str]:
         return [p.name for p in self.settings.providers]
 
     def default_provider(self) -> str | None:
-        names = self.provider_names()
-        if self.settings.default_provider in names:
-            return self.settings.default_provider
-        return names[0] if names else None
+        return rules.default_provider(self.settings)
 
     def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate:
         if provider:   # counted on the exact request body this provider would receive
             return self._send_session().estimate(payload, task, provider)
         # No provider yet: the answer length is still the one the request will ask for.
         task = task.for_answer(self.settings.answer_max_tokens)
-        counted = self.services.token_counter().count(task_payload_text(task, payload))
+        text = "\n".join(m["content"] for m in task.messages(payload))   # the messages
+        counted = self.services.token_counter().count(text)
         return CostEstimate(counted.tokens, task.max_tokens, counted.method, 0.0, 0.0,
                             priced=False)
 
@@ -316,44 +321,25 @@ class WindowDoorway:
                   cancel: threading.Event) -> Any:
         return self._send_session().keep_local(text, task, on_token=on_token, cancel=cancel)
 
-    # -- keys ------------------------------------------------------------------------------
+    # -- keys (see preflight.app.provider_keys) ---------------------------------------------
     def keyring_status(self) -> Any:
         from preflight.core.send.keys import keyring_status
 
         return keyring_status()
 
     def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:
-        """Store ``provider``'s key, bound to its address; returns where it went
-        ("keyring" or "session")."""
-        from preflight.core.send.keys import KeyStore, key_account
-
-        if remember:
-            KeyStore().set(key_account(provider), key, remember=True)
-            return "keyring"
-        self.services.session_keys().set(key_account(provider), key)
-        return "session"
+        """Store ``provider``'s key, bound to its address (scheme, host, port); returns
+        where it went ("keyring" or "session")."""
+        return provider_keys.set_key(self.services, provider, key, remember)
 
     def key_source(self, provider: ProviderSettings) -> str:
-        from preflight.core.send.keys import KeyStore, resolve_key
-
-        try:
-            found = resolve_key(provider, KeyStore(), self.services.session_keys())
-        except ConfigError:
-            env = f" (the variable {provider.key_env} is empty)" if provider.key_env else ""
-            return f"none set{env} — use “Set API key…”"
-        return key_where(found.source)
+        """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
+        return provider_keys.key_source(self.services, provider)
 
     def check_connection(self, provider: ProviderSettings) -> Any:
-        from preflight.core.send.keys import KeyStore, resolve_key
-        from preflight.core.send.probe import check_connection, validate_base_url
-
-        validate_base_url(provider)                     # before any key is looked up
-        if not self.org_policy.provider_allowed(provider.base_url):
-            raise ConfigError(f"The provider address {provider.base_url} is not allowed by "
-                              "your organization's policy.",
-                              "Ask your IT administrator to add it.")
-        key = resolve_key(provider, KeyStore(), self.services.session_keys()).key
-        return check_connection(provider, key)
+        """"Test connection": GET ``<base_url>/models`` with the key (never document
+        text); a report with ``.message`` ("Connected — N models"), or a PreflightError."""
+        return provider_keys.check_connection(self.services, provider)
 
     # -- history ---------------------------------------------------------------------------
     def history(self) -> list[dict[str, Any]]:
@@ -409,25 +395,3 @@ class WindowDoorway:
         if det is not None:
             det.shutdown()
         self.services.close()
-
-
-def saved_policy_row(policy: Policy) -> SavedPolicy:
-    """The settings row of a policy (the keys of a policy file)."""
-    d = policy.describe()
-    return SavedPolicy(name=policy.name, title=policy.title, description=policy.description,
-                       dx=d["dx"], epsilon=policy.epsilon, fallback=d["fallback"],
-                       categories=dict(d["by_category"]), types=dict(d["by_type"]))
-
-
-def key_where(source: str) -> str:
-    """A key source of :func:`preflight.core.send.keys.resolve_key` for people."""
-    if source.startswith("env:"):
-        return f"read from the environment variable {source[4:]}"
-    return {"keyring": "stored in the OS keyring",
-            "session": "kept in memory for this session (not saved)",
-            "none (local server)": "none needed (a server on this computer)"}.get(source, source)
-
-
-def task_payload_text(task: Task, payload: str) -> str:
-    """The messages' text of a chat request for ``task`` (no provider chosen yet)."""
-    return "\n".join(m["content"] for m in task.messages(payload))

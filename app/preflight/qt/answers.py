@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from preflight.app.doorway import AnswerChunk, Doorway
+from preflight.app.answer_stream import AnswerChunk
 from preflight.app.presentation import error_text
 from preflight.core.errors import Cancelled
 from preflight.core.send.answer_text import (
@@ -23,7 +23,6 @@ from preflight.core.send.answer_text import (
     finish_answer,
     restoration_line,
 )
-from preflight.qt.controllers import DocumentController
 from preflight.qt.qt_workers import OpContext, QtOp
 
 
@@ -65,11 +64,10 @@ class AnswerController(QObject):
     sig_plan_ready = Signal(object)           # a SendPlan to confirm
     sig_busy = Signal(bool)
 
-    def __init__(self, backend: Doorway, doc: DocumentController,
+    def __init__(self, app: Any, doc: Any, payload: Any, utility: Any,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.backend = backend
-        self.doc = doc
+        self.app, self.doc, self.payload, self.utility = app, doc, payload, utility
         self._op: QtOp | None = None
         self._busy = False          # set before sig_busy goes out, so slots see it
         self._tokens = 0
@@ -89,18 +87,18 @@ class AnswerController(QObject):
 
     def prepare_send(self) -> None:
         """Build the exact request (payload, cost, residual PII); the window confirms it."""
-        doc = self.doc
-        res = doc.fresh_result          # only a complete, current result may leave
-        if res is None or not doc.provider or self.busy:
+        res = self.payload.fresh_result   # only a complete, current result may leave
+        util = self.utility
+        if res is None or not util.provider or self.busy:
             return
-        text, sanitized, spans = doc.text, res.sanitized, doc.effective_spans()
-        task, provider, pred, backend = doc.task, doc.provider, doc.prediction, self.backend
+        text, sanitized, spans = self.doc.text, res.sanitized, self.doc.effective_spans()
+        task, provider, pred, app = util.task, util.provider, util.prediction, self.app
         vault = res.vault               # the seed stays in the window: it is a secret
         self._set_busy(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.
         self._op = QtOp(
-            self, lambda ctx: backend.prepare_send(text, sanitized, spans, task, provider, pred,
-                                                   vault),
+            self, lambda ctx: app.prepare_send(text, sanitized, spans, task, provider, pred,
+                                               vault),
             self._on_plan, self._on_failed, lane="detect").run()
 
     def _on_plan(self, plan: Any) -> None:
@@ -108,28 +106,27 @@ class AnswerController(QObject):
         self.sig_plan_ready.emit(plan)
 
     def execute(self, plan: Any, confirmation: Any) -> None:
-        backend = self.backend
+        app = self.app
         sanitized = getattr(plan, "sanitized", None)
         self._restoration = Restoration.of(sanitized) if sanitized is not None else None
         self._begin("cloud")
 
         def op(ctx: OpContext):
-            return backend.execute_send(plan, confirmation, ctx.emit, ctx.cancel)
+            return app.execute_send(plan, confirmation, ctx.emit, ctx.cancel)
 
         self._op = QtOp(self, op, self._on_done, self._on_failed, lane="pool",
                         on_emit=self._on_chunk).run()
 
     def keep_local(self) -> None:
-        doc = self.doc
-        if doc.fresh_result is None or self.busy:
+        if self.payload.fresh_result is None or self.busy:
             return
-        text, task, backend = doc.text, doc.task, self.backend
+        text, task, app = self.doc.text, self.utility.task, self.app
         self._restoration = None            # the original text: nothing to restore
         self._begin("local")
 
         def op(ctx: OpContext):
-            return backend.run_local(task, text, lambda tok: ctx.emit(AnswerChunk(tok, tok)),
-                                     ctx.cancel)
+            return app.run_local(task, text, lambda tok: ctx.emit(AnswerChunk(tok, tok)),
+                                 ctx.cancel)
 
         # The pool, not the "slm" lane: the local model has its own owner thread, and an
         # answer queued behind a utility refinement on that lane could not be stopped.

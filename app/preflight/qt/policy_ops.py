@@ -1,26 +1,25 @@
-"""The document controller's policy ops: loading the policies, choosing one, changing one
-entity type's action from the legend, saving the result as a named policy, and loading
-the ε range the first time a d_X policy needs it.
+"""The policy in force and the ε range: :class:`PolicyController`.
 
-A mixin of :class:`preflight.qt.controllers.DocumentController` (it uses the controller's
-state and signals); split out to keep the controller readable.
+It loads the policies the Policy box offers, applies the one chosen, changes one entity
+type's action from the legend or "Protect these" (a modified copy, for this document:
+the company's locks are the application's rule, :meth:`WindowDoorway.with_actions`),
+saves the result as a named policy, and loads the ε range the first time a d_X policy
+needs it (offering the policies without d_X when it cannot load). A change voids the
+preview (:attr:`PolicyController.sig_pending`, :attr:`PolicyController.sig_changed`) and
+asks for a new one (:attr:`PolicyController.sig_ready`).
 """
 
 from __future__ import annotations
 
 import gc
-import math
 from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
 
 from preflight.app.presentation import error_text
-from preflight.core.errors import PreflightError
-from preflight.core.sanitize.policy import (
-    DEFAULT_POLICY,
-    Action,
-    DxScope,
-    Policy,
-    effective_type,
-)
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.sanitize.policy import DEFAULT_POLICY, Action, DxScope, Policy, effective_type
 from preflight.core.types import Category
 from preflight.qt.qt_workers import QtOp
 
@@ -40,9 +39,27 @@ def has_pseudonyms(policy: Policy) -> bool:
                                 policy.fallback}
 
 
-class PolicyOps:
-    """Mixin: needs ``backend``, ``policy``, ``policy_choices``, ``modified``... (see
-    :class:`~preflight.qt.controllers.DocumentController`)."""
+class PolicyController(QObject):
+    """The policy applied to the document, and d_X's ε range (see the module doc)."""
+
+    sig_policies = Signal(list)                   # [(name, title, uses_dx)]
+    sig_policy = Signal(object)                   # the Policy now applied
+    sig_pending = Signal(str)                     # a change started: the preview is void
+    sig_changed = Signal()                        # another policy applies now
+    sig_ready = Signal()                          # a preview may be computed now
+    sig_epsilon_range = Signal(float, float)
+    sig_status = Signal(str)
+    sig_error = Signal(str, str)
+
+    def __init__(self, app: Any, doc: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.app, self.doc = app, doc            # doc: the detected types of the legend
+        self.choices: list[tuple[str, str, bool]] = []
+        self.policy: Policy | None = None
+        self.modified = False                     # a legend change not saved yet
+        self.generation = 0                       # a result must be of this one
+        self.dx_ok = True
+        self.epsilon_range: tuple[float, float] | None = None
 
     @property
     def uses_dx(self) -> bool:
@@ -53,70 +70,82 @@ class PolicyOps:
         """Whether the policy's per-type actions change anything (not for d_X alone)."""
         return self.policy is not None and self.policy.dx not in (DxScope.ALL, DxScope.SPANS)
 
-    def _load_policies(self, select: str | None = None) -> None:
-        backend, dx_ok = self.backend, self._dx_ok
+    # -- loading and choosing ----------------------------------------------------------------
+    def load(self, select: str | None = None) -> None:
+        """Load the policy choices and apply ``select`` (default: the active one)."""
+        app, dx_ok = self.app, self.dx_ok
 
         def op(ctx) -> tuple[list, Policy | None]:
-            choices = [c for c in backend.policies() if dx_ok or not c[2]]
+            choices = [c for c in app.policies() if dx_ok or not c[2]]
             names = [c[0] for c in choices]
-            want = select or backend.settings.policy.active or DEFAULT_POLICY
-            return choices, backend.policy(want if want in names else DEFAULT_POLICY)
+            want = select or app.settings.policy.active or DEFAULT_POLICY
+            return choices, app.policy(want if want in names else DEFAULT_POLICY)
 
+        self.sig_status.emit("Loading the policies…")
         QtOp(self, op, self._on_policies, self._on_error, lane="pool").run()
 
     def _on_policies(self, res: tuple[list, Policy]) -> None:
-        self.policy_choices, policy = res
+        self.choices, policy = res
         if self.modified and self.policy is not None:
             policy = self.policy                # keep the user's unsaved legend changes
-        self._apply_policy(policy, modified=self.modified)
+        self._apply(policy, modified=self.modified)
 
-    def _apply_policy(self, policy: Policy, *, modified: bool) -> None:
+    def _apply(self, policy: Policy, *, modified: bool) -> None:
         self.policy, self.modified = policy, modified
-        self._policy_gen += 1
-        self.prepared = None
-        self.recommendation = None
-        self._invalidate(self._gate() or "Applying the policy…")
-        self.sig_policies.emit(self.policy_choices)
+        self.generation += 1
+        self.sig_changed.emit()
+        self.sig_policies.emit(self.choices)
         self.sig_policy.emit(policy)
         if policy.uses_dx and self.epsilon_range is None:
             self._load_range()
         else:
-            self._request_preview(immediate=True)
+            self.sig_ready.emit()
 
     def set_policy(self, name: str) -> None:
         """The user chose ``name`` in the Policy box (it becomes the active policy)."""
         if self.policy is not None and name == self.policy.name and not self.modified:
             return
-        backend = self.backend
-        self._policy_gen += 1                   # the old policy's result is void now
-        self._invalidate(f"Applying the policy “{name}”…")
+        app = self.app
+        self.generation += 1                    # the old policy's result is void now
+        self.sig_pending.emit(f"Applying the policy “{name}”…")
 
         def chosen(policy: Policy) -> None:
-            self._apply_policy(policy, modified=False)
-            QtOp(self, lambda ctx: backend.set_active_policy(name), lambda _r: None,
+            self._apply(policy, modified=False)
+            QtOp(self, lambda ctx: app.set_active_policy(name), lambda _r: None,
                  self._on_quiet_error, lane="pool").run()
 
         def failed(exc: BaseException) -> None:
             self._on_error(exc)
             if self.policy is not None:          # back to the policy still in force
-                self._apply_policy(self.policy, modified=self.modified)
+                self._apply(self.policy, modified=self.modified)
 
-        QtOp(self, lambda ctx: backend.policy(name), chosen, failed, lane="pool").run()
+        QtOp(self, lambda ctx: app.policy(name), chosen, failed, lane="pool").run()
 
+    def settings_changed(self) -> None:
+        """The settings were saved: the ε range and the policies may have changed."""
+        if self.epsilon_range is not None:
+            QtOp(self, lambda ctx: self.app.epsilon_range(), self._on_range,
+                 self._on_error, lane="dx").run()
+        self.load(select=self.policy.name if self.policy is not None
+                  and not self.modified else None)
+
+    # -- the legend ------------------------------------------------------------------------
     def action_for_type(self, etype: str) -> Action | None:
         """The current policy's action for ``etype`` (None before the policies load)."""
         if self.policy is None:
             return None
-        for s in self.spans:
-            if effective_type(s, self.text[s.start:s.end]) == etype:
-                return self.policy.action_for(s, self.text[s.start:s.end])
+        text = self.doc.text
+        for s in self.doc.spans:
+            if effective_type(s, text[s.start:s.end]) == etype:
+                return self.policy.action_for(s, text[s.start:s.end])
         return self.policy.by_type.get(etype, self.policy.fallback)
 
     def detected_types(self) -> dict[Category, list[str]]:
         """The detected entity types (as the policy sees them), by category."""
         out: dict[Category, list[str]] = {}
-        for s in self.spans:
-            etype = effective_type(s, self.text[s.start:s.end])
+        text = self.doc.text
+        for s in self.doc.spans:
+            etype = effective_type(s, text[s.start:s.end])
             if etype not in out.setdefault(s.category, []):
                 out[s.category].append(etype)
         return out
@@ -125,39 +154,26 @@ class PolicyOps:
         """The legend: a modified copy of the policy with ``etype`` → ``action``."""
         if self.policy is None or self.action_for_type(etype) is action:
             return
-        try:            # a type the company locked cannot go below its minimum
-            self.backend.org_policy.check_action(etype, action)
-        except PreflightError as exc:
-            self.sig_error.emit(exc.message, exc.hint)
-            return
-        changed = self.policy.with_actions({etype: action})
-        self._apply_policy(replace(changed, title=base_title(self.policy) + MODIFIED),
-                           modified=True)
-        self.sig_status.emit(f"{etype}: {action.value} (this document; “Save as named "
-                             "policy…” keeps it).")
+        self._modify(lambda: self.app.with_actions(self.policy, {etype: action}),
+                     f"{etype}: {action.value}")
 
     def protect_types(self, types: list[str]) -> None:
         """"Protect these" (the banner above Send): ``types`` become placeholders for this
-        document, as a modified policy. A policy of d_X alone has no per-type actions: it
-        becomes the hybrid — these types are placeholders, d_X noise stays on every other
-        token (the text around the values included)."""
+        document, as a modified policy (d_X alone becomes the hybrid)."""
         if self.policy is None or not types:
             return
-        try:
-            for etype in types:
-                self.backend.org_policy.check_action(etype, Action.PLACEHOLDER)
+        self._modify(lambda: self.app.protect(self.policy, types),
+                     f"{', '.join(types)}: placeholder")
+
+    def _modify(self, change: Any, what: str) -> None:
+        try:            # a type the company locked cannot go below its minimum
+            changed = change()
         except PreflightError as exc:
             self.sig_error.emit(exc.message, exc.hint)
             return
-        base = self.policy
-        if base.dx in (DxScope.ALL, DxScope.SPANS):
-            base = replace(base, dx=DxScope.REST, by_type={}, by_category={},
-                           fallback=Action.KEEP)
-        changed = base.with_actions({t: Action.PLACEHOLDER for t in types})
-        self._apply_policy(replace(changed, title=base_title(self.policy) + MODIFIED),
-                           modified=True)
-        self.sig_status.emit(f"{', '.join(types)}: placeholder (this document; “Save as "
-                             "named policy…” keeps it).")
+        self._apply(replace(changed, title=base_title(self.policy) + MODIFIED),
+                    modified=True)
+        self.sig_status.emit(f"{what} (this document; “Save as named policy…” keeps it).")
 
     def save_policy_as(self, name: str) -> None:
         """Store the current (modified) policy under ``name`` and switch to it."""
@@ -165,45 +181,50 @@ class PolicyOps:
             return
         policy = replace(self.policy, name=name.strip(), title=name.strip(),
                          source="settings")
-        backend = self.backend
+        app = self.app
 
         def op(ctx) -> str:
-            backend.save_policy(policy)
-            backend.set_active_policy(policy.name)
+            app.save_policy(policy)
+            app.set_active_policy(policy.name)
             return policy.name
 
         def done(saved: str) -> None:
             self.modified = False
             self.sig_status.emit(f"Saved the policy “{saved}”.")
-            self._load_policies(select=saved)
+            self.load(select=saved)
 
         QtOp(self, op, done, self._on_error, lane="pool").run()
 
     # -- d_X availability --------------------------------------------------------------
     def _load_range(self) -> None:
         self.sig_status.emit("Loading the token embedding for d_X…")
-        QtOp(self, lambda ctx: self.backend.epsilon_range(), self._on_range,
+        QtOp(self, lambda ctx: self.app.epsilon_range(), self._on_range,
              self._on_dx_unavailable, lane="dx").run()
 
     def _on_dx_unavailable(self, exc: BaseException) -> None:
         """d_X cannot load (e.g. its model is missing): offer the policies without it."""
-        self._dx_ok = False
+        self.dx_ok = False
         msg, hint = error_text(exc)
         self.sig_status.emit("d_X is unavailable; policies without d_X still work.")
         self.sig_error.emit(f"d_X-privacy is unavailable: {msg}", hint)
         self.modified = False
-        self._load_policies(select=DEFAULT_POLICY)
+        self.load(select=DEFAULT_POLICY)
 
     def _on_range(self, rng: tuple[float, float]) -> None:
         # What is loaded by now stays for the session: moved out of the collector's
         # reach, a full collection no longer walks it (one took 80-100 ms in the middle
         # of a slider step; bench_policy).
         gc.freeze()
-        lo, hi = rng
-        self.epsilon_range = (lo, hi)
-        start = self.policy.epsilon if self.policy is not None else None
-        if self.epsilon is None or not lo <= self.epsilon <= hi:
-            self.epsilon = start if start and lo <= start <= hi else math.sqrt(lo * hi)
-        self.sig_epsilon_range.emit(lo, hi)
+        self.epsilon_range = (float(rng[0]), float(rng[1]))
+        self.sig_epsilon_range.emit(*self.epsilon_range)
         self.sig_status.emit("d_X ready.")
-        self._request_preview(immediate=True)
+        self.sig_ready.emit()
+
+    # -- errors ----------------------------------------------------------------------------
+    def _on_error(self, exc: BaseException) -> None:
+        if not isinstance(exc, Cancelled):
+            self.sig_error.emit(*error_text(exc))
+
+    def _on_quiet_error(self, exc: BaseException) -> None:
+        if not isinstance(exc, Cancelled):
+            self.sig_status.emit(" ".join(error_text(exc)).strip())

@@ -1,8 +1,8 @@
 """The privacy figures behind the assessment panel's Privacy group and the chart's attack
 curve (a controller: the views only render what it emits).
 
-It follows :class:`~preflight.qt.controllers.DocumentController`'s payload and asks the
-doorway for three things, each a :class:`~preflight.qt.qt_workers.Latest` group on its
+It follows :class:`~preflight.qt.payload_ops.PayloadController`'s result and asks the
+application for three things, each a :class:`~preflight.qt.qt_workers.Latest` group on its
 own lane so none blocks the slider:
 
 - the cheap facts (quasi-identifiers left, the document's ε ledger) for every new payload,
@@ -20,7 +20,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from preflight.app.doorway import Doorway
 from preflight.app.presentation import error_text, privacy_summary
 from preflight.core.errors import Cancelled
 from preflight.qt.qt_workers import Latest, OpContext, QtOp
@@ -41,10 +40,12 @@ class PrivacyController(QObject):
     sig_reconstruction = Signal(object)     # reconstruction dict, or None (cleared)
     sig_reconstructing = Signal(bool)
     sig_reconstruct_failed = Signal(str)
+    sig_status = Signal(str)
 
-    def __init__(self, backend: Doorway, doc: Any, parent: QObject | None = None) -> None:
+    def __init__(self, app: Any, doc: Any, payload: Any,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.backend, self.doc = backend, doc
+        self.app, self.doc, self.payload = app, doc, payload
         self.facts: dict[str, Any] | None = None
         self.attack: dict[str, Any] | None = None
         self.reconstruction: dict[str, Any] | None = None
@@ -57,10 +58,10 @@ class PrivacyController(QObject):
         self._recon = Latest()
         self._facts_timer = _timer(self, FACTS_DEBOUNCE_MS, self._run_facts)
         self._settle_timer = _timer(self, ATTACK_SETTLE_MS, self._run_point)
-        doc.sig_preview_changed.connect(self._on_payload)
 
     # -- inputs ----------------------------------------------------------------------------
-    def _on_payload(self, res: Any) -> None:
+    def on_payload(self, res: Any) -> None:
+        """A new payload (or none): facts again, the attack where d_X noise is."""
         text = None if res is None else res.sanitized.text
         if text != self._payload:
             self._payload = text
@@ -72,16 +73,16 @@ class PrivacyController(QObject):
             self.sig_facts.emit(None)
             return
         self._facts_timer.start()
-        self.uses_dx = res.epsilon is not None and self.doc.prepared is not None
+        self.uses_dx = res.epsilon is not None and self.payload.prepared is not None
         if not self.uses_dx:
             self._stop_attack()
             self._curve_of = None
             self.sig_attack_curve.emit([])
             self.sig_attack.emit(None)
             return
-        if self.doc.prepared is not self._curve_of:
+        if self.payload.prepared is not self._curve_of:
             self._run_curve(res.epsilon)
-        elif self.attack is None or abs(self.attack["epsilon"] - res.epsilon) > 1e-9:
+        elif self.attack is None or not same_epsilon(self.attack["epsilon"], res.epsilon):
             # the slider moved: the running point is stale; run again once it rests
             self._point.next_generation()
             self._settle_timer.start()
@@ -96,12 +97,12 @@ class PrivacyController(QObject):
 
     # -- the cheap facts ---------------------------------------------------------------------
     def _run_facts(self) -> None:
-        res = self.doc.result
+        res = self.payload.result
         if res is None:
             return
-        text, spans, backend = self.doc.text, list(self.doc.spans), self.backend
+        text, spans, app = self.doc.text, list(self.doc.spans), self.app
         self._facts.start(QtOp(
-            self, lambda ctx: backend.privacy_facts(text, res.sanitized, spans),
+            self, lambda ctx: app.privacy_facts(text, res.sanitized, spans),
             self._on_facts, self._on_facts_error, lane="pool"))
 
     def _on_facts(self, facts: dict[str, Any]) -> None:
@@ -110,11 +111,11 @@ class PrivacyController(QObject):
 
     def _on_facts_error(self, exc: BaseException) -> None:
         if not isinstance(exc, Cancelled):
-            self.doc.sig_status.emit(" ".join(error_text(exc)).strip())
+            self.sig_status.emit(" ".join(error_text(exc)).strip())
 
     # -- the attack on the d_X noise -------------------------------------------------------
     def _run_curve(self, epsilon: float) -> None:
-        prepared, spans, backend = self.doc.prepared, list(self.doc.spans), self.backend
+        prepared, spans, app = self.payload.prepared, list(self.doc.spans), self.app
         self._curve_of = prepared
         self._settle_timer.stop()
         self._point.next_generation()
@@ -123,33 +124,33 @@ class PrivacyController(QObject):
         self.sig_attack_curve.emit([])
 
         def op(ctx: OpContext) -> dict[str, Any]:
-            return backend.dx_attack(prepared, epsilon, spans, True, ctx.cancel)
+            return app.dx_attack(prepared, epsilon, spans, True, ctx.cancel)
 
         self._curve.start(QtOp(self, op, lambda r: self._on_curve(r, prepared),
                                self._on_attack_error, lane=ATTACK_LANE))
 
     def _on_curve(self, result: dict[str, Any], prepared: Any) -> None:
-        if prepared is not self.doc.prepared:
+        if prepared is not self.payload.prepared:
             return
         self.sig_attack_curve.emit([(p["epsilon"], p["success"]) for p in result["curve"]])
         self._on_point(result)
 
     def _run_point(self) -> None:
-        res, prepared = self.doc.result, self.doc.prepared
+        res, prepared = self.payload.result, self.payload.prepared
         if res is None or res.epsilon is None or prepared is None:
             return
-        eps, spans, backend = res.epsilon, list(self.doc.spans), self.backend
+        eps, spans, app = res.epsilon, list(self.doc.spans), self.app
 
         def op(ctx: OpContext) -> dict[str, Any]:
-            return backend.dx_attack(prepared, eps, spans, False, ctx.cancel)
+            return app.dx_attack(prepared, eps, spans, False, ctx.cancel)
 
         self._point.start(QtOp(self, op, self._on_point, self._on_attack_error,
                                lane=ATTACK_LANE))
 
     def _on_point(self, result: dict[str, Any]) -> None:
-        res = self.doc.result
-        if res is None or res.epsilon is None or abs(result["epsilon"] - res.epsilon) > \
-                1e-6 * max(1.0, res.epsilon):
+        res = self.payload.result
+        if res is None or res.epsilon is None or not same_epsilon(result["epsilon"],
+                                                                   res.epsilon):
             return                 # the slider moved on: the settled run follows
         self.attack = result
         self.sig_attack_busy.emit(False)
@@ -164,13 +165,13 @@ class PrivacyController(QObject):
     # -- the reconstruction attack (on demand) ---------------------------------------------
     def reconstruct(self) -> None:
         """“Try to re-identify”: the local model tries to restore the payload."""
-        res = self.doc.result
+        res = self.payload.result
         if res is None:
             return
-        text, spans, backend = self.doc.text, list(self.doc.spans), self.backend
+        text, spans, app = self.doc.text, list(self.doc.spans), self.app
         self.sig_reconstructing.emit(True)
         self._recon.start(QtOp(
-            self, lambda ctx: backend.reconstruct(text, res.sanitized, spans, ctx.cancel),
+            self, lambda ctx: app.reconstruct(text, res.sanitized, spans, ctx.cancel),
             self._on_reconstruction, self._on_recon_error, lane="slm"))
 
     def _on_reconstruction(self, result: dict[str, Any]) -> None:
@@ -206,6 +207,12 @@ class PrivacyController(QObject):
         self._settle_timer.stop()
         for group in (self._facts, self._curve, self._point, self._recon):
             group.next_generation()
+
+
+def same_epsilon(measured: float, epsilon: float) -> bool:
+    """Whether an attack measured at ``measured`` is for ``epsilon``: the attack rounds
+    the ε it reports (its memo key), so an exact comparison would re-run it for nothing."""
+    return abs(measured - epsilon) <= 1e-6 * max(1.0, abs(epsilon))
 
 
 def _timer(parent: QObject, ms: int, slot) -> QTimer:

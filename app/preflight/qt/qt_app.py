@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-from preflight.app.doorway import Doorway
+from preflight.app.window_doorway import WindowDoorway
 from preflight.core.errors import PreflightError
 from preflight.qt import qt_theme
 
@@ -38,19 +38,19 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def build_window(backend: Doorway | None = None, theme: str | None = None):
-    """The main window over ``backend`` (the real doorway when ``None``), themed and wired
-    to follow the OS light/dark switch. Nothing heavy is loaded here."""
-    from preflight.app.window_doorway import WindowDoorway
+def build_window(door: WindowDoorway | None = None, theme: str | None = None):
+    """The main window over ``door`` (the application layer; a real one over the user's
+    settings when ``None``), themed and wired to follow the OS light/dark switch. Nothing
+    heavy is loaded here."""
     from preflight.qt.qt_main_window import QtMainWindow
 
     app = create_app()
-    backend = backend if backend is not None else WindowDoorway()
-    qt_theme.apply_theme(app, theme or backend.settings.theme)
-    window = QtMainWindow(backend)
+    door = door if door is not None else WindowDoorway()
+    qt_theme.apply_theme(app, theme or door.settings.theme)
+    window = QtMainWindow(door)
 
     def follow_os(*_a) -> None:
-        if backend.settings.theme == "system":
+        if door.settings.theme == "system":
             qt_theme.apply_theme(app, "system")
             window.refresh_colors()
 
@@ -152,20 +152,18 @@ def _report_native_crashes() -> None:
 def shut_down(window, deadline_s: float) -> bool:
     """Stop the window's background work and release its models within ``deadline_s``.
 
-    Returns ``True`` when every op returned and the backend let go of its models,
+    Returns ``True`` when every op returned and the application let go of its models,
     ``False`` when something is still running after the deadline — typically a model load
     in native code (llama.cpp, torch), which no cancel flag reaches."""
     from preflight.qt.qt_workers import close_lanes, wait_all
 
     end = time.monotonic() + deadline_s
     log.info("window closed; stopping the background work")
-    window.doc.cancel_all()
-    window.privacy.cancel_all()
-    window.answers.stop()
+    window.controllers.cancel_all()
     running = close_lanes()
     # Released concurrently with the lanes draining: closing the detector's child
     # process is what lets an op waiting on it return at once.
-    release = threading.Thread(target=_release, args=(window.backend,), daemon=True,
+    release = threading.Thread(target=_release, args=(window.app,), daemon=True,
                                name="preflight-release")
     release.start()
     drained = wait_all(max(0, int((end - time.monotonic()) * 1000)))
@@ -177,9 +175,9 @@ def shut_down(window, deadline_s: float) -> bool:
     return True
 
 
-def _release(backend: Doorway) -> None:
+def _release(door: WindowDoorway) -> None:
     try:
-        backend.shutdown()
+        door.shutdown()
     except Exception:  # noqa: BLE001 - best effort at exit; nothing left to tell the user
         log.warning("releasing the models failed", exc_info=True)
 

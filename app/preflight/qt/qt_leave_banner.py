@@ -1,13 +1,13 @@
 """The banner above Send: what will leave the computer, in words, with one-click fixes.
 
-It reads the document controller's fresh result only (:mod:`preflight.qt.freshness`):
-without one it is hidden, so it never vouches for a payload that is not the one Send
+It reads the payload controller's fresh result only
+(:attr:`~preflight.qt.payload_ops.PayloadController.fresh_result`): without one it is hidden, so it never vouches for a payload that is not the one Send
 would use. The sentence comes from :mod:`preflight.app.leave_summary` (the CLI prints the
 same words); the colour follows its severity: red when a secret or a direct identifier
 leaves, amber for other kinds or values the user allowed, green when nothing does.
 
 "Protect these" switches exactly the leaking types to placeholders for this document
-(:meth:`~preflight.qt.policy_ops.PolicyOps.protect_types`: a modified policy, as the
+(:meth:`~preflight.qt.policy_ops.PolicyController.protect_types`: a modified policy, as the
 legend makes; "Save as named policy…" keeps it). "Choose…" lists each value with
 "Protect" (its type becomes placeholders) and "Allow this time" (the existing per-span
 exclusion, undone by "Protect again").
@@ -27,11 +27,13 @@ MAX_MENU_ITEMS = 40         # a long list ends with "… and N more" (the legend
 
 
 class QtLeaveBanner(QFrame):
-    """One line of words and two buttons, following ``doc`` (a DocumentController)."""
+    """One line of words and two buttons, following the payload (``doc``: its document
+    and exclusions, ``policies``: "Protect these")."""
 
-    def __init__(self, doc: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, doc: Any, payload: Any, policies: Any,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.doc = doc
+        self.doc, self.payload, self.policies = doc, payload, policies
         self.summary: LeaveSummary | None = None
         self.setObjectName("leaveBanner")
         lay = QHBoxLayout(self)
@@ -51,14 +53,14 @@ class QtLeaveBanner(QFrame):
         lay.addWidget(self.protect)
         lay.addWidget(self.choose)
         self.protect.clicked.connect(self.protect_these)
-        doc.sig_preview_changed.connect(self.refresh)
-        doc.sig_actions.connect(self.refresh)
+        payload.sig_preview_changed.connect(self.refresh)
+        payload.sig_actions.connect(self.refresh)
         self.setVisible(False)
 
     # -- state -----------------------------------------------------------------------------
     def refresh(self, *_args: Any) -> None:
         """Follow the controller: the fresh result's summary, or hidden."""
-        res = self.doc.fresh_result
+        res = self.payload.fresh_result
         if res is None:
             self.summary = None
             self.setVisible(False)
@@ -97,13 +99,13 @@ class QtLeaveBanner(QFrame):
                     sub.addAction("Protect again", lambda i=item: self.toggle(i))
                     continue
                 sub.addAction(f"Protect (every {item.words} → placeholder)",
-                              lambda i=item: self.doc.protect_types([i.type]))
+                              lambda i=item: self.policies.protect_types([i.type]))
                 sub.addAction("Allow this time", lambda i=item: self.toggle(i))
 
     # -- actions ---------------------------------------------------------------------------
     def protect_these(self) -> None:
         if self.summary is not None and self.summary.leaking_types:
-            self.doc.protect_types(list(self.summary.leaking_types))
+            self.policies.protect_types(list(self.summary.leaking_types))
 
     def toggle(self, item: LeavingItem) -> None:
         """Allow (or protect again) every spelling of the value: the per-span exclusion."""

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Doorway
+from preflight.app.window_doorway import WindowDoorway
 from preflight.app.ops_status import validate_endpoint
 from preflight.app.presentation import error_text
 from preflight.core.config import ASSESSOR_SLMS, AssessorEndpointSettings, Settings
@@ -47,9 +47,9 @@ class QtAssessorTest(QtConnectionTest):
     """"Test": asks the company assessor for its model list (GET /v1/models, in the
     background); no document text is sent."""
 
-    def __init__(self, backend: Doorway, endpoint: Any, parent: QWidget | None = None
+    def __init__(self, app: WindowDoorway, endpoint: Any, parent: QWidget | None = None
                  ) -> None:
-        super().__init__(backend, lambda: None, parent)
+        super().__init__(app, lambda: None, parent)
         self._endpoint = endpoint               # () -> (url, model) as edited
         self.button.setText("Test")
         self.button.setObjectName("testAssessor")
@@ -64,7 +64,7 @@ class QtAssessorTest(QtConnectionTest):
             return
         self.button.setEnabled(False)
         self.state.setText(f"Connecting to {url} …")
-        self._op = QtOp(self, lambda ctx: self.backend.check_assessor(url, model),
+        self._op = QtOp(self, lambda ctx: self.app.check_assessor(url, model),
                         self._done, self._failed, lane="pool").run()
 
 
@@ -72,7 +72,7 @@ class QtAssessorBox(QGroupBox):
     """The company-hosted assessor of the settings; locked to the company policy's when
     it names one (the policy's ``[assessor]`` wins)."""
 
-    def __init__(self, backend: Doorway, settings: Settings,
+    def __init__(self, app: WindowDoorway, settings: Settings,
                  parent: QWidget | None = None) -> None:
         super().__init__("Company-hosted assessor (optional)", parent)
         self.settings = settings
@@ -84,7 +84,7 @@ class QtAssessorBox(QGroupBox):
         about.setObjectName("muted")
         form.addRow(about)
         own = settings.assessor_endpoint
-        fixed = backend.org_policy.assessor_endpoint
+        fixed = app.org_policy.assessor_endpoint
         self.locked = fixed is not None
         shown = fixed if fixed is not None else own
         self.url = QLineEdit(shown.url if shown else "")
@@ -105,7 +105,7 @@ class QtAssessorBox(QGroupBox):
         form.addRow("Model name", self.model)
         form.addRow("", self.internal)
         form.addRow("", help_text)
-        self.test = QtAssessorTest(backend, lambda: (self.url.text().strip(),
+        self.test = QtAssessorTest(app, lambda: (self.url.text().strip(),
                                                      self.model.text().strip()))
         form.addRow("", self.test)
         if self.locked:
@@ -130,11 +130,11 @@ class QtAssessorBox(QGroupBox):
 class QtModelsTab(QWidget):
     sig_models_changed = Signal()
 
-    def __init__(self, backend: Doorway, settings: Settings | None = None,
+    def __init__(self, app: WindowDoorway, settings: Settings | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.backend = backend
-        self.settings = settings if settings is not None else backend.settings
+        self.app = app
+        self.settings = settings if settings is not None else app.settings
         lay = QVBoxLayout(self)
         form = QFormLayout()
         self.assessor_slm = QComboBox()
@@ -151,7 +151,7 @@ class QtModelsTab(QWidget):
         self.assessor_slm.currentIndexChanged.connect(lambda _i: self._show_slm_warning())
         form.addRow("Assessor's local model", self.assessor_slm)
         lay.addLayout(form)
-        self.assessor = QtAssessorBox(backend, self.settings)
+        self.assessor = QtAssessorBox(app, self.settings)
         lay.addWidget(self.assessor)
         self.slm_warning = QLabel("")
         self.slm_warning.setObjectName("slmWarning")
@@ -197,7 +197,7 @@ class QtModelsTab(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        QtOp(self, lambda ctx: self.backend.model_status(), self._show, self._failed).run()
+        QtOp(self, lambda ctx: self.app.model_status(), self._show, self._failed).run()
 
     def store(self) -> None:
         """Copy the chosen assessor SLM and the company assessor into the settings being
@@ -276,7 +276,7 @@ class QtModelsTab(QWidget):
         self._op = QtOp(self, fn, done, self._failed, progress=self._progress).run()
 
     def _install(self) -> None:
-        self._run(lambda ctx: self.backend.install_models(ctx.progress, ctx.cancel),
+        self._run(lambda ctx: self.app.install_models(ctx.progress, ctx.cancel),
                   "Models installed.")
 
     def _selected_role(self) -> str | None:
@@ -295,7 +295,7 @@ class QtModelsTab(QWidget):
                                                   "GGUF models (*.gguf);;All files (*)")
         if path:
             try:
-                self.backend.use_model(role, Path(path))
+                self.app.use_model(role, Path(path))
             except Exception as exc:  # noqa: BLE001
                 show_error(self, *error_text(exc))
             self.refresh()
@@ -305,7 +305,7 @@ class QtModelsTab(QWidget):
         role = self._selected_role()
         if role is not None:
             try:
-                self.backend.use_model(role, None)
+                self.app.use_model(role, None)
             except Exception as exc:  # noqa: BLE001
                 show_error(self, *error_text(exc))
             self.refresh()
@@ -320,6 +320,6 @@ class QtModelsTab(QWidget):
         if not ok or len(spec.split()) != 2:
             return
         repo, filename = spec.split()
-        self._run(lambda ctx: self.backend.download_model(repo, filename, role, ctx.progress,
+        self._run(lambda ctx: self.app.download_model(repo, filename, role, ctx.progress,
                                                           ctx.cancel),
                   f"Downloaded {filename}; role '{role}' now uses it.")

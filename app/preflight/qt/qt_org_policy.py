@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Doorway
+from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
 from preflight.core.org_policy import LOCKED_TEXT, OrgPolicy
 from preflight.qt.qt_workers import QtOp
@@ -63,10 +63,10 @@ class QtCompanyNotice(QFrame):
     store's sync job, so what earlier sessions left queued is sent now); the window never
     waits for it."""
 
-    def __init__(self, backend: Doorway, status_bar: QStatusBar | None = None,
+    def __init__(self, app: WindowDoorway, status_bar: QStatusBar | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.backend = backend
+        self.app = app
         self.setObjectName("companyNotice")
         self.setStyleSheet("#companyNotice { background: #fff3cd; border: 1px solid #e0a800;"
                            " border-radius: 4px; } #companyNotice QLabel { color: #3d2e00; }")
@@ -96,9 +96,9 @@ class QtCompanyNotice(QFrame):
 
     def refresh(self) -> None:
         """Ask both states again (an ask still under way is not doubled)."""
-        self._ask("utility", self.backend.utility_model_status, self._on_utility)
-        self._ask("central", self.backend.central_audit_status, self._on_central)
-        self._ask("limits", self.backend.company_limits, self._on_limits)
+        self._ask("utility", self.app.utility_model_status, self._on_utility)
+        self._ask("central", self.app.central_audit_status, self._on_central)
+        self._ask("limits", self.app.company_limits, self._on_limits)
 
     def _ask(self, what: str, call: Any, done: Any) -> None:
         if what in self._busy:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Prediction
+from preflight.app.prediction import Prediction
 from preflight.app.presentation import (
     PrivacyIndicators, explanation_lines, format_cost, utility_number,
 )
@@ -29,6 +29,7 @@ from preflight.qt import qt_theme
 from preflight.qt.qt_chart import QtUtilityChart
 from preflight.qt.qt_controls_panel import NO_DX_TIP, QtControlsPanel  # noqa: F401
 from preflight.qt.qt_privacy_panel import QtPrivacyGroup
+from preflight.qt.utility_ops import no_epsilon_message
 
 FIND_BEST_TIP = ("The most private ε whose predicted utility still meets the minimum set "
                  "in Settings → Policy.")
@@ -187,6 +188,35 @@ class QtAssessmentPanel(QGroupBox):
                                         + "refining with the local model…")
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
+    def show_curve(self, curve, min_utility: float, searched: bool) -> None:
+        """The instant utility curve; until "Find best ε" ran (``searched``), where it
+        first reaches the minimum."""
+        self.chart.set_curve(curve, min_utility)
+        if searched:
+            return
+        ok = [(e, u) for e, u in curve if u >= min_utility]
+        self.chart.set_recommended(*(ok[0] if ok else (None, None)))
+        self.recommendation.setText(
+            f"≈ ε {ok[0][0]:.3g} by the instant estimate; “Find best ε” refines it." if ok
+            else "No ε in the range reaches the minimum utility by the instant estimate.")
+
+    def show_recommendation(self, rec) -> None:
+        """What "Find best ε" found: the ε it set, or that none is good enough and what to
+        do (it never answers by itself)."""
+        if rec.decision == "send" and rec.epsilon is not None:
+            self.chart.set_recommended(rec.epsilon, rec.predicted_utility)
+            self.recommendation.setText(
+                f"Recommended ε {rec.epsilon:.3g}" + (
+                    f" (predicted utility {rec.predicted_utility:.2f})"
+                    if rec.predicted_utility is not None else "") + ".")
+            return
+        self.chart.set_recommended(None, None)
+        self.recommendation.setText(
+            no_epsilon_message(rec.min_utility)
+            + (f" (best predicted utility "
+               f"{utility_number(rec.predicted_utility, rec.min_utility)})"
+               if rec.predicted_utility is not None else ""))
+
     def set_unavailable(self, why: str) -> None:
         self.utility.setText("n/a")
         self.utility.setStyleSheet("")
@@ -227,6 +257,19 @@ class QtAssessmentPanel(QGroupBox):
         else:
             self.cost.setText(format_cost(est.max_total) if est.priced
                               else "unknown (no prices set for this provider)")
+
+
+def decision_text(value: float, min_utility: float, uses_dx: bool) -> str:
+    """The line beside Send: whether the predicted utility meets the minimum, and what to
+    try when it does not."""
+    shown = utility_number(value, min_utility)
+    if value >= min_utility:
+        return f"Predicted utility {shown} meets your minimum {min_utility:.2f}."
+    return (f"<span style='color:{qt_theme.colors().bad.name()}'>Predicted utility "
+            f"{shown} is below your minimum {min_utility:.2f}.</span> "
+            + ("Try a larger ε (or “Find best ε”), or keep this one local." if uses_dx else
+               "Try a policy that keeps more (or change a type in the legend), or keep "
+               "this one local."))
 
 
 NO_ANSWER = "No answer yet. Send to a provider or answer locally."

@@ -19,19 +19,19 @@ from preflight.qt.policy_ops import LEGEND_ACTIONS
 SAVE_TEXT = "Save as named policy…"
 
 
-def add_type_actions(menu: QMenu, doc, etype: str) -> None:
+def add_type_actions(menu: QMenu, policies, etype: str) -> None:
     """One checkable action per choice for ``etype``, the current one checked."""
-    current = doc.action_for_type(etype)
+    current = policies.action_for_type(etype)
     group = QActionGroup(menu)
     group.setExclusive(True)
-    usable = doc.per_type_actions
+    usable = policies.per_type_actions
     for action in LEGEND_ACTIONS:
         act = QAction(f"{action.value} — {ACTION_TEXT[action]}", menu)
         act.setCheckable(True)
         act.setChecked(action is current)
         act.setEnabled(usable)
         act.setData(action.value)
-        act.triggered.connect(lambda _c=False, a=action: doc.set_type_action(etype, a))
+        act.triggered.connect(lambda _c=False, a=action: policies.set_type_action(etype, a))
         group.addAction(act)
         menu.addAction(act)
     if not usable:
@@ -40,46 +40,46 @@ def add_type_actions(menu: QMenu, doc, etype: str) -> None:
         note.setEnabled(False)
 
 
-def add_save_action(menu: QMenu, doc, parent: QWidget) -> QAction:
+def add_save_action(menu: QMenu, policies, parent: QWidget) -> QAction:
     act = QAction(SAVE_TEXT, menu)
-    act.setEnabled(doc.modified)
+    act.setEnabled(policies.modified)
 
     def ask() -> None:
         name, ok = QInputDialog.getText(
             parent, "Save policy", "Name of the policy (letters, digits, '.', '-', '_'):",
-            text=doc.policy.name + "-custom" if doc.policy is not None else "")
+            text=policies.policy.name + "-custom" if policies.policy is not None else "")
         if ok and name.strip():
-            doc.save_policy_as(name.strip())
+            policies.save_policy_as(name.strip())
 
     act.triggered.connect(ask)
     menu.addAction(act)
     return act
 
 
-def category_menu(parent: QWidget, doc, category: Category) -> QMenu:
+def category_menu(parent: QWidget, policies, category: Category) -> QMenu:
     """The legend chip's menu: the detected types of ``category`` and what each gets."""
     menu = QMenu(parent)
     menu.setObjectName("policyMenu")
-    types = doc.detected_types().get(category, [])
+    types = policies.detected_types().get(category, [])
     if not types:
         label = qt_theme.CATEGORY_LABELS.get(category, str(category))
         menu.addAction(f"No {label.lower()} detected yet").setEnabled(False)
     for etype in types:
-        sub = menu.addMenu(f"{etype}: {_current(doc, etype)}")
-        add_type_actions(sub, doc, etype)
+        sub = menu.addMenu(f"{etype}: {_current(policies, etype)}")
+        add_type_actions(sub, policies, etype)
     menu.addSeparator()
-    add_save_action(menu, doc, parent)
+    add_save_action(menu, policies, parent)
     return menu
 
 
-def type_menu(menu: QMenu, doc, etype: str, parent: QWidget) -> None:
+def type_menu(menu: QMenu, policies, etype: str, parent: QWidget) -> None:
     """The original's context menu: a submenu for the clicked highlight's type."""
-    sub = menu.addMenu(f"What the policy does with {etype}: {_current(doc, etype)}")
-    add_type_actions(sub, doc, etype)
+    sub = menu.addMenu(f"What the policy does with {etype}: {_current(policies, etype)}")
+    add_type_actions(sub, policies, etype)
     sub.addSeparator()
-    add_save_action(sub, doc, parent)
+    add_save_action(sub, policies, parent)
 
 
-def _current(doc, etype: str) -> str:
-    action = doc.action_for_type(etype)
+def _current(policies, etype: str) -> str:
+    action = policies.action_for_type(etype)
     return action.value if action is not None else "—"

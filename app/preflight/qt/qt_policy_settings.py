@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.window_doorway import saved_policy_row
+from preflight.app.policy_rows import saved_policy_row
 from preflight.core.config import SavedPolicy, Settings
 from preflight.core.sanitize.policy import PRESETS, RELATIVE_DATE, Action, DxScope
 from preflight.qt.qt_dialogs import show_error

@@ -96,6 +96,22 @@ class QtPrivacyGroup(QGroupBox):
         row.addWidget(self.reidentified, 1)
         lay.addLayout(row)
 
+    def bind(self, privacy: Any, chart: Any) -> None:
+        """Show ``privacy`` (a :class:`~preflight.qt.privacy_ops.PrivacyController`)'s
+        figures here and its attack on ``chart``; "Try to re-identify" asks it."""
+        privacy.sig_facts.connect(self.set_facts)
+        privacy.sig_attack.connect(lambda dx: (
+            self.set_attack(dx, privacy.uses_dx),
+            chart.set_attack_current(*((dx["epsilon"], dx["success"]) if dx else
+                                       (None, None)))))
+        privacy.sig_attack_curve.connect(chart.set_attack_curve)
+        privacy.sig_attack_busy.connect(self.set_attack_busy)
+        privacy.sig_attack_failed.connect(self.set_attack_failed)
+        privacy.sig_reconstruction.connect(self.set_reconstruction)
+        privacy.sig_reconstructing.connect(self.set_reconstructing)
+        privacy.sig_reconstruct_failed.connect(self.set_reconstruct_failed)
+        self.reidentify.clicked.connect(privacy.reconstruct)
+
     def set_facts(self, facts: Mapping[str, Any] | None) -> None:
         if facts is None:
             self.quasi.setText("—")

@@ -9,7 +9,7 @@ the new address only.
 
 The test runs only when the user clicks it, in the background (a slow DNS lookup never
 freezes the dialog), on the provider as edited — not yet saved. The request itself is
-the app's (:meth:`Doorway.check_connection`): a GET of ``<base_url>/models`` with the
+the app's (:meth:`WindowDoorway.check_connection`): a GET of ``<base_url>/models`` with the
 key, never any document text.
 """
 
@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Doorway
+from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.org_policy import OrgPolicy
@@ -59,10 +59,10 @@ def presets_menu(parent: QWidget, chosen: Callable[[ProviderPreset], None]) -> Q
 class QtConnectionTest(QWidget):
     """A "Test connection" button and the line that tells how it went."""
 
-    def __init__(self, backend: Doorway, current: Callable[[], ProviderSettings | None],
+    def __init__(self, app: WindowDoorway, current: Callable[[], ProviderSettings | None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.backend = backend
+        self.app = app
         self._current = current
         self._op: QtOp | None = None
         lay = QHBoxLayout(self)
@@ -93,7 +93,7 @@ class QtConnectionTest(QWidget):
         snapshot = copy.deepcopy(provider)      # the dialog may change while it runs
         self.button.setEnabled(False)
         self.state.setText(f"Connecting to {snapshot.base_url} …")
-        self._op = QtOp(self, lambda ctx: self.backend.check_connection(snapshot),
+        self._op = QtOp(self, lambda ctx: self.app.check_connection(snapshot),
                         self._done, self._failed, lane="pool").run()
 
     def _done(self, report) -> None:
@@ -109,10 +109,10 @@ class QtConnectionTest(QWidget):
 
 
 class QtProvidersTab(QWidget):
-    def __init__(self, settings: Settings, backend: Doorway, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, app: WindowDoorway, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
-        self.backend = backend
+        self.app = app
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         self.list = QListWidget()
@@ -172,7 +172,7 @@ class QtProvidersTab(QWidget):
         keyrow.addWidget(self.set_key)
         keyrow.addWidget(self.key_state, 1)
         form.addRow("API key", keyrow)
-        self.test = QtConnectionTest(backend, self._current)
+        self.test = QtConnectionTest(app, self._current)
         form.addRow("", self.test)
         self.keyring_note = QLabel("")
         self.keyring_note.setWordWrap(True)
@@ -188,7 +188,7 @@ class QtProvidersTab(QWidget):
         self._loading = False
         self._refresh_list()
         try:
-            st = backend.keyring_status()
+            st = app.keyring_status()
             self.keyring_note.setText(
                 f"Keys are stored in the OS keyring ({st.backend})." if st.available else
                 f"No OS keyring on this machine ({st.reason}). A key can be kept in memory "
@@ -235,7 +235,7 @@ class QtProvidersTab(QWidget):
 
     def _show_key_source(self, p: ProviderSettings) -> None:
         try:
-            where = self.backend.key_source(p)
+            where = self.app.key_source(p)
         except Exception as exc:  # noqa: BLE001 - informational; never blocks the tab
             where = error_text(exc)[0]
         self.key_state.setText(f"Key: {where}")
@@ -246,10 +246,10 @@ class QtProvidersTab(QWidget):
             return
         old = p.name
         url = self.base_url.text().strip()
-        if url != p.base_url and not self.backend.org_policy.provider_allowed(url):
+        if url != p.base_url and not self.app.org_policy.provider_allowed(url):
             self.base_url.setText(p.base_url)         # refused: the old address stays
             show_error(self, f"The provider address {url} is not allowed by your "
-                       "organization's policy.", allowed_hint(self.backend.org_policy))
+                       "organization's policy.", allowed_hint(self.app.org_policy))
             return
         p.name = self.name.text().strip() or old
         p.base_url = url
@@ -273,7 +273,7 @@ class QtProvidersTab(QWidget):
         while name in names:
             n += 1
             name = f"provider-{n}"
-        allowed = self.backend.org_policy.allowed_providers
+        allowed = self.app.org_policy.allowed_providers
         url = allowed[0] if allowed else "https://api.openai.com/v1"
         self.settings.providers.append(
             ProviderSettings(name=name, base_url=url, model="gpt-4o-mini"))
@@ -281,9 +281,9 @@ class QtProvidersTab(QWidget):
 
     def add_from_preset(self, preset: ProviderPreset) -> None:
         """A new provider filled from ``preset`` (base URL, API style, model)."""
-        if not self.backend.org_policy.provider_allowed(preset.base_url):
+        if not self.app.org_policy.provider_allowed(preset.base_url):
             show_error(self, f"The provider address {preset.base_url} is not allowed by "
-                       "your organization's policy.", allowed_hint(self.backend.org_policy))
+                       "your organization's policy.", allowed_hint(self.app.org_policy))
             return
         names = {p.name for p in self.settings.providers}
         name, n = preset.key, 1
@@ -312,7 +312,7 @@ class QtProvidersTab(QWidget):
             return
         remember = True
         try:
-            st = self.backend.keyring_status()
+            st = self.app.keyring_status()
             if not st.available:
                 answer = QMessageBox.question(
                     self, "No keyring",
@@ -321,7 +321,7 @@ class QtProvidersTab(QWidget):
                 if answer != QMessageBox.StandardButton.Yes:
                     return
                 remember = False
-            self.backend.set_key(p, key, remember)
+            self.app.set_key(p, key, remember)
         except Exception as exc:  # noqa: BLE001 - shown to the user
             show_error(self, *error_text(exc))
             return

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.doorway import Doorway
+from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
 from preflight.core.config import Settings
 from preflight.core.errors import PreflightError
@@ -130,19 +130,19 @@ class QtSettingsDialog(QDialog):
 
     sig_saved = Signal()
 
-    def __init__(self, backend: Doorway, parent: QWidget | None = None, tab: str = "") -> None:
+    def __init__(self, app: WindowDoorway, parent: QWidget | None = None, tab: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Preflight settings")
         self.setObjectName("settingsDialog")
         self.resize(900, 560)
-        self.backend = backend
-        self.settings: Settings = copy.deepcopy(backend.settings)
+        self.app = app
+        self.settings: Settings = copy.deepcopy(app.settings)
         lay = QVBoxLayout(self)
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Settings pages")
-        self.providers = QtProvidersTab(self.settings, backend)
-        self.models = QtModelsTab(backend, self.settings)
-        self.policy = QtPolicyTab(self.settings, org=backend.org_policy)
+        self.providers = QtProvidersTab(self.settings, app)
+        self.models = QtModelsTab(app, self.settings)
+        self.policy = QtPolicyTab(self.settings, org=app.org_policy)
         appearance = QWidget()
         af = QFormLayout(appearance)
         self.theme = QComboBox()
@@ -179,14 +179,14 @@ class QtSettingsDialog(QDialog):
             return
         self.settings.theme = self.theme.currentData()
         # "Use a local file…" saved model paths through the model manager meanwhile.
-        self.settings.model_paths = dict(self.backend.settings.model_paths)
+        self.settings.model_paths = dict(self.app.settings.model_paths)
         pol = self.settings.policy
         if pol.epsilon_min and pol.epsilon_max and pol.epsilon_min >= pol.epsilon_max:
             show_error(self, "The smallest ε must be below the largest.",
                        "Fix the ε bounds in the Policy tab, or set one to “calibrated”.")
             return
-        org, saved = self.backend.org_policy, {(p.name, p.base_url)
-                                               for p in self.backend.settings.providers}
+        org, saved = self.app.org_policy, {(p.name, p.base_url)
+                                               for p in self.app.settings.providers}
         refused = [p for p in self.settings.providers if (p.name, p.base_url) not in saved
                    and not org.provider_allowed(p.base_url)]
         if refused:
@@ -204,7 +204,7 @@ class QtSettingsDialog(QDialog):
             show_error(self, "Two providers have the same name.", "Give each a unique name.")
             return
         try:
-            self.backend.save_settings(self.settings)
+            self.app.save_settings(self.settings)
         except Exception as exc:  # noqa: BLE001
             show_error(self, *error_text(exc))
             return

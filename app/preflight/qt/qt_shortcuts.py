@@ -78,7 +78,7 @@ def install_shortcuts(window: QMainWindow) -> None:
     w.send_shortcut.setWhatsThis("Send the sanitized text (asks for confirmation first)")
     w.send_shortcut2.setWhatsThis("Send (keypad Enter)")
     w.stop_shortcut.setWhatsThis("Stop the answer or the ε search")
-    w.stop_shortcut.activated.connect(w.doc.cancel_recommendation)
+    w.stop_shortcut.activated.connect(w.utility.cancel_recommendation)
     w.act_keep_local = _button_action(w, "Keep local", "Ctrl+L", w.local_button,
                                       "Answer on this computer; nothing is sent")
     w.act_copy = _button_action(w, "Copy sanitized", "Ctrl+Shift+C", w.copy_button,

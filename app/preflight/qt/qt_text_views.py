@@ -1,6 +1,5 @@
-"""The two text panes: the original (editable, PII highlighted) and the sanitized preview.
-
-Size (~400 lines): two views sharing one highlighter and one UTF-16 offset map.
+"""The original text pane (editable, PII highlighted) and the highlighter both text panes
+share (the sanitized pane is :mod:`preflight.qt.qt_preview_view`).
 
 Views only render: they get spans or a :class:`SanitizedText` and paint them through a
 :class:`QtRangeHighlighter` (layout formats, which never touch the text, so highlighting
@@ -31,25 +30,16 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import (
-    QFrame,
-    QLabel,
-    QMenu,
-    QPlainTextEdit,
-    QToolTip,
-    QWidget,
-)
+from PySide6.QtWidgets import QMenu, QPlainTextEdit, QToolTip, QWidget
 
-from preflight.core.types import Change, SanitizedText, Span
+from preflight.core.types import Span
 from preflight.qt import qt_theme
 from preflight.app.presentation import (
     Utf16Map,
-    change_at,
     oversize_message,
     span_at,
     span_key,
 )
-from preflight.qt.qt_layouts import QtFlowLayout
 
 OPENABLE_SUFFIXES = (".txt", ".md", ".eml", ".text", ".markdown")
 EMPTY_PREVIEW = "The sanitized text appears here once the text is checked."
@@ -102,7 +92,7 @@ class QtRangeHighlighter(QSyntaxHighlighter):
             i += 1
 
 
-def _doc_font() -> QFont:
+def doc_font() -> QFont:
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
     font.setPointSizeF(max(font.pointSizeF(), 10.5))
     return font
@@ -122,7 +112,7 @@ class QtOriginalView(QPlainTextEdit):
         self.setObjectName("original")
         self.setAccessibleName("Original document")
         self.setTabChangesFocus(True)     # Tab leaves the editor (keyboard users); no tabs
-        self.setFont(_doc_font())
+        self.setFont(doc_font())
         self.setPlaceholderText(
             "Paste or type the document here, drop a .txt/.md/.eml file, or use Open… (Ctrl+O).\n\n"
             "Detected personal data is highlighted; click a highlight to exclude it from "
@@ -335,142 +325,6 @@ def span_tooltip(span: Span, text: str, excluded: set[tuple[str, str]]) -> str:
     return (f"<b>{html.escape(span.type)}</b> — {html.escape(label)}<br>"
             f"score {span.score:.2f} · {html.escape(span.recognizer)}<br>"
             f"{html.escape(span.why)}<br>{state}")
-
-
-class QtPreviewView(QPlainTextEdit):
-    """The sanitized text exactly as it would be sent; changed parts highlighted, hovering
-    one shows what it replaced."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("preview")
-        self.setAccessibleName("Sanitized text — exactly what would be sent")
-        self.setTabChangesFocus(True)
-        self.setReadOnly(True)
-        # read-only text is skipped by Tab unless it selects by keyboard too
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
-        self.setFont(_doc_font())
-        self.setMouseTracking(True)
-        self.setPlaceholderText(EMPTY_PREVIEW)
-        self.sanitized: SanitizedText | None = None
-        self._map = Utf16Map("")
-        self.highlighter = QtRangeHighlighter(self.document())
-
-    def set_blocked(self, reason: str | None) -> None:
-        """No result to show: the pane is blank and says why (``None``: nothing typed)."""
-        self.setPlaceholderText(reason or EMPTY_PREVIEW)
-        self.set_sanitized(None)
-
-    def set_sanitized(self, sanitized: SanitizedText | None) -> None:
-        self.sanitized = sanitized
-        text = sanitized.text if sanitized is not None else ""
-        bar = self.verticalScrollBar()
-        keep = bar.value()
-        if text != self.toPlainText():
-            self.highlighter.set_ranges([], rehighlight=False)   # paint once, below
-            self.setPlainText(text)
-        self._map = Utf16Map(text)
-        self._render()
-        bar.setValue(min(keep, bar.maximum()))
-
-    def _render(self) -> None:
-        if self.sanitized is None:
-            self.highlighter.set_ranges([])
-            return
-        fmt = QTextCharFormat()
-        fmt.setBackground(qt_theme.colors().changed)
-        ranges = []
-        for c in self.sanitized.changes:
-            a, b = self._map.to_qt(c.start), self._map.to_qt(c.end)
-            if a < b:
-                ranges.append((a, b, fmt))
-        self.highlighter.set_ranges(ranges)
-
-    def refresh_colors(self) -> None:
-        self._render()
-
-    def change_at_point(self, point: QPoint) -> Change | None:
-        cur = self.cursorForPosition(point)
-        pos = self._map.to_py(cur.position())
-        if point.x() < self.cursorRect(cur).x() and pos > 0:
-            pos -= 1
-        return change_at(self.sanitized, pos)
-
-    def event(self, e: QEvent) -> bool:
-        if e.type() == QEvent.Type.ToolTip:
-            change = self.change_at_point(self.viewport().mapFromGlobal(e.globalPos()))
-            if change is not None:
-                QToolTip.showText(e.globalPos(), change_tooltip(change), self)
-            else:
-                QToolTip.hideText()
-            return True
-        return super().event(e)
-
-
-def change_tooltip(change: Change) -> str:
-    original = change.original if change.original else "(deleted text)"
-    return (f"<b>Original:</b> {html.escape(original)}<br>"
-            f"<b>Sent as:</b> {html.escape(change.replacement) or '(nothing)'}<br>"
-            f"<span>{html.escape(change.type)}</span>")
-
-
-class _Chip(QLabel):
-    clicked = Signal(QPoint)
-
-    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt override
-        if e.button() == Qt.MouseButton.LeftButton:
-            self.clicked.emit(e.globalPosition().toPoint())
-        super().mousePressEvent(e)
-
-    def keyPressEvent(self, e) -> None:  # noqa: N802 - Qt override
-        # the keyboard path to the category menu: Tab to the chip, Space or Enter
-        if e.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter) \
-                and self.focusPolicy() != Qt.FocusPolicy.NoFocus:
-            self.clicked.emit(self.mapToGlobal(self.rect().bottomLeft()))
-            return
-        super().keyPressEvent(e)
-
-
-class QtLegend(QFrame):
-    """Colour chips explaining the highlights. A category chip, clicked, asks for the
-    menu that changes what the policy does with that category's detected types."""
-
-    sig_category_clicked = Signal(object, QPoint)     # Category, where to open the menu
-
-    def __init__(self, with_changed: bool = False, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._with_changed = with_changed
-        # Wraps (no fixed row): one row of chips set the window's minimum width.
-        self._layout = QtFlowLayout(self, spacing=10)
-        self.chips: dict[object, QLabel] = {}
-        self.refresh_colors()
-
-    def refresh_colors(self) -> None:
-        while self._layout.count():
-            item = self._layout.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
-        self.chips = {}
-        colors = qt_theme.colors()
-        entries = [(c, qt_theme.CATEGORY_LABELS[c], colors.category[c])
-                   for c in qt_theme.CATEGORY_LABELS]
-        if self._with_changed:
-            entries = [(None, "Changed — hover to see the original", colors.changed)]
-        for key, label, color in entries:
-            chip = _Chip(f"<span style='background:{color.name()};'>&nbsp;&nbsp;&nbsp;&nbsp;"
-                         f"</span>&nbsp;{html.escape(label)}")
-            chip.setObjectName("legendChip")
-            chip.setAccessibleName(label)
-            if key is not None:
-                chip.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-                chip.setAccessibleName(f"{label}: choose what the policy does with them")
-                chip.setCursor(Qt.CursorShape.PointingHandCursor)
-                chip.setToolTip("Click to choose what the policy does with these values.")
-                chip.clicked.connect(lambda pos, c=key: self.sig_category_clicked.emit(c, pos))
-                self.chips[key] = chip
-            chip.setWordWrap(True)            # a long label wraps, not the pane's width
-            self._layout.addWidget(chip)
 
 
 def is_openable(path: str) -> bool:

@@ -177,9 +177,14 @@ class QtOp:
     @staticmethod
     def _send(signal: Any, *args: Any) -> None:
         """Emit towards the GUI thread, unless the lanes are closed: then the window and
-        the relay may already be gone, and touching them from a worker can crash."""
-        if not _CLOSED.is_set():
+        the relay may already be gone, and touching them from a worker can crash. A
+        relay deleted with its parent (a dialog closed while its op ran) hears nothing."""
+        if _CLOSED.is_set():
+            return
+        try:
             signal.emit(*args)
+        except RuntimeError:        # "Signal source has been deleted": nobody to tell
+            log.debug("an op finished after its owner was deleted")
 
     def _work(self) -> None:
         if self.ctx.cancel.is_set() or _CLOSED.is_set():

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
+from preflight.app import rules
 from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
@@ -80,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
     services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
+    # the window's ε range (preflight.app.rules), read before the d_X geometry is freed
+    eps_range = rules.epsilon_range(services.dx().epsilon_range, services.settings,
+                                    services.org_policy()) if prepared is not None else None
     # The privacy figures first: the attack on d_X noise reads the d_X geometry freed below.
     privacy = assess_privacy(services, args, text, sanitized, spans, prepared) \
         if args.json else None
@@ -97,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"))
     placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
-                              correct=args.correct) if prepared is not None else None
+                              correct=args.correct, epsilon_range=eps_range) \
+        if prepared is not None else None
     if placed is not None:
         est = result.estimate_fast
         result = replace(result, predicted_fast=placed.utility, estimate_fast=None if est
@@ -145,13 +150,15 @@ class Placed:
 
 
 def instant_on_curve(assessor: Any, text: str, prepared: Any, sanitized: Any, spans: list,
-                     result: Any, *, correct: bool = False) -> Placed | None:
+                     result: Any, *, correct: bool = False,
+                     epsilon_range: tuple[float, float] | None = None) -> Placed | None:
     """The instant prediction at the payload's ε read from the document's utility curve
-    (as the window's number is), so `assess` at a larger ε never reports less."""
+    over ``epsilon_range`` (default: the preparation's calibrated range), as the window's
+    number is, so `assess` at a larger ε never reports less."""
     eps = sanitized.info.get("epsilon")
     if eps is None:
         return None
-    lo, hi = prepared_range(prepared)
+    lo, hi = epsilon_range if epsilon_range is not None else prepared_range(prepared)
     curve = utility_curve(assessor, text, prepared, log_grid(lo, hi, CURVE_POINTS), spans,
                           correct=correct)
     point = read_curve(curve.points, float(eps))

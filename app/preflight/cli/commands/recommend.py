@@ -7,6 +7,9 @@ import sys
 
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 
+UTILITY_FIX = "Pass --min-utility between -1 and 1 (0.5 is a sensible start)."
+BOUNDS_FIX = "Give 0 < --epsilon-min < --epsilon-max."
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -31,31 +34,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from preflight.app import rules
     from preflight.app.services import build_services
     from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
-    from preflight.core.errors import ConfigError
     from preflight.core.sanitize.base import SanitizeParams
     from preflight.core.send.answer_text import finish_answer
     from preflight.core.tasks import SUMMARIZE
     from preflight.core.utility.recommend import judge, recommend
 
     services = build_services()
-    policy = services.settings.policy
-    min_u = args.min_utility if args.min_utility is not None else policy.min_utility
-    if not -1.0 <= min_u <= 1.0:
-        raise ConfigError(f"--min-utility must be between -1 and 1 (got {min_u:g}).",
-                          "Utility is a cosine similarity; 0.5 is a sensible start.")
-    eps_min = args.epsilon_min if args.epsilon_min is not None else policy.epsilon_min
-    eps_max = args.epsilon_max if args.epsilon_max is not None else policy.epsilon_max
-    org = services.org_policy()          # the company's floor and ε bounds win
-    org.check_min_utility(min_u)
-    if eps_min is not None or eps_max is not None or any(org.epsilon_bounds):
-        lo, hi = services.dx().epsilon_range
-        eps_min, eps_max = org.clamp_epsilon_range(eps_min or lo, eps_max or hi)
+    # the same rules as the window's (preflight.app.rules): flags, else the settings,
+    # within the company's floor and ε bounds
+    org = services.org_policy()
+    min_u = rules.min_utility(services.settings, org, args.min_utility, fix=UTILITY_FIX)
+    chosen = chosen_policy(args, services)
+    if chosen.uses_dx:
+        eps_min, eps_max = rules.epsilon_range(services.dx().epsilon_range,
+                                               services.settings, org, args.epsilon_min,
+                                               args.epsilon_max, fix=BOUNDS_FIX)
     text = read_input(args.file)
     spans = services.detector().detect(text)
-    chosen = chosen_policy(args, services)
     mech = services.mechanism(chosen)
     params = SanitizeParams(seed=args.seed)
     if chosen.uses_dx:

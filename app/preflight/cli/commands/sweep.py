@@ -1,8 +1,8 @@
 """`preflight sweep FILE|- --seed N`: the d_X text at evenly spaced ε (same noise).
 
-Prepares the document once under a policy with d_X noise and evaluates the calibrated ε
-range at ``--steps`` points spaced evenly in log ε — what the window's slider shows, as
-JSON. Without ``--policy``/``--method`` the active policy applies if it adds d_X noise,
+Prepares the document once under a policy with d_X noise and evaluates the ε range
+(:func:`preflight.app.rules.epsilon_range`, the window's slider range) at ``--steps``
+points spaced evenly in log ε — what the window's slider shows, as JSON. Without ``--policy``/``--method`` the active policy applies if it adds d_X noise,
 else d_X on the whole text ("dx-all", the research sweep).
 """
 
@@ -30,9 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-rank-step", action="store_true",
                         help="research: skip the rank step after the exact pivot")
     parser.add_argument("--min-epsilon", type=float, default=None,
-                        help="lowest ε (default: calibrated)")
+                        help="lowest ε (default: the settings', else calibrated)")
     parser.add_argument("--max-epsilon", type=float, default=None,
-                        help="highest ε (default: calibrated)")
+                        help="highest ε (default: the settings', else calibrated)")
     parser.add_argument("--json", action="store_true", help="print JSON (the only format)")
     parser.set_defaults(handler=run)
 
@@ -45,8 +45,9 @@ def epsilon_steps(lo: float, hi: float, steps: int) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.cli.main import print_json
+    from preflight.app import rules
     from preflight.app.services import build_services
+    from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
 
     if not 1 <= args.steps <= 1000:
@@ -62,15 +63,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"The policy '{policy.name}' adds no d_X noise: there is no ε to "
                           "sweep.", "Use --policy identifiers-dx or --policy dx-all.")
     mech = services.dx()
-    lo, hi = mech.epsilon_range
-    lo = args.min_epsilon if args.min_epsilon is not None else lo
-    hi = args.max_epsilon if args.max_epsilon is not None else hi
-    for v in (lo, hi):
-        if not (math.isfinite(v) and v > 0):
-            raise ConfigError(f"ε must be a positive number, not {v}.",
-                              "Use e.g. --min-epsilon 10.")
-    if lo > hi:
-        raise ConfigError("--min-epsilon is above --max-epsilon.", "Swap them.")
+    # the window's slider range (preflight.app.rules): flags, else the settings, else the
+    # calibration, within the company's ε bounds
+    lo, hi = rules.epsilon_range(mech.epsilon_range, services.settings,
+                                 services.org_policy(), args.min_epsilon, args.max_epsilon,
+                                 fix="Give 0 < --min-epsilon < --max-epsilon.")
     spans = []
     if policy.dx.value != "all" and text:
         spans = services.detector().detect(text)

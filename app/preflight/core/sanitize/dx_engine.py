@@ -1,5 +1,9 @@
 """Numerics of exact d_X-privacy: per-ε exact search and the slider fast path.
 
+Size (~460 lines): one algorithm — the noise, the pivot envelope over ε and the rank step
+share one canonical float64 arithmetic; split apart, the exactness argument below would
+span files.
+
 The mechanism (utility-assessor-full.txt, Algorithm 1, with the rank step of Asghar et
 al.) for one token x with embedding p = φ(x):
 

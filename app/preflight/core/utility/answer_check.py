@@ -1,5 +1,7 @@
 """An answer checked against the document: which of its facts the document does not hold.
 
+Size (~440 lines): the fact kinds share one index of the document and its folding rules.
+
 A cloud answer on a sanitized document can be fluent and wrong: a generalized date comes
 back as an invented one, a d_X-perturbed word turns a raise into a pay cut, noise becomes
 "five mythical medical leave". A cosine of document and answer scores such answers as

@@ -1,5 +1,7 @@
 """Learning on the flow, per provider: every real cloud answer becomes a training pair.
 
+Size (~410 lines): one store (its SQLite schema, recording, refits, status) behind one lock.
+
 The send path calls :meth:`FlowLearner.record` with the features it assessed, the realized
 utility E of the answer that came back, and the provider's name and model id. Pairs live
 in a local SQLite file in the data folder (numbers and a few short scalar facts only:

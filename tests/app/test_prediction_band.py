@@ -1,60 +1,15 @@
-"""The window's doorway: the protocol, the real WindowDoorway and the tests' FakeBackend
-have the same public methods with the same signatures, and the uncertainty band comes
-from the shipped regressor's own held-out metrics."""
+"""The uncertainty band beside a prediction comes from the shipped regressor's own
+held-out metrics (its conformal interval, else its held-out RMSE)."""
 
 from __future__ import annotations
 
-import inspect
-import sys
-from pathlib import Path
-
 import pytest
 
-from preflight.app.doorway import Doorway, Prediction, held_out_rmse
+from preflight.app.prediction import Prediction, held_out_rmse
 from preflight.app.services import Services
 from preflight.app.window_doorway import WindowDoorway
 from preflight.core.config import Settings
 from preflight.core.utility.assess import Assessment
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qt"))
-from fakes import FakeBackend  # noqa: E402
-
-
-def public_methods(cls: type) -> dict[str, inspect.Signature]:
-    return {name: inspect.signature(fn) for name, fn in inspect.getmembers(cls, callable)
-            if not name.startswith("_") and inspect.isfunction(fn)}
-
-
-def shape(sig: inspect.Signature) -> list[tuple[str, object, object]]:
-    """Names, kinds and defaults (annotations are documentation, not the contract)."""
-    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
-
-
-PROTOCOL = public_methods(Doorway)
-
-
-@pytest.mark.parametrize("impl", [WindowDoorway, FakeBackend], ids=["real", "fake"])
-def test_same_public_methods_as_the_protocol(impl: type) -> None:
-    assert set(public_methods(impl)) == set(PROTOCOL)
-
-
-@pytest.mark.parametrize("name", sorted(PROTOCOL))
-@pytest.mark.parametrize("impl", [WindowDoorway, FakeBackend], ids=["real", "fake"])
-def test_signatures_match_the_protocol(impl: type, name: str) -> None:
-    assert shape(public_methods(impl)[name]) == shape(PROTOCOL[name])
-
-
-def test_both_expose_the_settings() -> None:
-    s = Settings()
-    assert WindowDoorway(s).settings is s and FakeBackend(s).settings is s
-
-
-def test_drift_is_caught() -> None:
-    class Drifted(FakeBackend):
-        def detect(self, text, spans=None):     # an extra parameter the window never passes
-            return []
-
-    assert shape(public_methods(Drifted)["detect"]) != shape(PROTOCOL["detect"])
 
 
 # --- the band ---------------------------------------------------------------------------
@@ -110,3 +65,37 @@ def test_prediction_band_is_clipped() -> None:
     p = Prediction(Assessment({}, 0.95, 0.95), rmse=0.2)
     assert p.refined and p.high == 1.0 and p.low == pytest.approx(0.75)
     assert Prediction(Assessment({}, 0.3)).low is None
+
+
+def test_the_band_is_read_from_the_keyed_metrics_not_the_labels() -> None:
+    """A bundle's metrics say which model each held-out error belongs to by key; a report
+    row whose label merely starts with the model's name is not read when the key is there."""
+    metrics = {"held_out": {"plain": {"fast": {"rmse": 0.21}, "full": {"rmse": 0.17}},
+                            "corrected": {"full": {"rmse": 0.15}}},
+               "plain": {"fast (no model call)": {"rmse": 0.9}}}
+    assert held_out_rmse(metrics, "fast") == 0.21
+    assert held_out_rmse(metrics, "full", corrected=True) == 0.15
+    assert held_out_rmse(metrics, "fast", corrected=True) is None    # none for that model
+
+
+def test_an_older_bundle_keeps_its_band() -> None:
+    """Bundles written before the keyed table (the shipped ones among them) still give
+    the error of the model that answered: the first report row of its name."""
+    old = {"plain": {"fast (no model call)": {"rmse": 0.25},
+                     "full (ABCD + extras)": {"rmse": 0.2},
+                     "full + sanitized-text perplexity": {"rmse": 0.3}}}
+    assert held_out_rmse(old, "fast") == 0.25 and held_out_rmse(old, "full") == 0.2
+    assert held_out_rmse(old, "full", corrected=True) == 0.2          # plain serves
+
+
+def test_training_writes_the_keyed_table() -> None:
+    from preflight_eval.eval_utility import FAST, FULL
+    from preflight_eval.train_utility import held_out_table
+
+    report = {"variants": {"plain": {"models": {FAST: {"rmse": 0.3, "r2": 0.1},
+                                                FULL: {"rmse": 0.2, "r2": 0.4},
+                                                "ABCD (paper)": {"rmse": 0.25}}}}}
+    table = held_out_table(report)
+    assert table == {"plain": {"fast": {"rmse": 0.3, "r2": 0.1},
+                               "full": {"rmse": 0.2, "r2": 0.4}}}
+    assert held_out_rmse({"held_out": table}, "full") == 0.2

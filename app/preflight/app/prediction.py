@@ -1,0 +1,127 @@
+"""What the window shows about a cloud answer's expected utility: :class:`Prediction`.
+
+A core :class:`~preflight.core.utility.assess.Assessment` with its error bar (the bundle's
+conformal band, or the held-out RMSE of an older bundle), the provider's calibration and,
+for the instant value, its place on the document's non-decreasing utility curve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from preflight.core.utility.assess import Assessment
+from preflight.core.utility.curve import CurvePoint, read_curve
+from preflight.core.utility.features import as_mapping
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """An assessment of the cloud answer's utility and the error bar around it.
+
+    The band is the assessment's conformal interval when the regressor has one
+    (``level`` its nominal coverage); else, for an older bundle, ``value ± rmse`` with
+    ``rmse`` the held-out RMSE of the regressor that made the prediction, clipped to −1…1.
+    """
+
+    assessment: Assessment
+    rmse: float | None = None
+    calibration: str = ""            # presentation.calibration_text of the provider
+    where: str = ""                  # where a refined assessment ran (AssessorPlace.label)
+    # The instant value (and band) as it stands on the document's non-decreasing utility
+    # curve (see :meth:`on_curve`); None: the raw prediction. A refined prediction (with
+    # the local model) is a measurement of its own and is never moved.
+    placed: CurvePoint | None = None
+
+    def on_curve(self, curve: Sequence[Any], epsilon: float) -> "Prediction":
+        """This prediction, made at ``epsilon``, read from ``curve`` (a core
+        ``UtilityCurve`` or ``(ε, utility)`` pairs): the number beside the chart then
+        agrees with it and never falls as ε grows. A refined prediction (a measurement
+        with the local model) is returned unchanged, as is one without a curve."""
+        if self.refined or not curve:
+            return self
+        points = getattr(curve, "points", None) or [CurvePoint(float(e), float(u))
+                                                     for e, u in curve]
+        return replace(self, placed=read_curve(points, float(epsilon)))
+
+    @property
+    def explained(self) -> Any:
+        """The estimate behind :attr:`value` (band, unsanitized expectation, drivers), with
+        the value and band read from the curve when the prediction was placed on it."""
+        est = getattr(self.assessment, "explained", None)
+        if est is None or self.placed is None or self.refined:
+            return est
+        return replace(est, value=float(self.placed.utility),
+                       low=self.placed.low if self.placed.low is not None else est.low,
+                       high=self.placed.high if self.placed.high is not None else est.high)
+
+    @property
+    def value(self) -> float:
+        if self.placed is not None and not self.refined:
+            return float(self.placed.utility)
+        return float(self.assessment.best)
+
+    @property
+    def refined(self) -> bool:
+        return self.assessment.predicted is not None
+
+    @property
+    def features(self) -> dict[str, float]:
+        return dict(as_mapping(self.assessment.features))
+
+    @property
+    def _band(self) -> Any:
+        est = getattr(self.assessment, "explained", None)
+        return est if est is not None and est.low is not None else None
+
+    @property
+    def level(self) -> float | None:
+        return self._band.level if self._band is not None else None
+
+    @property
+    def low(self) -> float | None:
+        if self.placed is not None and self.placed.low is not None and not self.refined:
+            return self.placed.low
+        if self._band is not None:
+            return self._band.low
+        return None if self.rmse is None else max(-1.0, self.value - self.rmse)
+
+    @property
+    def high(self) -> float | None:
+        if self.placed is not None and self.placed.high is not None and not self.refined:
+            return self.placed.high
+        if self._band is not None:
+            return self._band.high
+        return None if self.rmse is None else min(1.0, self.value + self.rmse)
+
+
+def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = False
+                  ) -> float | None:
+    """The held-out RMSE of regressor ``model`` ("fast" or "full") in a bundle's metrics.
+
+    ``preflight_eval.train_utility`` stores them under ``metrics["held_out"][variant]
+    [model]`` (variant "plain" or "corrected"); a bundle written before that keeps only
+    the evaluation report's rows, read through :func:`_labelled_held_out`.
+    """
+    held = metrics.get("held_out")
+    table = held if isinstance(held, Mapping) else _labelled_held_out(metrics)
+    variant = table.get("corrected" if corrected else "plain")
+    if not isinstance(variant, Mapping) and corrected:
+        variant = table.get("plain")
+    entry = variant.get(model) if isinstance(variant, Mapping) else None
+    rmse = entry.get("rmse") if isinstance(entry, Mapping) else None
+    return float(rmse) if isinstance(rmse, (int, float)) and rmse >= 0 else None
+
+
+def _labelled_held_out(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The keyed table of a bundle written before it existed: its metrics hold the report's
+    rows per variant, labelled ("fast (no model call)"), the first word the model's name
+    (the first row of a name wins, as the report lists the bundle's own model first)."""
+    out: dict[str, dict[str, Any]] = {}
+    for variant in ("plain", "corrected"):
+        rows = metrics.get(variant)
+        if isinstance(rows, Mapping):
+            table = out.setdefault(variant, {})
+            for label, entry in rows.items():
+                table.setdefault(str(label).split(" ", 1)[0], entry)
+    return out
