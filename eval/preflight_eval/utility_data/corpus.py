@@ -17,6 +17,7 @@ documents later never moves an existing one. Write the committed files with
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import hashlib
 import json
@@ -40,12 +41,30 @@ SPLITS = (("train", 70), ("calibration", 10), ("test", 20))
 
 
 @dataclass(frozen=True)
+class Question:
+    """A question whose answer is in the document (the question-answering task)."""
+
+    question: str
+    reference: str                # the answer as the document states it
+    rule: str                     # which rule of :mod:`.questions` wrote it
+
+    def to_json(self) -> dict[str, str]:
+        return {"question": self.question, "reference": self.reference, "rule": self.rule}
+
+
+@dataclass(frozen=True)
 class Document:
     doc_id: str
-    kind: str                     # one of KINDS
+    kind: str                     # one of KINDS, or of newkinds.NEW_KINDS
     subkind: str                  # business kind; "paper" / "email" otherwise
     text: str
     truth: tuple[Truth, ...] = field(default=(), repr=False)
+    # the new kinds (:mod:`.newkinds`) record where each text comes from and its licence
+    source: str = field(default="", repr=False)
+    licence: str = field(default="", repr=False)
+    family: str = field(default="", repr=False)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    questions: tuple[Question, ...] = field(default=(), repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"doc_id": self.doc_id, "kind": self.kind, "subkind": self.subkind,
@@ -62,6 +81,31 @@ def split_of(doc_id: str, seed: int = SEED) -> str:
         if bucket < acc:
             return name
     raise AssertionError("split shares must add up to 100")
+
+
+SPLIT_FILE = "split.json"          # the split in force (version 2: by family)
+SPLIT_V1_FILE = "split-v1.json"    # the hash split by document, cited by earlier bundles
+
+
+@functools.lru_cache(maxsize=4)
+def _committed(data_dir: str) -> tuple[dict[str, str], dict[str, str]]:
+    path = Path(data_dir) / SPLIT_FILE
+    if not path.exists():
+        return {}, {}
+    table = json.loads(path.read_text(encoding="utf-8"))
+    split = {i: name for name, ids in table["splits"].items() for i in ids}
+    return split, dict(table.get("family", {}))
+
+
+def split_for(doc_id: str, data_dir: Path = DATA_DIR) -> str:
+    """The document's split in the committed ``split.json`` (train / calibration / test /
+    frozen); a document it does not list (a test's made-up id) gets the hash split."""
+    return _committed(str(data_dir))[0].get(doc_id) or split_of(doc_id)
+
+
+def family_for(doc_id: str, data_dir: Path = DATA_DIR) -> str:
+    """The document's family in the committed split ("" when it lists none)."""
+    return _committed(str(data_dir))[1].get(doc_id, "")
 
 
 def business_documents(n_per_kind: int = N_BUSINESS_PER_KIND, seed: int = SEED) -> list[Document]:
