@@ -7,11 +7,12 @@
   fictional PII (:mod:`.business`), with the inserted values recorded as ground truth.
 
 Ids are ``aclsum:<paper id>``, ``spam:<group>/<message id>`` (as in
-:mod:`preflight_eval.utility_dataset`) and ``<business kind>:<index>``. A document's split
-(train / calibration / test, 70/10/20) depends only on a hash of its id, so adding
-documents later never moves an existing one. Write the committed files with
+:mod:`preflight_eval.utility_dataset`) and ``<business kind>:<index>``. The split in force
+is by family (:mod:`.families`, ``split.json`` version 2, which also holds the frozen test
+set of :mod:`.newkinds`); the split by document that earlier bundles cite depends only on a
+hash of the id (``split-v1.json``, :func:`split_of`). Write the committed files with
 
-    python -m preflight_eval.utility_data.corpus            # data/utility/{split.json,business.jsonl.gz}
+    python -m preflight_eval.utility_data.corpus   # data/utility/{business.jsonl.gz,split-v1.json,split.json}
 """
 
 from __future__ import annotations
@@ -199,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     docs = build_corpus(args.seed)
-    atomic_write_text(out / "split.json", json.dumps(split_table(docs, args.seed), indent=1) + "\n",
-                      mode=0o644)
+    atomic_write_text(out / SPLIT_V1_FILE,
+                      json.dumps(split_table(docs, args.seed), indent=1) + "\n", mode=0o644)
     lines = "".join(json.dumps(d.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
                     for d in docs if d.kind == "business")
     # One gzip member (read_rows reads single- and multi-member files alike).
@@ -208,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                        mode=0o644)
     print(f"{len(docs)} documents: " + ", ".join(
         f"{k} {sum(d.kind == k for d in docs)}" for k in KINDS) + f" → {out}")
-    return 0
+    from preflight_eval.utility_data import families
+
+    return families.main(["--out", str(out), "--seed", str(args.seed)])
 
 
 if __name__ == "__main__":
