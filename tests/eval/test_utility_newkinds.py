@@ -51,7 +51,8 @@ def test_each_question_is_answered_in_its_document_and_the_frozen_list_names_the
         (q,) = d.questions
         assert q.question.endswith("?") and q.reference.lower() not in q.question.lower()
         # the reference is the document's own wording (whitespace aside)
-        assert " ".join(q.reference.split()).split(", practising in ")[0] in " ".join(d.text.split())
+        flat = " ".join(d.text.split())
+        assert " ".join(q.reference.split()).split(", practising in ")[0] in flat
     frozen = json.loads((DATA_DIR / newkinds.FROZEN_FILE).read_text(encoding="utf-8"))
     assert set(frozen["doc_ids"]) == {d.doc_id for d in COMMITTED}
     assert set(frozen["question_answering"]) == {d.doc_id for d in asked}
@@ -149,7 +150,8 @@ def test_a_package_is_used_only_when_every_licence_it_names_is_free(
     (tmp_path / "frob").mkdir()
     (tmp_path / "frob" / "copyright").write_text(COPYRIGHT.format(other=other))
     lic = newkinds.copyright_licences("frob", tmp_path)
-    assert lic is not None and lic["licence"] == "GPL-2+" and lic["copyright"] == "2001-2020 Jane Roe"
+    assert lic is not None and lic["licence"] == "GPL-2+"
+    assert lic["copyright"] == "2001-2020 Jane Roe"
     assert newkinds.free(lic) is free
 
 

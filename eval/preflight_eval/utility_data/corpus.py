@@ -10,9 +10,10 @@ Ids are ``aclsum:<paper id>``, ``spam:<group>/<message id>`` (as in
 :mod:`preflight_eval.utility_dataset`) and ``<business kind>:<index>``. The split in force
 is by family (:mod:`.families`, ``split.json`` version 2, which also holds the frozen test
 set of :mod:`.newkinds`); the split by document that earlier bundles cite depends only on a
-hash of the id (``split-v1.json``, :func:`split_of`). Write the committed files with
+hash of the id (``split-v1.json``, :func:`split_of`). The committed files
+``data/utility/{business.jsonl.gz,split-v1.json,split.json}`` are written by
 
-    python -m preflight_eval.utility_data.corpus   # data/utility/{business.jsonl.gz,split-v1.json,split.json}
+    python -m preflight_eval.utility_data.corpus
 """
 
 from __future__ import annotations

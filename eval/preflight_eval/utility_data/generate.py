@@ -47,7 +47,7 @@ from preflight.core.tasks import SUMMARIZE, SUMMARY_MAX_TOKENS, Task
 from preflight.core.types import SanitizedText
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, E2E_RESERVED, SEED, Document, aclsum_corpus, business_documents, email_corpus,
-    generation_order, held_out_documents, load_business, split_for, split_of,
+    generation_order, held_out_documents, load_business, split_for,
 )
 from preflight_eval.utility_data.newkinds import load_newkinds
 from preflight_eval.utility_data.settings import (

@@ -107,7 +107,8 @@ def tab_sources() -> list[Path]:
 
 
 # ------------------------------------------------------------------ manuals
-def copyright_licences(package: str, doc_root: Path = Path("/usr/share/doc")) -> dict[str, Any] | None:
+def copyright_licences(package: str,
+                       doc_root: Path = Path("/usr/share/doc")) -> dict[str, Any] | None:
     """The licences of a package's machine-readable copyright file (None if it has none)."""
     path = doc_root / package / "copyright"
     try:
