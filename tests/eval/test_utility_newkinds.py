@@ -161,3 +161,23 @@ def test_a_copyright_file_that_is_not_machine_readable_is_not_used(tmp_path: Pat
                                                 "It is under the GPL.\n")
     assert newkinds.copyright_licences("old", tmp_path) is None
     assert newkinds.copyright_licences("absent", tmp_path) is None
+
+
+def test_each_manual_travels_with_its_copyright_file_and_the_licences_it_names() -> None:
+    from preflight_eval.utility_data.shards import read_rows
+
+    texts = {r["path"]: r["text"] for r in read_rows(DATA_DIR / newkinds.LICENCES_FILE)}
+    for d in (d for d in COMMITTED if d.kind == "manual"):
+        copyright_text = texts[d.meta["copyright_file"]]
+        assert d.meta["copyright"] in copyright_text
+        for name in re_licences(copyright_text):
+            assert f"/usr/share/common-licenses/{name}" in texts, (d.doc_id, name)
+    gpl2 = texts.get("/usr/share/common-licenses/GPL-2", "")
+    assert "GNU GENERAL PUBLIC LICENSE" in gpl2
+
+
+def re_licences(text: str) -> set[str]:
+    import re
+
+    return {m for m in re.findall(r"/usr/share/common-licenses/([\w.+-]*\w)", text)
+            if m in {"GPL-2", "GPL-3", "LGPL-2", "LGPL-2.1", "LGPL-3", "Apache-2.0"}}

@@ -41,6 +41,10 @@ from preflight_eval.utility_data.questions import judgment_questions, manual_que
 from preflight_eval.utility_data.shards import read_rows
 
 NEWKINDS_FILE = "newkinds.jsonl.gz"
+# the copyright files of the manuals' packages and the licence texts they refer to: the
+# GPL family asks that a verbatim copy travel with its licence
+LICENCES_FILE = "newkinds-licences.jsonl.gz"
+COMMON_LICENCES = Path("/usr/share/common-licenses")
 FROZEN_FILE = "test_frozen.json"
 NEW_KINDS = ("judgment", "manual")
 MIN_WORDS, MAX_WORDS = 150, 600
@@ -253,6 +257,28 @@ def load_newkinds(data_dir: Path = DATA_DIR) -> list[Document]:
     return [document_from_json(r) for r in read_rows(Path(data_dir) / NEWKINDS_FILE)]
 
 
+def licence_rows(docs: list[Document]) -> list[dict[str, str]]:
+    """One row per manual's package (its copyright file) and per licence text the files
+    refer to in ``/usr/share/common-licenses``; the judgments' licence is TAB's
+    (``data/annotated/tab_test/LICENSE.txt``)."""
+    rows, referred = [], set()
+    for path in sorted({d.meta["copyright_file"] for d in docs if "copyright_file" in d.meta}):
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        rows.append({"path": path, "text": text})
+        referred.update(re.findall(re.escape(str(COMMON_LICENCES)) + r"/([\w.+-]*\w)", text))
+    for name in sorted(referred):
+        licence = COMMON_LICENCES / name
+        if licence.is_file():
+            rows.append({"path": str(licence),
+                         "text": licence.read_text(encoding="utf-8", errors="replace")})
+    return rows
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    lines = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    atomic_write_bytes(path, gzip.compress(lines.encode("utf-8"), mtime=0), mode=0o644)
+
+
 def frozen_table(docs: list[Document], today: date) -> dict[str, Any]:
     return {
         "about": "The untouched test set of issue 47: documents of kinds the utility model "
@@ -290,10 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     docs = choose_qa(list(build(args.seed)), args.seed)
-    lines = "".join(json.dumps(document_json(d), ensure_ascii=False, sort_keys=True) + "\n"
-                    for d in docs)
-    atomic_write_bytes(out / NEWKINDS_FILE, gzip.compress(lines.encode("utf-8"), mtime=0),
-                       mode=0o644)
+    _write_rows(out / NEWKINDS_FILE, [document_json(d) for d in docs])
+    _write_rows(out / LICENCES_FILE, licence_rows(docs))
     if args.freeze:
         if (out / FROZEN_FILE).exists():
             print(f"{out / FROZEN_FILE} exists: the frozen set is not rewritten")
