@@ -385,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0,
                     help="the models' seed and the out-of-fold check's assignment of "
                          "documents to folds (0: the model card's)")
+    ap.add_argument("--split-version", type=int, choices=(1, 2), default=2,
+                    help="1: the split by document (split-v1.json) the bundles trained "
+                         "before the split by family cite")
     args = ap.parse_args(argv)
     files = feature_files(Path(args.data))
     if not files:
@@ -395,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     by_cloud: dict[str, list[DataSet]] = {}
     answered: dict[str, int | None] = {}
     for cloud, _slm, path in files:
-        data = load(path, args.rows)
+        data = load(path, args.rows, args.split_version)
         by_cloud.setdefault(cloud, []).append(data)
         if cloud not in answered:
             answered[cloud] = answered_test_documents(Path(args.data) / f"{cloud}.jsonl.gz")

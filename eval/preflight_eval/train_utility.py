@@ -202,13 +202,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the first N rows of the features file (default: all; the "
                          "card's command names the count, so it reproduces the bundle "
                          "after the data set has grown)")
+    ap.add_argument("--split-version", type=int, choices=(1, 2), default=2,
+                    help="1: the split by document (split-v1.json) the bundles trained "
+                         "before the split by family cite")
     args = ap.parse_args(argv)
     if args.from_csv:
         path = Path(args.from_csv)
         data = load_csv(path)
     else:
         path = Path(args.data) / f"features-{args.cloud_role}-{args.slm_role}.jsonl.gz"
-        data = load(path, args.rows)
+        data = load(path, args.rows, args.split_version)
     if not data.split("train"):
         print(f"no training rows in {path}; compute them with "
               "python -m preflight_eval.utility_data.features", file=sys.stderr)

@@ -34,7 +34,7 @@ def _write(path: Path, docs: int = 90, seed: int = 3) -> None:
     rng = random.Random(seed)
     writer = ShardWriter(path)
     for d in range(docs):
-        doc_id = f"memo:{d:04d}"
+        doc_id = f"synthetic:{d:04d}"   # an id split.json does not list: its stored split
         fragility = rng.random()
         for i, eps in enumerate((20.0, 60.0, 150.0)):
             quality = min(1.0, max(0.0, 1.0 - fragility * 60 / eps))

@@ -1,5 +1,6 @@
 """The utility data set's corpus: three kinds, deterministic business documents whose
-recorded ground truth is really in the text, and a committed split by document."""
+recorded ground truth is really in the text, and the split by document (version 1) that
+earlier bundles cite (the split by family: test_utility_split_families.py)."""
 
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ def test_committed_business_file_matches_the_generator() -> None:
             assert t.value in doc.text
 
 
-def test_split_is_by_document_and_stable() -> None:
-    table = json.loads((corpus.DATA_DIR / "split.json").read_text(encoding="utf-8"))
+def test_split_v1_is_by_document_and_stable() -> None:
+    table = json.loads((corpus.DATA_DIR / corpus.SPLIT_V1_FILE).read_text(encoding="utf-8"))
     splits = table["splits"]
     ids = [i for name in ("train", "calibration", "test") for i in splits[name]]
     assert len(ids) == len(set(ids)) >= 300            # disjoint, enough documents
@@ -79,7 +80,7 @@ def test_full_corpus_has_three_kinds_and_matches_the_split() -> None:
     docs = corpus.build_corpus()
     by_kind = {k: [d for d in docs if d.kind == k] for k in corpus.KINDS}
     assert all(len(v) >= 100 for v in by_kind.values())
-    table = json.loads((corpus.DATA_DIR / "split.json").read_text(encoding="utf-8"))
+    table = json.loads((corpus.DATA_DIR / corpus.SPLIT_V1_FILE).read_text(encoding="utf-8"))
     committed = {i for members in table["splits"].values() for i in members}
     assert committed == {d.doc_id for d in docs}
     order = corpus.generation_order(docs)

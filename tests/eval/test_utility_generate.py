@@ -16,9 +16,9 @@ from _fakes import FakeDetector  # noqa: E402
 from _loopback import CaptureServer, Reply  # noqa: E402
 
 from preflight.core.send.providers import create_client  # noqa: E402
-from preflight.core.tasks import SUMMARIZE  # noqa: E402
+from preflight.core.tasks import SUMMARIZE, Task  # noqa: E402
 from preflight_eval.utility_data.corpus import (  # noqa: E402
-    E2E_RESERVED, SEED, Document, held_out_documents, split_of,
+    E2E_RESERVED, Document, Question, held_out_documents, split_for,
 )
 from preflight_eval.utility_data.generate import (  # noqa: E402
     Generator, ProductSender, standin_provider, visiting_order,
@@ -174,9 +174,56 @@ def test_visiting_the_test_split_first_keeps_positions_and_the_end_to_end_docume
     assert all(docs[i] is d for i, d in plain)          # positions are generation order
 
     first = visiting_order(docs, "test")
-    splits = [split_of(d.doc_id, SEED) for _i, d in first]
+    splits = [split_for(d.doc_id) for _i, d in first]
     n_test = splits.count("test")
     assert n_test > 0 and set(splits[:n_test]) == {"test"} and "test" not in splits[n_test:]
     assert sorted(first, key=lambda v: v[0]) == plain   # the same visits, reordered
     assert all(docs[i] is d for i, d in first)          # each keeps its own position
     assert not reserved & {d.doc_id for _i, d in first}
+
+
+JUDGMENT = Document(
+    "echr:T-0001", "judgment", "echr",
+    "PROCEDURE\n\nThe case originated in an application against the Kingdom of Ruritania "
+    "lodged by Alice Martin on 3 May 2004. She was represented by Bob Stone, a lawyer "
+    "practising in Lyon.\n\nTHE FACTS\n\nThe applicant was dismissed after she wrote to "
+    "the ministry at alice@example.org.",
+    questions=(Question("Who represented the applicant?", "Bob Stone", "test"),))
+
+
+def test_the_question_task_sends_the_products_question_request_and_is_recorded(
+        tmp_path: Path) -> None:
+    with CaptureServer() as srv:
+        srv.default = Reply(deltas=["It was ", "<PERSON_2>", "."])
+        gen = _generator(tmp_path, srv.url, {"placeholder": OperatorKind("placeholder", 1.0)})
+        gen.args.frozen = True
+        gen.path = tmp_path / "frozen-cloud_test.jsonl.gz"
+        gen.writer = type(gen.writer)(gen.path)
+        gen.run([JUDGMENT])
+        rows = read_rows(tmp_path / "frozen-cloud_test.jsonl.gz")
+        assert [(r["setting"]["kind"], r["setting"]["task"]) for r in rows] == [
+            ("original", "summarize"), ("placeholder", "summarize"),
+            ("original", "question"), ("placeholder", "question")]
+        client = create_client(standin_provider(srv.url, "standin-model"))
+        question = Task("question", question="Who represented the applicant?")
+        for row, req in zip(rows, srv.requests):
+            task = question if row["setting"]["task"] == "question" else SUMMARIZE
+            assert req.body == client.build_request(task, row["payload"]).body
+            assert row["split"] == "frozen"
+    asked = [r for r in rows if r["setting"]["task"] == "question"]
+    assert all(r["key"].endswith("|question") and r["question"] == question.question
+               and r["reference"] == "Bob Stone" for r in asked)
+    ph = next(r for r in asked if r["setting"]["kind"] == "placeholder")
+    assert "Bob Stone" not in ph["payload"] and ph["answer"] == "It was Bob Stone."
+    summaries = [r for r in rows if r["setting"]["task"] == "summarize"]
+    assert all("question" not in r and not r["key"].endswith("question") for r in summaries)
+
+
+def test_a_summary_keeps_the_key_its_rows_were_stored_under() -> None:
+    """Rows written before the task dimension are found again (the generator resumes
+    on keys): a summary's key has no task in it, and a stored setting still loads."""
+    s = Setting("dx", "dx", 12.5, 7, corrected=True)
+    assert s.key == "dx|dx|12.5|7|1"
+    assert Setting("dx", "dx", 12.5, 7, True, task="question").key == "dx|dx|12.5|7|1|question"
+    stored = {"kind": "dx", "method": "dx", "epsilon": 12.5, "seed": 7, "corrected": True}
+    assert Setting(**stored) == s

@@ -7,16 +7,19 @@
   fictional PII (:mod:`.business`), with the inserted values recorded as ground truth.
 
 Ids are ``aclsum:<paper id>``, ``spam:<group>/<message id>`` (as in
-:mod:`preflight_eval.utility_dataset`) and ``<business kind>:<index>``. A document's split
-(train / calibration / test, 70/10/20) depends only on a hash of its id, so adding
-documents later never moves an existing one. Write the committed files with
+:mod:`preflight_eval.utility_dataset`) and ``<business kind>:<index>``. The split in force
+is by family (:mod:`.families`, ``split.json`` version 2, which also holds the frozen test
+set of :mod:`.newkinds`); the split by document that earlier bundles cite depends only on a
+hash of the id (``split-v1.json``, :func:`split_of`). The committed files
+``data/utility/{business.jsonl.gz,split-v1.json,split.json}`` are written by
 
-    python -m preflight_eval.utility_data.corpus            # data/utility/{split.json,business.jsonl.gz}
+    python -m preflight_eval.utility_data.corpus
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import hashlib
 import json
@@ -40,12 +43,30 @@ SPLITS = (("train", 70), ("calibration", 10), ("test", 20))
 
 
 @dataclass(frozen=True)
+class Question:
+    """A question whose answer is in the document (the question-answering task)."""
+
+    question: str
+    reference: str                # the answer as the document states it
+    rule: str                     # which rule of :mod:`.questions` wrote it
+
+    def to_json(self) -> dict[str, str]:
+        return {"question": self.question, "reference": self.reference, "rule": self.rule}
+
+
+@dataclass(frozen=True)
 class Document:
     doc_id: str
-    kind: str                     # one of KINDS
+    kind: str                     # one of KINDS, or of newkinds.NEW_KINDS
     subkind: str                  # business kind; "paper" / "email" otherwise
     text: str
     truth: tuple[Truth, ...] = field(default=(), repr=False)
+    # the new kinds (:mod:`.newkinds`) record where each text comes from and its licence
+    source: str = field(default="", repr=False)
+    licence: str = field(default="", repr=False)
+    family: str = field(default="", repr=False)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    questions: tuple[Question, ...] = field(default=(), repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"doc_id": self.doc_id, "kind": self.kind, "subkind": self.subkind,
@@ -62,6 +83,31 @@ def split_of(doc_id: str, seed: int = SEED) -> str:
         if bucket < acc:
             return name
     raise AssertionError("split shares must add up to 100")
+
+
+SPLIT_FILE = "split.json"          # the split in force (version 2: by family)
+SPLIT_V1_FILE = "split-v1.json"    # the hash split by document, cited by earlier bundles
+
+
+@functools.lru_cache(maxsize=4)
+def _committed(data_dir: str) -> tuple[dict[str, str], dict[str, str]]:
+    path = Path(data_dir) / SPLIT_FILE
+    if not path.exists():
+        return {}, {}
+    table = json.loads(path.read_text(encoding="utf-8"))
+    split = {i: name for name, ids in table["splits"].items() for i in ids}
+    return split, dict(table.get("family", {}))
+
+
+def split_for(doc_id: str, data_dir: Path = DATA_DIR) -> str:
+    """The document's split in the committed ``split.json`` (train / calibration / test /
+    frozen); a document it does not list (a test's made-up id) gets the hash split."""
+    return _committed(str(data_dir))[0].get(doc_id) or split_of(doc_id)
+
+
+def family_for(doc_id: str, data_dir: Path = DATA_DIR) -> str:
+    """The document's family in the committed split ("" when it lists none)."""
+    return _committed(str(data_dir))[1].get(doc_id, "")
 
 
 def business_documents(n_per_kind: int = N_BUSINESS_PER_KIND, seed: int = SEED) -> list[Document]:
@@ -155,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     docs = build_corpus(args.seed)
-    atomic_write_text(out / "split.json", json.dumps(split_table(docs, args.seed), indent=1) + "\n",
-                      mode=0o644)
+    atomic_write_text(out / SPLIT_V1_FILE,
+                      json.dumps(split_table(docs, args.seed), indent=1) + "\n", mode=0o644)
     lines = "".join(json.dumps(d.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
                     for d in docs if d.kind == "business")
     # One gzip member (read_rows reads single- and multi-member files alike).
@@ -164,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                        mode=0o644)
     print(f"{len(docs)} documents: " + ", ".join(
         f"{k} {sum(d.kind == k for d in docs)}" for k in KINDS) + f" → {out}")
-    return 0
+    from preflight_eval.utility_data import families
+
+    return families.main(["--out", str(out), "--seed", str(args.seed)])
 
 
 if __name__ == "__main__":

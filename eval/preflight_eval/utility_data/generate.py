@@ -43,14 +43,16 @@ from preflight.core.send.audit import AuditLog
 from preflight.core.send.keys import KeyStore, SessionKeyStore
 from preflight.core.send.providers import Timeouts, create_client
 from preflight.core.send.session import Confirmation, SendSession
-from preflight.core.tasks import SUMMARIZE, SUMMARY_MAX_TOKENS
+from preflight.core.tasks import SUMMARIZE, SUMMARY_MAX_TOKENS, Task
 from preflight.core.types import SanitizedText
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, E2E_RESERVED, SEED, Document, aclsum_corpus, business_documents, email_corpus,
-    generation_order, held_out_documents, load_business, split_of,
+    generation_order, held_out_documents, load_business, split_for,
 )
+from preflight_eval.utility_data.newkinds import load_newkinds
 from preflight_eval.utility_data.settings import (
     FULL_GRID_DOCS, DocumentContext, Setting, SettingKind, document_settings, setting_kinds,
+    shipped_kinds,
 )
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -98,10 +100,10 @@ class ProductSender:
         )
 
     def plan(self, original: str, sanitized: SanitizedText, spans: Any, vault: Any,
-             setting: Setting) -> Any:
+             setting: Setting, task: Task = SUMMARIZE) -> Any:
         params = SanitizeParams(seed=setting.seed, epsilon=setting.epsilon)
         return self.session.prepare_send(original, self.provider, sanitized.method, params,
-                                         SUMMARIZE, spans=spans, sanitized=sanitized,
+                                         task, spans=spans, sanitized=sanitized,
                                          vault=vault)
 
     def send(self, plan: Any) -> Any:
@@ -113,6 +115,23 @@ class ProductSender:
 def corpus_documents(data_dir: Path, seed: int) -> list[Document]:
     business = load_business(data_dir) or business_documents(seed=seed)
     return generation_order(aclsum_corpus() + email_corpus(seed=seed) + business, seed)
+
+
+def frozen_documents(data_dir: Path, seed: int) -> list[Document]:
+    """The frozen test set's documents (:mod:`.newkinds`), kinds interleaved."""
+    return generation_order(load_newkinds(data_dir), seed)
+
+
+def document_task(doc: Document, setting: Setting) -> Task:
+    """What the cloud is asked for ``setting`` on ``doc``: a summary, or the document's
+    recorded question (through the product's question path, sanitized like the text)."""
+    if setting.task == "question":
+        return Task("question", question=doc.questions[0].question)
+    return SUMMARIZE
+
+
+def document_tasks(doc: Document) -> tuple[str, ...]:
+    return ("summarize", "question") if doc.questions else ("summarize",)
 
 
 def visiting_order(docs: list[Document], first_split: str | None = None
@@ -128,7 +147,7 @@ def visiting_order(docs: list[Document], first_split: str | None = None
     reserved = {d.doc_id for d in held_out_documents(docs, E2E_RESERVED)}
     visits = [(i, d) for i, d in enumerate(docs) if d.doc_id not in reserved]
     if first_split:
-        visits.sort(key=lambda v: split_of(v[1].doc_id, SEED) != first_split)
+        visits.sort(key=lambda v: split_for(v[1].doc_id) != first_split)
     return visits
 
 
@@ -163,7 +182,10 @@ class Generator:
         self.kinds = kinds
         self.corrector = corrector
         self.standin = standin
-        self.path = Path(args.out) / f"{args.cloud_role}.jsonl.gz"
+        # the frozen test set's rows go to a file of their own, which no feature pass,
+        # training or report reads (data/utility/test_frozen.json)
+        prefix = "frozen-" if getattr(args, "frozen", False) else ""
+        self.path = Path(args.out) / f"{prefix}{args.cloud_role}.jsonl.gz"
         self.writer = ShardWriter(self.path)
         if self.writer.repaired_bytes:
             log.warning("dropped a torn last row (%d bytes) left by a killed run",
@@ -176,11 +198,14 @@ class Generator:
 
     def run(self, docs: list[Document]) -> None:
         log.info("%d documents, %d rows already in %s", len(docs), len(self.done), self.path)
-        visits = visiting_order(docs, self.args.first_split)
+        frozen = getattr(self.args, "frozen", False)
+        # the frozen set: every document in generation order, every shipped kind on each
+        visits = list(enumerate(docs)) if frozen else visiting_order(docs, self.args.first_split)
         for position, doc in visits[: self.args.max_docs or None]:
             ctx = DocumentContext(doc.doc_id, doc.text, self.detector.detect(doc.text),
-                                  self.args.seed, light=position >= FULL_GRID_DOCS)
-            for setting in document_settings(ctx, self.kinds):
+                                  self.args.seed,
+                                  light=not frozen and position >= FULL_GRID_DOCS)
+            for setting in document_settings(ctx, self.kinds, document_tasks(doc)):
                 if (doc.doc_id, setting.key) in self.done:
                     continue
                 if time.monotonic() > self.deadline:
@@ -192,7 +217,8 @@ class Generator:
         t0, c0 = time.monotonic(), cpu_now()
         row: dict[str, Any] = {
             "doc_id": doc.doc_id, "doc_kind": doc.kind, "subkind": doc.subkind,
-            "split": split_of(doc.doc_id, SEED), "key": setting.key,
+            "split": "frozen" if getattr(self.args, "frozen", False) else split_for(doc.doc_id),
+            "key": setting.key,
             "setting": setting.to_json(), "standin": self.standin,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
@@ -208,7 +234,10 @@ class Generator:
                 repaired = self.corrector(sanitized.text)
                 sanitized = SanitizedText(repaired, sanitized.method, (),
                                           {"epsilon": setting.epsilon, "corrected": True})
-            plan = self.sender.plan(doc.text, sanitized, ctx.spans, vault, setting)
+            task = document_task(doc, setting)
+            if task.kind == "question":
+                row.update(question=task.question, reference=doc.questions[0].reference)
+            plan = self.sender.plan(doc.text, sanitized, ctx.spans, vault, setting, task)
             row["payload"] = sanitized.text
             row["request_sha256"] = hashlib.sha256(plan.payload).hexdigest()
             row["findings"] = len(plan.findings)
@@ -262,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cloud-url", default=None, help="an already running OpenAI-style server")
     ap.add_argument("--n-threads", type=int, default=2, help="llama.cpp threads (server, SLM)")
     ap.add_argument("--corrector-role", default="slm", help="manifest role of the repairing SLM")
+    ap.add_argument("--frozen", action="store_true",
+                    help="send the frozen test set (data/utility/newkinds.jsonl.gz) under "
+                         "every shipped setting kind, into frozen-<cloud role>.jsonl.gz")
     ap.add_argument("--first-split", choices=("train", "calibration", "test"), default=None,
                     help="visit this split's documents first (e.g. test: complete the "
                          "held-out split); a document's settings do not depend on it")
@@ -288,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     if detector.warnings:   # a degraded detector would make rows no real send produces
         log.error("the detector is degraded: %s", " ".join(detector.warnings))
         return 1
-    docs = corpus_documents(Path(args.out), args.seed)
+    docs = (frozen_documents if args.frozen else corpus_documents)(Path(args.out), args.seed)
     with tempfile.TemporaryDirectory(prefix="pf-utility-gen-") as tmp:
         return against_standin(
             manager.path(args.cloud_role), args.n_threads, Path(tmp),
@@ -322,7 +354,8 @@ def _run(args: argparse.Namespace, url: str, detector: Any, corrector: Any,
     base = url.rstrip("/")
     provider = standin_provider(base if base.endswith("/v1") else base + "/v1", args.cloud_role)
     sender = ProductSender(provider, detector, tmp / "audit.sqlite3")
-    gen = Generator(args, sender, detector, setting_kinds(), corrector, standin)
+    gen = Generator(args, sender, detector, shipped_kinds() if args.frozen else setting_kinds(),
+                    corrector, standin)
     gen.run(docs)
     log.info("done: %d new rows, %d rows in %s", gen.n_new, len(gen.done), gen.path)
     return 0

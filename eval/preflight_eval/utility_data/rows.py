@@ -1,12 +1,15 @@
-"""The committed utility data set as regressor rows, split by document.
+"""The committed utility data set as regressor rows, split by family (by document before).
 
 Reads ``data/utility/features-<cloud role>-<slm role>.jsonl.gz`` (written by
 :mod:`.features` from the stand-in's answers of :mod:`.generate`) and turns each row into
 the flat form the regressor reads: the feature names of
 :mod:`preflight.core.utility.features`, plus ``target`` (E), ``target_original`` (E of the
 unsanitized send of the same document), ``variant`` ("plain" / "corrected"), ``group``
-(document id), ``split`` (from ``split.json``: train / calibration / test), ``method`` and
-``kind`` (the setting kind: dx, identifiers, placeholder, ...).
+(document id), ``split`` (from the committed ``split.json``, version 2: train / calibration
+/ test by family; ``split_version=1`` gives the split by document of ``split-v1.json``,
+which the bundles trained before it cite), ``family`` (the document's family, for folds
+that keep a family together), ``method`` and ``kind`` (the setting kind: dx,
+identifiers, placeholder, ...).
 
 Rows are dropped, and counted, when they cannot describe what the stand-in read:
 an ``error`` (the sanitization failed and nothing was sent), or features computed on a
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
-from preflight_eval.utility_data.corpus import DATA_DIR
+from preflight_eval.utility_data.corpus import DATA_DIR, SEED, family_for, split_for, split_of
 from preflight_eval.utility_data.features import interrupted, old_dx_row
 from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
@@ -71,14 +74,24 @@ def feature_files(data_dir: Path = DATA_DIR) -> list[tuple[str, str, Path]]:
     return out
 
 
-def flat_row(r: dict[str, Any]) -> dict[str, Any]:
+def row_split(doc_id: str, stored: str, split_version: int = 2) -> str:
+    """The document's split: version 2 from the committed split.json (a document it does
+    not list keeps the split stored in its row), version 1 by the hash of its id."""
+    if split_version == 1:
+        return split_of(doc_id, SEED)
+    return split_for(doc_id) if family_for(doc_id) else stored
+
+
+def flat_row(r: dict[str, Any], split_version: int = 2) -> dict[str, Any]:
     setting = r["setting"]
     flat: dict[str, Any] = {k: (math.nan if v is None else float(v))
                             for k, v in r["features"].items()}
     flat.update(
         target=float(r["target"]), target_original=float(r["target_original"]),
         variant="corrected" if setting.get("corrected") else "plain",
-        group=r["doc_id"], key=r.get("key", ""), split=r["split"],
+        group=r["doc_id"], key=r.get("key", ""),
+        split=row_split(r["doc_id"], r["split"], split_version),
+        family=family_for(r["doc_id"]) or r["doc_id"],
         doc_kind=r.get("doc_kind", ""),
         method=setting["method"], kind=setting["kind"], epsilon_setting=setting.get("epsilon"),
         seed=setting.get("seed"),
@@ -88,10 +101,11 @@ def flat_row(r: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def load(path: Path, limit: int | None = None) -> DataSet:
+def load(path: Path, limit: int | None = None, split_version: int = 2) -> DataSet:
     """The rows of one features file; ``limit``: only its first N rows (the file only
     grows at its end, so a model card that names N stays reproducible while the data set
-    keeps growing)."""
+    keeps growing); ``split_version``: 1 for the split by document the bundles trained
+    before version 2 cite."""
     stem = path.name[len("features-"):-len(".jsonl.gz")]
     cloud, _, slm = stem.partition("-")
     data = DataSet(cloud, slm, path)
@@ -112,7 +126,7 @@ def load(path: Path, limit: int | None = None) -> DataSet:
             data.dropped["answers of another length"] = \
                 data.dropped.get("answers of another length", 0) + 1
         else:
-            data.rows.append(flat_row(r))
+            data.rows.append(flat_row(r, split_version))
     return data
 
 
@@ -130,7 +144,7 @@ def original_rows(data: DataSet) -> list[dict[str, Any]]:
 
 def load_csv(path: Path) -> DataSet:
     """The shipped ``training_features.csv`` (numbers only, document ids hashed) as a
-    data set, split by document with the same hash rule as ``split.json``: how the
+    data set, split by document with the hash rule of ``split-v1.json``: how the
     interim bundle of sessions 2–3 (Gemma 3 270M stand-in, 41 documents) is rebuilt."""
     import csv
 
@@ -210,5 +224,6 @@ def answered_test_documents(path: Path) -> int | None:
     if not Path(path).exists():
         return None
     return len({r["doc_id"] for r in read_rows(path)
-                if r.get("split") == "test" and r["setting"]["kind"] != "original"
+                if row_split(r["doc_id"], r.get("split", "")) == "test"
+                and r["setting"]["kind"] != "original"
                 and "error" not in r and not interrupted(r) and not old_dx_row(r)})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
@@ -48,15 +48,20 @@ class Setting:
     epsilon: float | None = None
     seed: int | None = None
     corrected: bool = False
+    # what the cloud is asked: "summarize", or "question" (the document's recorded
+    # question, :mod:`.questions`); rows written before the task existed are summaries
+    task: str = "summarize"
 
     @property
     def key(self) -> str:
         eps = "-" if self.epsilon is None else f"{self.epsilon:.6g}"
-        return f"{self.kind}|{self.method}|{eps}|{self.seed}|{int(self.corrected)}"
+        # a summary's key is the one its rows were stored under before tasks existed
+        task = "" if self.task == "summarize" else f"|{self.task}"
+        return f"{self.kind}|{self.method}|{eps}|{self.seed}|{int(self.corrected)}{task}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "method": self.method, "epsilon": self.epsilon,
-                "seed": self.seed, "corrected": self.corrected}
+                "seed": self.seed, "corrected": self.corrected, "task": self.task}
 
 
 ORIGINAL = Setting("original", "none")
@@ -114,9 +119,11 @@ class DxKind:
 
     name = "dx"
 
-    def __init__(self, mechanism: Any = None, counts: tuple[int, ...] = (3, 4)) -> None:
+    def __init__(self, mechanism: Any = None, counts: tuple[int, ...] = (3, 4),
+                 correct_p: float = CORRECT_P) -> None:
         self._mech = mechanism
         self.counts = counts
+        self.correct_p = correct_p
 
     @property
     def mechanism(self) -> Any:
@@ -129,7 +136,7 @@ class DxKind:
         lo, hi = self.mechanism.epsilon_range
         seed = ctx.doc_seed(self.name)
         counts, correct_p = ((LIGHT["dx_counts"], LIGHT["correct_p"]) if ctx.light
-                             else (self.counts, CORRECT_P))
+                             else (self.counts, self.correct_p))
         out = []
         for eps in log_uniform_bins(lo, hi, rng.choice(counts), rng):
             out.append(Setting("dx", "dx", eps, seed))
@@ -219,9 +226,24 @@ def setting_kinds() -> dict[str, SettingKind]:
     return dict(_KINDS)
 
 
-def document_settings(ctx: DocumentContext, kinds: dict[str, SettingKind]) -> list[Setting]:
-    """The unsanitized send first, then every kind's settings for this document."""
+def shipped_kinds() -> dict[str, SettingKind]:
+    """Every setting kind the product ships, each on every document: the default policy,
+    placeholder, pseudonym, generalize, whole-text d_X at 3 ε (one per bin of the
+    calibrated range, none corrected) and the hybrid policy at 2 ε — the grid of the
+    frozen test set. Same kind names, so the same seeded streams, as :func:`setting_kinds`."""
+    kinds: dict[str, SettingKind] = {"identifiers": PolicyKind("identifiers", 1.0)}
+    for name in ("placeholder", "pseudonym", "generalize"):
+        kinds[name] = OperatorKind(name, 1.0)
+    kinds["dx"] = DxKind(counts=(3,), correct_p=0.0)
+    kinds["identifiers-dx"] = PolicyKind("identifiers-dx", 1.0, (2,))
+    return kinds
+
+
+def document_settings(ctx: DocumentContext, kinds: dict[str, SettingKind],
+                      tasks: Sequence[str] = ("summarize",)) -> list[Setting]:
+    """The unsanitized send first, then every kind's settings for this document; the
+    whole list once per task (the same sanitizations, asked another thing)."""
     out = [ORIGINAL]
     for kind in kinds.values():
         out.extend(kind.sample(ctx))
-    return out
+    return [replace(s, task=task) for task in tasks for s in out]
