@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from faker import Faker
 
 from preflight.core.pii.canonical import readable
+from preflight.core.pii.cleaning import NAME_AFFIXES
 from preflight.core.sanitize import generalize as gen
 from preflight.core.sanitize.base import SanitizeParams, register
 from preflight.core.sanitize.surrogates import placeholder_label, surrogate_for
@@ -381,13 +382,35 @@ class PlaceholderOperator(_ReversibleOperator):
         return placeholder_token(label, n)
 
 
+#: A stand-in number shares no run this long with the real one (the leak check's "part").
+SHARED_DIGITS = 4
+#: Draws that must also avoid parts of real values; later draws only avoid whole values
+#: (a value space too small to avoid every part, such as a two-digit number).
+_PART_ATTEMPTS = 50
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_NAME_TYPES = frozenset({"PERSON", "NRP", "ORGANIZATION", "LOCATION", "STREET_ADDRESS",
+                         "ADDRESS"})
+_DIGIT_TYPES = frozenset({"CREDIT_CARD", "IBAN_CODE", "PHONE_NUMBER", "US_SSN", "US_ITIN",
+                          "US_BANK_NUMBER", "BANK_ACCOUNT", "UK_NHS", "US_PASSPORT",
+                          "US_DRIVER_LICENSE", "NATIONAL_ID", "ID_NUMBER"})
+
+
+def _digit_runs(value: str) -> set[str]:
+    """Every run of SHARED_DIGITS consecutive digits of ``value``, separators ignored."""
+    digits = "".join(ch for ch in value if ch.isdigit())
+    return {digits[i:i + SHARED_DIGITS] for i in range(len(digits) - SHARED_DIGITS + 1)}
+
+
 @register("pseudonym")
 class PseudonymOperator(_ReversibleOperator):
     """A realistic surrogate of the same type for every distinct value (Faker): names
     become names, emails become ``@example.*`` addresses, cards pass Luhn, IBANs pass
     mod-97, dates keep their format. ``params.seed`` makes the choice reproducible —
     keep that seed secret, since with it a guessed value can be checked against a
-    surrogate. Surrogates never occur in the document and never repeat."""
+    surrogate. Surrogates never occur in the document and never repeat, and none carries a
+    part of a real value: no word of a stand-in name, firm, place or address is a word of
+    a protected value (a surname alone is a leak), and no run of :data:`SHARED_DIGITS` digits of a stand-in number is
+    one of the real number's."""
 
     name = "pseudonym"
     kind = SURROGATE
@@ -401,6 +424,19 @@ class PseudonymOperator(_ReversibleOperator):
         digest = hashlib.sha256(f"{self._seed}\x00amounts".encode()).digest()
         pick = random.Random(int.from_bytes(digest[:8], "big"))
         self._amount_scale = pick.choice((pick.uniform(0.55, 0.9), pick.uniform(1.1, 1.6)))
+
+    def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> SanitizedText:
+        # the capitalized words of every protected value (its names, not "and" or
+        # "Mrs"): no stand-in name may carry one
+        self._real_words = frozenset(
+            w.casefold() for s in spans for w in _WORD.findall(text[s.start:s.end])
+            if w[0].isupper() and w.casefold() not in NAME_AFFIXES)
+        # and every run of SHARED_DIGITS digits of a protected number: no stand-in (a
+        # number, a date) may carry one
+        self._real_runs = frozenset(
+            run for s in spans if s.type in _DIGIT_TYPES
+            for run in _digit_runs(text[s.start:s.end]))
+        return super().sanitize(text, spans, params)
 
     def _choose(self, key, value, span, attempt, taken) -> str:
         for extra in range(1000):
@@ -418,12 +454,23 @@ class PseudonymOperator(_ReversibleOperator):
                 # Long collisions mean a tiny value space (a 1-letter value): widen it.
                 sur += "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(a // 10))
             folded = sur.casefold()
-            if sur and folded not in self._folded and folded not in taken:
+            if (sur and folded not in self._folded and folded not in taken
+                    and not (extra < _PART_ATTEMPTS and self._carries_part(value, sur, span))):
                 return sur
         raise RuntimeError("no free surrogate")  # pragma: no cover
 
     def _usable(self, token: str) -> bool:
         return token.casefold() not in self._folded
+
+    def _carries_part(self, value: str, sur: str, span: Span) -> bool:
+        """Whether the stand-in ``sur`` repeats a part of a real value by chance: a word
+        of a protected value in a stand-in name ("Burton-Roberts" for a firm when the
+        document names Joseph Roberts), or a digit run of a protected number in any
+        stand-in (a card's "2030" as a date's year)."""
+        if span.type in _NAME_TYPES and any(
+                w in self._real_words for w in _WORD.findall(sur.casefold())):
+            return True
+        return not self._real_runs.isdisjoint(_digit_runs(sur))
 
     def _glued(self, out: str, changes) -> set[str]:
         glued = set()
