@@ -91,7 +91,7 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     """``spans`` with determiners and open brackets cut from the NER model's named spans,
     and its generic references, public bodies and titles of laws dropped (see the module
     docstring)."""
-    spans = list(spans)
+    spans = _facilities_over_guessed_persons(text, list(spans))
     persons = [(s.start, s.end) for s in spans if s.type == "PERSON"]
     out = []
     for span in spans:
@@ -106,10 +106,26 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
             span = _whole_name(text, _before_open_bracket(text, span))
             if names_nobody(text, span.start, span.end, terms) or (
                     span.recognizer == "FacilityRecognizer"
-                    and _common_lead(text, span, terms)):
+                    and _common_lead(text, span, terms)) or (
+                    span.type == "LOCATION" and _in_public_body(text, span, terms)):
                 continue
         out.append(span)
     return out
+
+
+def _facilities_over_guessed_persons(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` without the model's person guesses inside a facility written as one: after
+    "the" ("the Hilvan prison", "The Kahta court") or with its kind capitalized ("HM
+    Prison Brixton"). A person a rule found keeps its span and the facility goes."""
+    facilities = [s for s in spans if s.recognizer == "FacilityRecognizer"
+                  and (_THE_BEFORE.search(text, max(0, s.start - 5), s.start)
+                       or any(w[0].isupper() and w.casefold() in _facility_heads()
+                              for w in _WORD.findall(text, s.start, s.end)))]
+    if not facilities:
+        return spans
+    return [s for s in spans if not (
+        s.type == "PERSON" and s.recognizer in STATISTICAL_RECOGNIZERS
+        and any(f.start <= s.start and s.end <= f.end for f in facilities))]
 
 
 def names_nobody(text: str, start: int, end: int, terms: DocTerms) -> bool:
@@ -128,6 +144,16 @@ _AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipalit
                           r"Canton|Town|Village|Parish|Commune|Prefecture)[ \t]+of[ \t]+$")
 # the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
 _HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
+
+
+@functools.lru_cache(maxsize=1)
+def _facility_heads() -> frozenset[str]:
+    """The kinds of facility the facility rule names, one word each (its module imports
+    Presidio, which ``preflight.core.pii`` must not at import)."""
+    from preflight.core.pii.recognizers.orgs import FACILITY_NOUNS
+
+    return frozenset(n for n in FACILITY_NOUNS if " " not in n)
+
 _INSTITUTION_END = re.compile(
     r"(?i)(?:court|courts|tribunal|chamber|ministry|department|office|agency|authority|"
     r"commission|committee|council|board|directorate|prison|hospital|school|college|"
@@ -154,6 +180,27 @@ def _whole_name(text: str, span: Span) -> Span:
     if (start, end) == (span.start, span.end):
         return span
     return dataclasses.replace(span, start=start, end=end)
+
+
+# the capitalized words (and "of", "of the") a place's name runs on with, to its right
+# and to its left ("9th Chamber of" + "Istanbul" + " Court of Commerce")
+_NAME_RIGHT = re.compile(r"(?:[ \t]+(?:of[ \t]+(?:the[ \t]+)?)?[A-Z][\w'’-]*)+")
+_NAME_LEFT = re.compile(r"(?:(?:[A-Z][\w'’-]*|\d+(?:st|nd|rd|th))[ \t]+"
+                        r"(?:of[ \t]+(?:the[ \t]+)?)?)+$")
+
+
+def _in_public_body(text: str, span: Span, terms: DocTerms) -> bool:
+    """The place is the qualifier of a public body's name that names nobody ("Istanbul"
+    in "the Istanbul State Security Court", "9th Chamber of Istanbul Court of
+    Commerce"): the body of a city the dictionary knows is no more specific than that of
+    a state."""
+    right = _NAME_RIGHT.match(text, span.end)
+    left = _NAME_LEFT.search(text, max(0, span.start - 60), span.start)
+    if right is None and left is None:
+        return False
+    start = left.start() if left else span.start
+    end = right.end() if right else span.end
+    return public_body(text[start:end], terms)
 
 
 def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
