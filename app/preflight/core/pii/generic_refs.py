@@ -23,12 +23,15 @@ companies, towns, streets, buildings, local offices. So:
   Government", "the Ministry of Foreign Affairs", "the United Kingdom"). The dictionary
   (WordNet's, from the NER model's lemmatizer tables) knows countries, regions and large
   cities, not small towns or surnames: "the Bexhill Town Council" stays;
-- a **whole country** is dropped ("Poland", "South Korea"; ISO 3166's short names as
-  Faker ships them, a dependency the app already has). HIPAA's Safe Harbor method keeps
-  state-level geography for the same reason; towns and regions stay detected;
+- a **whole country** is dropped ("Poland", "South Korea"; the names phonenumbers'
+  geocoder gives ISO 3166's regions), and so is a country's adjective ("Polish", "a
+  Sierra Leonean national": :func:`country_adjective`). HIPAA's Safe Harbor method keeps
+  state-level geography for the same reason; towns and regions stay detected, and so do
+  religious, political and ethnic groups ("Anglican", "Kurdish");
 - the **title of a law**, a treaty or a rule book is dropped: its head word is Act,
   Regulation, Directive, Convention, Code, Rules… followed by nothing but a year, a
-  number or a bracketed abbreviation ("Regulation (EU) 2016/679").
+  number or a bracketed abbreviation ("Regulation (EU) 2016/679"); so is the year the
+  model tags in one ("the Police Act 1997").
 
 Unsure errs toward protecting: a word the dictionary does not know keeps the span. Only
 the NER model's spans are touched: a rule that found a company by its suffix, a
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -98,16 +102,21 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
         if span.recognizer == "FacilityRecognizer" and any(
                 a < span.end and span.start < b for a, b in persons):
             continue      # "… Bartosz Wiśniewski police officers": a person, no facility
+        if span.recognizer in STATISTICAL_RECOGNIZERS and (
+                (span.type == "PERSON" and country_adjective(text[span.start:span.end]))
+                or (span.type == "DATE_TIME" and _year_of_law(text, span))):
+            continue      # "a Sierra Leonean national"; "the Police Act 1997"
         if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
             out.append(span)
             continue
         span = _without_determiner(text, span)
+        if span.type == "NRP" and country_adjective(text[span.start:span.end]):
+            continue
         if span.type in NAMED_TYPES:
             span = _whole_name(text, _before_open_bracket(text, span))
             if names_nobody(text, span.start, span.end, terms) or (
                     span.recognizer == "FacilityRecognizer"
-                    and _common_lead(text, span, terms)) or (
-                    span.type == "LOCATION" and _in_public_body(text, span, terms)):
+                    and _common_lead(text, span, terms)):
                 continue
         out.append(span)
     return out
@@ -182,27 +191,6 @@ def _whole_name(text: str, span: Span) -> Span:
     return dataclasses.replace(span, start=start, end=end)
 
 
-# the capitalized words (and "of", "of the") a place's name runs on with, to its right
-# and to its left ("9th Chamber of" + "Istanbul" + " Court of Commerce")
-_NAME_RIGHT = re.compile(r"(?:[ \t]+(?:of[ \t]+(?:the[ \t]+)?)?[A-Z][\w'’-]*)+")
-_NAME_LEFT = re.compile(r"(?:(?:[A-Z][\w'’-]*|\d+(?:st|nd|rd|th))[ \t]+"
-                        r"(?:of[ \t]+(?:the[ \t]+)?)?)+$")
-
-
-def _in_public_body(text: str, span: Span, terms: DocTerms) -> bool:
-    """The place is the qualifier of a public body's name that names nobody ("Istanbul"
-    in "the Istanbul State Security Court", "9th Chamber of Istanbul Court of
-    Commerce"): the body of a city the dictionary knows is no more specific than that of
-    a state."""
-    right = _NAME_RIGHT.match(text, span.end)
-    left = _NAME_LEFT.search(text, max(0, span.start - 60), span.start)
-    if right is None and left is None:
-        return False
-    start = left.start() if left else span.start
-    end = right.end() if right else span.end
-    return public_body(text[start:end], terms)
-
-
 def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
     """A facility written in lower case ("… prison") is a named place only after "the"
     ("the Hilvan prison", "the Kahta court") and when its name does not start with a
@@ -274,6 +262,45 @@ def whole_country(value: str) -> bool:
     return value in country_names() or _COMPASS.sub("", value, count=1) in country_names()
 
 
+# how an English adjective of nationality ends ("Turkish", "Belgian", "Sierra Leonean",
+# "Japanese", "Somali", "Slovak"); "Liberal", "Roma", "Muslim" end otherwise
+_ADJECTIVE_ENDS = ("ish", "ian", "ean", "an", "ese", "i", "ic", "ine", "ite", "ot", "k")
+#: How far an adjective and its country's name may part after their common beginning
+#: ("Norw|egian" / "Norw|ay", "Portug|uese" / "Portug|al").
+_ADJECTIVE_REST, _COUNTRY_REST = 5, 4
+
+
+def country_adjective(value: str) -> bool:
+    """``value`` is the adjective of a whole country ("Turkish", "Polish", "Sierra
+    Leonean"): it begins as a country's name does (three letters at least) and ends as an
+    English adjective of nationality, both with a short rest. A religious, political or
+    ethnic group ("Christian", "Liberal", "Kurdish", "Roma") is none; an adjective the
+    spelling does not tie to its country ("Irish", "French") is not recognized and stays
+    detected."""
+    low = " ".join(value.split()).casefold()
+    if not low.endswith(_ADJECTIVE_ENDS) or not all(w.isalpha() for w in low.split()):
+        return False
+    for name in _folded_country_names():
+        common = len(os.path.commonprefix([low, name]))
+        rest, country_rest = len(low) - common, len(name) - common
+        if not (0 < rest <= _ADJECTIVE_REST and country_rest <= _COUNTRY_REST):
+            continue
+        # three letters in common leave a short rest ("Spa|nish"; not "Ang|lican" for
+        # Angola); an adjective in "-i" holds its country's whole name ("Pakistan|i",
+        # not "Baha|i" for the Bahamas)
+        if (common >= 4 or rest <= 4) and common >= 3 and (
+                not low.endswith("i") or country_rest == 0):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def _folded_country_names() -> tuple[str, ...]:
+    names = {n.casefold() for n in country_names()}
+    return tuple(sorted(names | {_COMPASS.sub("", n, count=1).casefold()
+                                 for n in country_names()}))
+
+
 @functools.lru_cache(maxsize=1)
 def country_names() -> frozenset[str]:
     """The English names of the world's countries and territories, as phonenumbers' geocoder
@@ -298,9 +325,9 @@ def public_body(value: str, terms: DocTerms) -> bool:
     enough to be in the dictionary. A word the dictionary does not know (a small town,
     a surname) makes it specific."""
     words = [p for w in _content_words(value) for p in w.split("-") if p]
-    if not any(w.casefold() in INSTITUTIONS for w in words):
-        return False
-    return all(w.casefold() in INSTITUTIONS or _NUMERAL.fullmatch(w)
+    if not any(_forms(w) & INSTITUTIONS for w in words):
+        return False      # (a possessive or a plural too: "Commission’s", "Chambers")
+    return all(_forms(w) & INSTITUTIONS or _NUMERAL.fullmatch(w)
                or _dictionary_word(w, terms) for w in words)
 
 
@@ -316,6 +343,18 @@ def _dictionary_word(word: str, terms: DocTerms) -> bool:
     if any(_ABSTRACT_NOUN.fullmatch(f) for f in forms):
         return True
     return terms.lexicon is not None and any(f in terms.lexicon for f in forms)
+
+
+_YEAR = re.compile(r"\d{4}")
+_HEAD_BEFORE = re.compile(r"(?<![\w-])(?P<head>[A-Z][a-z]+)[ \t]+$")
+
+
+def _year_of_law(text: str, span: Span) -> bool:
+    """The span is the year in the title of a law ("the Data Protection Act 2018"): it
+    dates the law, not an event of anyone's life."""
+    m = _HEAD_BEFORE.search(text, max(0, span.start - 20), span.start)
+    return (_YEAR.fullmatch(text, span.start, span.end) is not None and m is not None
+            and m.group("head").casefold() in _LAW_HEADS)
 
 
 def law_title(value: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.cleaning import ADDRESSEE_WORDS, generic_addressee
+from preflight.core.pii.generic_refs import country_adjective
 from preflight.core.pii.name_shapes import (
     HONORIFIC_SET, INITIALS, NAME_BODY, NAME_WORD, PARTICLE, TITLE, TITLE_SET, honorific_name, name_evidence,
 )
@@ -145,7 +146,8 @@ def given_and_surname(text: str, lexicon) -> list[tuple[int, int]]:
                 continue
             last_word = text[w.start():end].split()[-1]
             if last_word in STREET_TYPES or company_cue(text, w.start(), end) or \
-                    _part_of_date(text, w.start(), end):
+                    _part_of_date(text, w.start(), end) or \
+                    country_adjective(text[w.start():end]):      # "a Sierra Leonean"
                 continue
             out.append((w.start(), end))
             break
