@@ -76,3 +76,59 @@ def test_a_facility_is_protected_as_one(real_detector, text, facility):
     start = text.index(facility)
     assert not [s for s in real_detector.detect(text) if s.type == "PERSON"
                 and s.start < start + len(facility) and start < s.end]
+
+
+def _span(text: str, value: str, typ: str, recognizer: str = "SpacyRecognizer"):
+    from preflight.core.types import Category, Span
+
+    start = text.index(value)
+    return Span(start, start + len(value), typ, Category.QUASI_IDENTIFIER, 0.85, recognizer,
+                "test")
+
+
+@pytest.mark.parametrize("text, tagged, whole", [
+    ("The hearings were held on 12 and 13 May 2019 in Leeds.", "13 May 2019",
+     "12 and 13 May 2019"),
+    ("The office is closed from 3 to 5 June for the move.", "5 June", "3 to 5 June"),
+    # a number before the day that is no day of a range stays out
+    ("Invoice 40 of 13 May 2019 was paid.", "13 May 2019", "13 May 2019"),
+])
+def test_the_first_day_of_a_range_joins_the_date(text, tagged, whole):
+    from preflight.core.pii.date_spans import complete_dates
+
+    out = complete_dates(text, [_span(text, tagged, "DATE_TIME")])
+    assert [text[s.start:s.end] for s in out] == [whole]
+
+
+@pytest.mark.parametrize("text, tagged, whole", [
+    ("In 2009 she joined Halk Bankası A.Ş., a state-owned bank.", "Halk Bankası",
+     "Halk Bankası A.Ş."),
+    ("The parts came from Novak Stavby s.r.o. in Brno.", "Novak Stavby",
+     "Novak Stavby s.r.o."),
+    # one initial after a firm is a person's, not a legal form
+    ("Minutes: Orvik Logistics J. Berg and two others attended.", "Orvik Logistics",
+     "Orvik Logistics"),
+])
+def test_a_legal_form_after_a_firm_joins_it(text, tagged, whole):
+    from preflight.core.pii.cleaning import DocTerms
+    from preflight.core.pii.generic_refs import refine_named_spans
+
+    out = refine_named_spans(text, [_span(text, tagged, "ORGANIZATION")], DocTerms(text))
+    assert [text[s.start:s.end] for s in out] == [whole]
+
+
+@pytest.mark.parametrize("text, tagged, whole", [
+    ("The claimants are Anna Kowalska (née Nowak) and her son.", "Anna Kowalska",
+     "Anna Kowalska (née Nowak)"),
+    ("Mrs Leyla Demir (Aksoy) signed the lease.", "Leyla Demir", "Leyla Demir (Aksoy)"),
+    # a bracketed word that is no name stays out
+    ("Anna Kowalska (Manager) signed the lease.", "Anna Kowalska", "Anna Kowalska"),
+])
+def test_a_name_in_brackets_after_a_name_joins_it(dictionary, text, tagged, whole):
+    from preflight.core.pii.cleaning import DocTerms
+    from preflight.core.pii.names import complete_names
+    from preflight.core.pii.person_evidence import lexicon_of
+
+    terms = DocTerms(text, lexicon_of(dictionary))
+    out = complete_names(text, [_span(text, tagged, "PERSON")], terms)
+    assert [text[s.start:s.end] for s in out] == [whole]

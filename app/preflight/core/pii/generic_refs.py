@@ -151,6 +151,10 @@ _OF_NAME = re.compile(r"[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][\w'’-]*(?:[ \t]+[A-Z
 # the kind of area written before a place's name ("Borough of" + "Southwark")
 _AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipality|Region|"
                           r"Canton|Town|Village|Parish|Commune|Prefecture)[ \t]+of[ \t]+$")
+# a company's legal form written as a dotted abbreviation after its name ("S.p.A.",
+# "A.Ş.", "s.r.o.", "N.V."), whatever the country; one initial ("J.") is a person's
+_LEGAL_FORM = re.compile(r"[ \t]+(?:(?:[^\W\d_]{1,2}\.){2,3}[^\W\d_]{0,2}|"
+                         r"[^\W\d_]{1,2}\.[^\W\d_]{1,2}\.?)(?![\w.])")
 # the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
 _HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
 
@@ -171,12 +175,17 @@ _INSTITUTION_END = re.compile(
 
 def _whole_name(text: str, span: Span) -> Span:
     """A name the model cut short widened to the words that belong to it: "of" and the
-    capitalized words after an institution ("Court" + "of First Instance"), the kind of
+    capitalized words after an institution ("Court" + "of First Instance"), a firm's
+    legal form ("Fratelli Rossi" + " S.p.A."), the kind of
     area before a place ("Borough of" + "Southwark"), the rest of a hyphenated place
     ("Richmond" + "-upon-Thames")."""
     start, end = span.start, span.end
     if span.type == "ORGANIZATION" and _INSTITUTION_END.search(text, start, end):
         m = _OF_NAME.match(text, end)
+        if m:
+            end = m.end()
+    elif span.type == "ORGANIZATION":
+        m = _LEGAL_FORM.match(text, end)
         if m:
             end = m.end()
     elif span.type == "LOCATION":

@@ -91,7 +91,8 @@ def complete_names(text: str, spans: list[Span], terms: DocTerms | None = None
                    ) -> list[Span]:
     """Person spans widened over a surname the model left out after particles ("Ludwig"
     → "Ludwig van Beethoven"), a given name before them ("Beethoven" → "Ludwig van
-    Beethoven") or a given name the model tagged as a place right before the span; and a name coordinated with a person's ("Priya and Rahul", "Rahul, Priya
+    Beethoven"), a given name the model tagged as a place right before the span, or a
+    name in brackets right after it ("Anna Kowalska (née Nowak)"); and a name coordinated with a person's ("Priya and Rahul", "Rahul, Priya
     and Tom") that no detection covers, when its words read as a name."""
     from preflight.core.pii.person_evidence import common_words
 
@@ -109,6 +110,10 @@ def complete_names(text: str, spans: list[Span], terms: DocTerms | None = None
             if before and name_evidence(before.group().split()[0], lexicon):
                 start = before.start()
             start = _tagged_given_name_before(text, spans, start, lexicon)
+            bracket = _BRACKETED_NAME.match(text, end)
+            if bracket and name_evidence(bracket.group("name").split()[-1], lexicon,
+                                         surname=True):
+                end = bracket.end()
             if (start, end) != (span.start, span.end):
                 span = dataclasses.replace(span, start=start, end=end,
                                            why=span.why + "; widened over a surname particle")
@@ -116,6 +121,10 @@ def complete_names(text: str, spans: list[Span], terms: DocTerms | None = None
     return out + _coordinated(text, out, lexicon)
 
 
+# a maiden name, a former or a second name in brackets right after a name ("Anna Kowalska
+# (née Nowak)", "Leyla Demir (Aksoy)")
+_BRACKETED_NAME = re.compile(rf"[ \t]*\((?:(?:née|nee|born|geb\.|z[ \t]+domu)[ \t]+)?"
+                             rf"(?P<name>{NAME_WORD}(?:[ \t]+{NAME_WORD})?)\)")
 _WORD_BEFORE = re.compile(rf"(?<![\w'’.-])(?P<name>{NAME_WORD})[ \t]+$")
 #: Types the model gives a given name it does not know ("Tamsin" before "Doreen Mason").
 _MISTYPED = frozenset({"LOCATION", "ORGANIZATION", "NRP"})
