@@ -32,6 +32,8 @@ def test_the_adjective_of_a_country(word):
     "Berber", "Sufi",
     # no adjective at all
     "Portugal", "Chad",
+    # given names spelt like one ("Nor|man" / "Nor|way", "Mor|gan" / "Mor|occo")
+    "Norman", "Morgan",
 ])
 def test_not_the_adjective_of_a_country(word):
     from preflight.core.pii.generic_refs import country_adjective
@@ -72,3 +74,11 @@ def test_names_nobody_below_a_country(real_detector, text, value):
 def test_the_town_of_a_local_body_stays_detected(real_detector):
     text = "The permit was refused by the Bexhill Town Council last spring."
     assert _typed(real_detector, text, "Bexhill") != []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Norman is busy with the quarterly figures, so send them tomorrow.", "Norman"),
+    ("Please ask Morgan about the spare keys for the Leeds office.", "Morgan"),
+])
+def test_a_given_name_spelt_like_a_nationality_stays_a_person(real_detector, text, value):
+    assert _typed(real_detector, text, value) == ["PERSON"]

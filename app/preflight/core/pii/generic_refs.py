@@ -49,6 +49,7 @@ from collections.abc import Iterable
 
 from preflight.core.pii.cleaning import DocTerms
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.person_evidence import given_names
 from preflight.core.types import Span
 
 #: Recognizers whose organization and place spans are guesses from capitals: the model,
@@ -283,11 +284,14 @@ def country_adjective(value: str) -> bool:
     """``value`` is the adjective of a whole country ("Turkish", "Polish", "Sierra
     Leonean"): it begins as a country's name does (three letters at least) and ends as an
     English adjective of nationality, both with a short rest. A religious, political or
-    ethnic group ("Christian", "Liberal", "Kurdish", "Roma") is none; an adjective the
+    ethnic group ("Christian", "Liberal", "Kurdish", "Roma") is none, nor is a given name
+    of the census lists ("Norman", "Morgan": a person, so protected); an adjective the
     spelling does not tie to its country ("Irish", "French") is not recognized and stays
     detected."""
     low = " ".join(value.split()).casefold()
     if not low.endswith(_ADJECTIVE_ENDS) or not all(w.isalpha() for w in low.split()):
+        return False
+    if all(w in given_names() for w in low.split()):
         return False
     for name in _folded_country_names():
         common = len(os.path.commonprefix([low, name]))
