@@ -21,7 +21,7 @@ def _typed(detector, text: str, value: str) -> list[str]:
     "South Korean", "Bangladeshi",
 ])
 def test_the_adjective_of_a_country(word):
-    from preflight.core.pii.generic_refs import country_adjective
+    from preflight.core.pii.countries import country_adjective
 
     assert country_adjective(word)
 
@@ -36,7 +36,7 @@ def test_the_adjective_of_a_country(word):
     "Norman", "Morgan",
 ])
 def test_not_the_adjective_of_a_country(word):
-    from preflight.core.pii.generic_refs import country_adjective
+    from preflight.core.pii.countries import country_adjective
 
     assert not country_adjective(word)
 
@@ -66,6 +66,8 @@ def test_a_group_of_belief_or_origin_stays_detected(real_detector, text, value):
     # the year in the title of a law
     ("The contract is subject to the Late Payment of Commercial Debts Act 1998 and to our "
      "terms.", "1998"),
+    # the year written before the head
+    ("Section 12 of the 1998 Act lets the supplier claim interest.", "1998"),
 ])
 def test_names_nobody_below_a_country(real_detector, text, value):
     assert _typed(real_detector, text, value) == []

@@ -132,3 +132,59 @@ def test_a_name_in_brackets_after_a_name_joins_it(dictionary, text, tagged, whol
     terms = DocTerms(text, lexicon_of(dictionary))
     out = complete_names(text, [_span(text, tagged, "PERSON")], terms)
     assert [text[s.start:s.end] for s in out] == [whole]
+
+
+@pytest.mark.parametrize("text, tagged, whole", [
+    ("He served in the Royal Air Force (RAF) until 2001.", "Royal Air Force",
+     "Royal Air Force (RAF)"),
+    ("She chairs the Society for Wetland Birds (“SWB”) in Kent.", "Society for Wetland Birds",
+     "Society for Wetland Birds (“SWB”)"),
+    ("Minutes of the Hanse Rowing Club (Hanseatischer Ruderverein) were filed.",
+     "Hanse Rowing Club", "Hanse Rowing Club (Hanseatischer Ruderverein)"),
+    # a remark, a reference or a number in brackets is no second name
+    ("He was held at Wandsworth Prison (where he fell ill) for a year.",
+     "Wandsworth Prison", "Wandsworth Prison"),
+    ("The Harlow Tenants Board (Rule 4) met twice.", "Harlow Tenants Board",
+     "Harlow Tenants Board"),
+])
+def test_a_bracketed_acronym_or_translation_joins_its_organization(text, tagged, whole):
+    from preflight.core.pii.cleaning import DocTerms
+    from preflight.core.pii.generic_refs import refine_named_spans
+
+    out = refine_named_spans(text, [_span(text, tagged, "ORGANIZATION")], DocTerms(text))
+    assert [text[s.start:s.end] for s in out] == [whole]
+
+
+def test_a_person_in_brackets_after_a_firm_stays_a_person():
+    from preflight.core.pii.cleaning import DocTerms
+    from preflight.core.pii.generic_refs import refine_named_spans
+
+    text = "Payment was made by Halvorsen Shipping (Mr Jan Nowak) on Monday."
+    spans = [_span(text, "Halvorsen Shipping", "ORGANIZATION"),
+             _span(text, "Jan Nowak", "PERSON")]
+    out = refine_named_spans(text, spans, DocTerms(text))
+    assert sorted(text[s.start:s.end] for s in out) == ["Halvorsen Shipping", "Jan Nowak"]
+
+
+@pytest.mark.parametrize("text, prison", [
+    ("The applicant was born in 1961 and is serving his sentence in HMP Verne.",
+     "HMP Verne"),
+    ("He was later transferred to HMP Grendon for therapy.", "HMP Grendon"),
+    ("Visits to HMYOI Cookham Wood are booked by phone.", "HMYOI Cookham Wood"),
+])
+def test_a_prison_written_hmp_is_protected_whole(real_detector, text, prison):
+    start = text.index(prison)
+    covering = [s for s in real_detector.detect(text)
+                if s.start <= start and start + len(prison) <= s.end]
+    assert [s.type for s in covering] == ["ORGANIZATION"]
+
+
+@pytest.mark.parametrize("text, tagged, cut", [
+    ("Hearings were held on 11 May, 20 May and 25 May 1998.", "20 May and", "20 May"),
+    ("It was adjourned on 3 June, 9 June or later.", "9 June or", "9 June"),
+])
+def test_a_conjunction_at_the_end_of_a_date_is_cut(text, tagged, cut):
+    from preflight.core.pii.date_spans import complete_dates
+
+    out = complete_dates(text, [_span(text, tagged, "DATE_TIME")])
+    assert [text[s.start:s.end] for s in out] == [cut]

@@ -31,7 +31,7 @@ companies, towns, streets, buildings, local offices. So:
 - the **title of a law**, a treaty or a rule book is dropped: its head word is Act,
   Regulation, Directive, Convention, Code, Rules… followed by nothing but a year, a
   number or a bracketed abbreviation ("Regulation (EU) 2016/679"); so is the year the
-  model tags in one ("the Police Act 1997").
+  model tags in one ("the Police Act 1997", "the 1983 Act").
 
 Unsure errs toward protecting: a word the dictionary does not know keeps the span. Only
 the NER model's spans are touched: a rule that found a company by its suffix, a
@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import re
 import unicodedata
 from collections.abc import Iterable
 
 from preflight.core.pii.cleaning import DocTerms
+from preflight.core.pii.countries import country_adjective, whole_country
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-from preflight.core.pii.person_evidence import given_names
 from preflight.core.types import Span
 
 #: Recognizers whose organization and place spans are guesses from capitals: the model,
@@ -80,8 +79,6 @@ INSTITUTIONS = frozenset({
     "state", "states", "republic", "kingdom", "federation", "commonwealth", "union",
     "emirates", "principality", "confederation",
 })
-# a compass point or a part of a country before its name ("South Korea", "Northern Cyprus")
-_COMPASS = re.compile(r"(?:(?:North|South|East|West|Central)(?:ern)?|Mainland)\s+")
 # the head word of the title of a law, a treaty or a rule book
 _LAW_HEADS = frozenset({
     "act", "acts", "regulation", "regulations", "directive", "convention", "conventions",
@@ -119,6 +116,7 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
                     span.recognizer == "FacilityRecognizer"
                     and _common_lead(text, span, terms)):
                 continue
+            span = _with_alias(text, span, persons)
         out.append(span)
     return out
 
@@ -156,6 +154,10 @@ _AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipalit
 # "A.Ş.", "s.r.o.", "N.V."), whatever the country; one initial ("J.") is a person's
 _LEGAL_FORM = re.compile(r"[ \t]+(?:(?:[^\W\d_]{1,2}\.){2,3}[^\W\d_]{0,2}|"
                          r"[^\W\d_]{1,2}\.[^\W\d_]{1,2}\.?)(?![\w.])")
+# an organization's acronym or its name in another language in brackets right after it
+# ("Royal Air Force (RAF)", "Gdynia District Court (Sąd Rejonowy)"): capitalized, no
+# number (not "(Rule 4)"), no lower-case remark ("(hereinafter …)", "(file no. …)")
+_ALIAS = re.compile(r"[ \t]*\((?:the[ \t]+)?[“\"']?(?P<first>[^\W\d_])[^()\n\d§]{0,150}\)")
 # the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
 _HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
 
@@ -164,9 +166,10 @@ _HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
 def _facility_heads() -> frozenset[str]:
     """The kinds of facility the facility rule names, one word each (its module imports
     Presidio, which ``preflight.core.pii`` must not at import)."""
-    from preflight.core.pii.recognizers.orgs import FACILITY_NOUNS
+    from preflight.core.pii.recognizers.orgs import FACILITY_NOUNS, HEAD_FIRST
 
-    return frozenset(n for n in FACILITY_NOUNS if " " not in n)
+    return frozenset([n for n in FACILITY_NOUNS if " " not in n]
+                     + [h.casefold() for h in HEAD_FIRST])
 
 _INSTITUTION_END = re.compile(
     r"(?i)(?:court|courts|tribunal|chamber|ministry|department|office|agency|authority|"
@@ -199,6 +202,17 @@ def _whole_name(text: str, span: Span) -> Span:
     if (start, end) == (span.start, span.end):
         return span
     return dataclasses.replace(span, start=start, end=end)
+
+
+def _with_alias(text: str, span: Span, persons: list[tuple[int, int]]) -> Span:
+    """An organization widened over its bracketed acronym or translation: both name it.
+    Not over a person's name ("Acme Ltd (Mr Jan Nowak)"): a policy that keeps firms
+    must not carry the person along."""
+    m = _ALIAS.match(text, span.end) if span.type == "ORGANIZATION" else None
+    if m is None or not m.group("first").isupper() or any(
+            a < m.end() and m.start() < b for a, b in persons):
+        return span
+    return dataclasses.replace(span, end=m.end())
 
 
 def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
@@ -266,71 +280,6 @@ def _common_word(word: str, terms: DocTerms) -> bool:
     return any(f.isascii() and terms.used_in_lower_case(f) for f in _forms(word))
 
 
-def whole_country(value: str) -> bool:
-    """``value`` is a country's name, maybe after a compass point ("South Korea")."""
-    value = value.strip()
-    return value in country_names() or _COMPASS.sub("", value, count=1) in country_names()
-
-
-# how an English adjective of nationality ends ("Turkish", "Belgian", "Sierra Leonean",
-# "Japanese", "Somali", "Slovak"); "Liberal", "Roma", "Muslim" end otherwise
-_ADJECTIVE_ENDS = ("ish", "ian", "ean", "an", "ese", "i", "ic", "ine", "ite", "ot", "k")
-#: How far an adjective and its country's name may part after their common beginning
-#: ("Norw|egian" / "Norw|ay", "Portug|uese" / "Portug|al").
-_ADJECTIVE_REST, _COUNTRY_REST = 5, 4
-
-
-def country_adjective(value: str) -> bool:
-    """``value`` is the adjective of a whole country ("Turkish", "Polish", "Sierra
-    Leonean"): it begins as a country's name does (three letters at least) and ends as an
-    English adjective of nationality, both with a short rest. A religious, political or
-    ethnic group ("Christian", "Liberal", "Kurdish", "Roma") is none, nor is a given name
-    of the census lists ("Norman", "Morgan": a person, so protected); an adjective the
-    spelling does not tie to its country ("Irish", "French") is not recognized and stays
-    detected."""
-    low = " ".join(value.split()).casefold()
-    if not low.endswith(_ADJECTIVE_ENDS) or not all(w.isalpha() for w in low.split()):
-        return False
-    if all(w in given_names() for w in low.split()):
-        return False
-    for name in _folded_country_names():
-        common = len(os.path.commonprefix([low, name]))
-        rest, country_rest = len(low) - common, len(name) - common
-        if not (0 < rest <= _ADJECTIVE_REST and country_rest <= _COUNTRY_REST):
-            continue
-        # three letters in common leave a short rest ("Spa|nish"; not "Ang|lican" for
-        # Angola); an adjective in "-i" holds its country's whole name ("Pakistan|i",
-        # not "Baha|i" for the Bahamas)
-        if (common >= 4 or rest <= 4) and common >= 3 and (
-                not low.endswith("i") or country_rest == 0):
-            return True
-    return False
-
-
-@functools.lru_cache(maxsize=1)
-def _folded_country_names() -> tuple[str, ...]:
-    names = {n.casefold() for n in country_names()}
-    return tuple(sorted(names | {_COMPASS.sub("", n, count=1).casefold()
-                                 for n in country_names()}))
-
-
-@functools.lru_cache(maxsize=1)
-def country_names() -> frozenset[str]:
-    """The English names of the world's countries and territories, as phonenumbers' geocoder
-    writes them (ISO 3166 regions; a source independent of any generator the evaluations
-    use), without bracketed remarks."""
-    import phonenumbers
-    from phonenumbers import geocoder
-
-    names = set()
-    for region in phonenumbers.SUPPORTED_REGIONS:
-        example = phonenumbers.example_number(region)
-        name = geocoder.country_name_for_number(example, "en") if example else ""
-        if name and "(" not in name:
-            names.add(name)
-    return frozenset(names)
-
-
 def public_body(value: str, terms: DocTerms) -> bool:
     """A kind of public institution or of state qualified only by dictionary words and
     numerals ("Supreme Court", "Court of Appeal", "Turkish Government", "Ministry of
@@ -360,14 +309,17 @@ def _dictionary_word(word: str, terms: DocTerms) -> bool:
 
 _YEAR = re.compile(r"\d{4}")
 _HEAD_BEFORE = re.compile(r"(?<![\w-])(?P<head>[A-Z][a-z]+)[ \t]+$")
+_HEAD_AFTER = re.compile(r"[ \t]+(?P<head>[A-Z][a-z]+)(?![\w-])")
 
 
 def _year_of_law(text: str, span: Span) -> bool:
-    """The span is the year in the title of a law ("the Data Protection Act 2018"): it
-    dates the law, not an event of anyone's life."""
-    m = _HEAD_BEFORE.search(text, max(0, span.start - 20), span.start)
-    return (_YEAR.fullmatch(text, span.start, span.end) is not None and m is not None
-            and m.group("head").casefold() in _LAW_HEADS)
+    """The span is the year in the title of a law ("the Data Protection Act 2018", "the
+    1983 Act"): it dates the law, not an event of anyone's life."""
+    if _YEAR.fullmatch(text, span.start, span.end) is None:
+        return False
+    heads = (_HEAD_BEFORE.search(text, max(0, span.start - 20), span.start),
+             _HEAD_AFTER.match(text, span.end))
+    return any(m is not None and m.group("head").casefold() in _LAW_HEADS for m in heads)
 
 
 def law_title(value: str) -> bool:

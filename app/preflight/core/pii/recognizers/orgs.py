@@ -37,11 +37,15 @@ _FACILITY_RULE = Rule("ORGANIZATION", re.compile(
 
 # a facility written before its name ("HM Prison Brixton", "Hospital Clínic"): the head
 # capitalized, after it one or two words that read as a name
-_HEAD_FIRST = ("Prison", "Jail", "Gaol", "Penitentiary", "Hospital", "Infirmary", "Clinic",
-               "Hospice", "School", "College", "University", "Academy", "Museum", "Barracks")
+HEAD_FIRST = ("Prison", "Jail", "Gaol", "Penitentiary", "Hospital", "Infirmary", "Clinic",
+              "Hospice", "School", "College", "University", "Academy", "Museum", "Barracks",
+              "HMP", "HMYOI")
+# heads never written without a name after them (His Majesty's Prison, Young Offender
+# Institution: "HMP Verne"): the word after one is a name whatever it is
+NAMED_ONLY_HEADS = ("HMP", "HMYOI")
 _NAME = r"[A-Z][\w'’-]*"
 _HEAD_FIRST_RE = re.compile(
-    rf"(?<![\w-])(?:[A-Z]{{2,4}}[ \t]+)?(?:{'|'.join(_HEAD_FIRST)})"
+    rf"(?<![\w-])(?:[A-Z]{{2,4}}[ \t]+)?(?:{'|'.join(HEAD_FIRST)})"
     rf"(?P<name>[ \t]+{_NAME}(?:[ \t]+{_NAME})?)(?![\w-])")
 _WHY_HEAD_FIRST = "A prison, hospital or school written before its name"
 
@@ -88,7 +92,8 @@ class FacilityRecognizer(RuleRecognizer):
         for m in _HEAD_FIRST_RE.finditer(text):
             words = m.group("name").split()
             # "Hospital Trust", "School Board": the words after the head are no name
-            if all(name_evidence(w, lexicon, surname=True) for w in words):
+            if m.group().startswith(NAMED_ONLY_HEADS) or all(
+                    name_evidence(w, lexicon, surname=True) for w in words):
                 results.append(make_result(self, "ORGANIZATION", m.start(), m.end(), 0.6,
                                            _WHY_HEAD_FIRST))
         return results

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.cleaning import ADDRESSEE_WORDS, generic_addressee
-from preflight.core.pii.generic_refs import country_adjective
+from preflight.core.pii.countries import country_adjective
 from preflight.core.pii.name_shapes import (
     HONORIFIC_SET, INITIALS, NAME_BODY, NAME_WORD, PARTICLE, TITLE, TITLE_SET, honorific_name, name_evidence,
 )
