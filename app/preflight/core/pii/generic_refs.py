@@ -95,6 +95,8 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     docstring)."""
     spans = _facilities_over_guessed_persons(text, list(spans))
     persons = [(s.start, s.end) for s in spans if s.type == "PERSON"]
+    # what a policy may treat otherwise than a firm: never swallowed into one
+    others = [(s.start, s.end) for s in spans if s.type not in NAMED_TYPES]
     out = []
     for span in spans:
         if span.recognizer == "FacilityRecognizer" and any(
@@ -116,7 +118,7 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
                     span.recognizer == "FacilityRecognizer"
                     and _common_lead(text, span, terms)):
                 continue
-            span = _with_alias(text, span, persons)
+            span = _with_alias(text, span, others)
         out.append(span)
     return out
 
@@ -204,13 +206,13 @@ def _whole_name(text: str, span: Span) -> Span:
     return dataclasses.replace(span, start=start, end=end)
 
 
-def _with_alias(text: str, span: Span, persons: list[tuple[int, int]]) -> Span:
+def _with_alias(text: str, span: Span, others: list[tuple[int, int]]) -> Span:
     """An organization widened over its bracketed acronym or translation: both name it.
-    Not over a person's name ("Acme Ltd (Mr Jan Nowak)"): a policy that keeps firms
-    must not carry the person along."""
+    Not over another kind of value ("Acme Ltd (Mr Jan Nowak)", an e-mail address): a
+    policy that keeps firms must not carry it along."""
     m = _ALIAS.match(text, span.end) if span.type == "ORGANIZATION" else None
     if m is None or not m.group("first").isupper() or any(
-            a < m.end() and m.start() < b for a, b in persons):
+            a < m.end() and m.start() < b for a, b in others):
         return span
     return dataclasses.replace(span, end=m.end())
 
