@@ -3,7 +3,9 @@
 Cut short: "3 March 2024" after a line break is tagged "March 2024" — the model sees the
 day number at the start of a line as a list number and leaves it out, which would keep
 the day readable next to a generalized or placeholder date. A DATE_TIME span that starts
-with a month name takes in a day number (1–31, "3rd") right before it.
+with a month name takes in a day number (1–31, "3rd") right before it; one that starts
+with a day takes in the first day of a range ("12 and 13 May 2019"); a conjunction the
+model ran a date into is cut off ("20 May and").
 
 Made up: "the same day", "several days", "a later date", or a bare "12" tagged as a
 date name no moment at all; :func:`drop_vague_dates` removes them.
@@ -20,18 +22,34 @@ from preflight.core.types import Span
 
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\b",
                     re.IGNORECASE)
+_DAY_FIRST = re.compile(r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s+" + _MONTH.pattern,
+                        re.IGNORECASE)
+_RANGE_BEFORE = re.compile(r"(?<![\w.,/-])(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+                           r"[ \t]*(?:and|to|&|–|-)[ \t]*$", re.IGNORECASE)
+# a conjunction the model ran a date into ("20 May and" + " 25 May 1998")
+_JOIN_AT_END = re.compile(r"[ \t,]+(?:and|or|to)$", re.IGNORECASE)
 _DAY_BEFORE = re.compile(r"(?<![\w.,/-])(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s{1,2}$",
                          re.IGNORECASE)
 
 
 def complete_dates(text: str, spans: Sequence[Span]) -> list[Span]:
-    """``spans`` with every month-first DATE_TIME widened over the day number before it."""
+    """``spans`` with every month-first DATE_TIME widened over the day number before it,
+    every day-first one over the first day of a range before it ("12 and" + "13 May
+    2019", "3 to" + "5 June"), and a conjunction at the end cut off ("20 May and")."""
     out = list(spans)
     taken = sorted((s.start, s.end) for s in spans)
     for i, s in enumerate(out):
-        if s.type != "DATE_TIME" or not _MONTH.match(text, s.start):
+        if s.type != "DATE_TIME":
             continue
-        m = _DAY_BEFORE.search(text, max(0, s.start - 6), s.start)
+        tail = _JOIN_AT_END.search(text, s.start, s.end)
+        if tail is not None and tail.start() > s.start:
+            s = out[i] = dataclasses.replace(s, end=tail.start())
+        if _MONTH.match(text, s.start):
+            m = _DAY_BEFORE.search(text, max(0, s.start - 6), s.start)
+        elif _DAY_FIRST.match(text, s.start):
+            m = _RANGE_BEFORE.search(text, max(0, s.start - 12), s.start)
+        else:
+            continue
         if m is None or any(a < s.start and m.start() < b for a, b in taken):
             continue
         out[i] = dataclasses.replace(s, start=m.start())

@@ -23,12 +23,15 @@ companies, towns, streets, buildings, local offices. So:
   Government", "the Ministry of Foreign Affairs", "the United Kingdom"). The dictionary
   (WordNet's, from the NER model's lemmatizer tables) knows countries, regions and large
   cities, not small towns or surnames: "the Bexhill Town Council" stays;
-- a **whole country** is dropped ("Poland", "South Korea"; ISO 3166's short names as
-  Faker ships them, a dependency the app already has). HIPAA's Safe Harbor method keeps
-  state-level geography for the same reason; towns and regions stay detected;
+- a **whole country** is dropped ("Poland", "South Korea"; the names phonenumbers'
+  geocoder gives ISO 3166's regions), and so is a country's adjective ("Polish", "a
+  Sierra Leonean national": :func:`country_adjective`). HIPAA's Safe Harbor method keeps
+  state-level geography for the same reason; towns and regions stay detected, and so do
+  religious, political and ethnic groups ("Anglican", "Kurdish");
 - the **title of a law**, a treaty or a rule book is dropped: its head word is Act,
   Regulation, Directive, Convention, Code, Rules… followed by nothing but a year, a
-  number or a bracketed abbreviation ("Regulation (EU) 2016/679").
+  number or a bracketed abbreviation ("Regulation (EU) 2016/679"); so is the year the
+  model tags in one ("the Police Act 1997", "the 1983 Act").
 
 Unsure errs toward protecting: a word the dictionary does not know keeps the span. Only
 the NER model's spans are touched: a rule that found a company by its suffix, a
@@ -44,6 +47,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from preflight.core.pii.cleaning import DocTerms
+from preflight.core.pii.countries import country_adjective, whole_country
 from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
 from preflight.core.types import Span
 
@@ -75,8 +79,6 @@ INSTITUTIONS = frozenset({
     "state", "states", "republic", "kingdom", "federation", "commonwealth", "union",
     "emirates", "principality", "confederation",
 })
-# a compass point or a part of a country before its name ("South Korea", "Northern Cyprus")
-_COMPASS = re.compile(r"(?:(?:North|South|East|West|Central)(?:ern)?|Mainland)\s+")
 # the head word of the title of a law, a treaty or a rule book
 _LAW_HEADS = frozenset({
     "act", "acts", "regulation", "regulations", "directive", "convention", "conventions",
@@ -91,25 +93,49 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     """``spans`` with determiners and open brackets cut from the NER model's named spans,
     and its generic references, public bodies and titles of laws dropped (see the module
     docstring)."""
-    spans = list(spans)
+    spans = _facilities_over_guessed_persons(text, list(spans))
     persons = [(s.start, s.end) for s in spans if s.type == "PERSON"]
+    # what a policy may treat otherwise than a firm: never swallowed into one
+    others = [(s.start, s.end) for s in spans if s.type not in NAMED_TYPES]
     out = []
     for span in spans:
         if span.recognizer == "FacilityRecognizer" and any(
                 a < span.end and span.start < b for a, b in persons):
             continue      # "… Bartosz Wiśniewski police officers": a person, no facility
+        if span.recognizer in STATISTICAL_RECOGNIZERS and (
+                (span.type == "PERSON" and country_adjective(text[span.start:span.end]))
+                or (span.type == "DATE_TIME" and _year_of_law(text, span))):
+            continue      # "a Sierra Leonean national"; "the Police Act 1997"
         if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
             out.append(span)
             continue
         span = _without_determiner(text, span)
+        if span.type == "NRP" and country_adjective(text[span.start:span.end]):
+            continue
         if span.type in NAMED_TYPES:
             span = _whole_name(text, _before_open_bracket(text, span))
             if names_nobody(text, span.start, span.end, terms) or (
                     span.recognizer == "FacilityRecognizer"
                     and _common_lead(text, span, terms)):
                 continue
+            span = _with_alias(text, span, others)
         out.append(span)
     return out
+
+
+def _facilities_over_guessed_persons(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` without the model's person guesses inside a facility written as one: after
+    "the" ("the Hilvan prison", "The Kahta court") or with its kind capitalized ("HM
+    Prison Brixton"). A person a rule found keeps its span and the facility goes."""
+    facilities = [s for s in spans if s.recognizer == "FacilityRecognizer"
+                  and (_THE_BEFORE.search(text, max(0, s.start - 5), s.start)
+                       or any(w[0].isupper() and w.casefold() in _facility_heads()
+                              for w in _WORD.findall(text, s.start, s.end)))]
+    if not facilities:
+        return spans
+    return [s for s in spans if not (
+        s.type == "PERSON" and s.recognizer in STATISTICAL_RECOGNIZERS
+        and any(f.start <= s.start and s.end <= f.end for f in facilities))]
 
 
 def names_nobody(text: str, start: int, end: int, terms: DocTerms) -> bool:
@@ -126,8 +152,27 @@ _OF_NAME = re.compile(r"[ \t]+of[ \t]+(?:the[ \t]+)?[A-Z][\w'’-]*(?:[ \t]+[A-Z
 # the kind of area written before a place's name ("Borough of" + "Southwark")
 _AREA_BEFORE = re.compile(r"(?:Borough|City|County|District|Province|Municipality|Region|"
                           r"Canton|Town|Village|Parish|Commune|Prefecture)[ \t]+of[ \t]+$")
+# a company's legal form written as a dotted abbreviation after its name ("S.p.A.",
+# "A.Ş.", "s.r.o.", "N.V."), whatever the country; one initial ("J.") is a person's
+_LEGAL_FORM = re.compile(r"[ \t]+(?:(?:[^\W\d_]{1,2}\.){2,3}[^\W\d_]{0,2}|"
+                         r"[^\W\d_]{1,2}\.[^\W\d_]{1,2}\.?)(?![\w.])")
+# an organization's acronym or its name in another language in brackets right after it
+# ("Royal Air Force (RAF)", "Gdynia District Court (Sąd Rejonowy)"): capitalized, no
+# number (not "(Rule 4)"), no lower-case remark ("(hereinafter …)", "(file no. …)")
+_ALIAS = re.compile(r"[ \t]*\((?:the[ \t]+)?[“\"']?(?P<first>[^\W\d_])[^()\n\d§]{0,150}\)")
 # the rest of a hyphenated place name ("Richmond" + "-upon-Thames")
 _HYPHENATED = re.compile(r"(?:-[^\W\d_][\w'’]*)+")
+
+
+@functools.lru_cache(maxsize=1)
+def _facility_heads() -> frozenset[str]:
+    """The kinds of facility the facility rule names, one word each (its module imports
+    Presidio, which ``preflight.core.pii`` must not at import)."""
+    from preflight.core.pii.recognizers.orgs import FACILITY_NOUNS, HEAD_FIRST
+
+    return frozenset([n for n in FACILITY_NOUNS if " " not in n]
+                     + [h.casefold() for h in HEAD_FIRST])
+
 _INSTITUTION_END = re.compile(
     r"(?i)(?:court|courts|tribunal|chamber|ministry|department|office|agency|authority|"
     r"commission|committee|council|board|directorate|prison|hospital|school|college|"
@@ -136,12 +181,17 @@ _INSTITUTION_END = re.compile(
 
 def _whole_name(text: str, span: Span) -> Span:
     """A name the model cut short widened to the words that belong to it: "of" and the
-    capitalized words after an institution ("Court" + "of First Instance"), the kind of
+    capitalized words after an institution ("Court" + "of First Instance"), a firm's
+    legal form ("Fratelli Rossi" + " S.p.A."), the kind of
     area before a place ("Borough of" + "Southwark"), the rest of a hyphenated place
     ("Richmond" + "-upon-Thames")."""
     start, end = span.start, span.end
     if span.type == "ORGANIZATION" and _INSTITUTION_END.search(text, start, end):
         m = _OF_NAME.match(text, end)
+        if m:
+            end = m.end()
+    elif span.type == "ORGANIZATION":
+        m = _LEGAL_FORM.match(text, end)
         if m:
             end = m.end()
     elif span.type == "LOCATION":
@@ -154,6 +204,17 @@ def _whole_name(text: str, span: Span) -> Span:
     if (start, end) == (span.start, span.end):
         return span
     return dataclasses.replace(span, start=start, end=end)
+
+
+def _with_alias(text: str, span: Span, others: list[tuple[int, int]]) -> Span:
+    """An organization widened over its bracketed acronym or translation: both name it.
+    Not over another kind of value ("Acme Ltd (Mr Jan Nowak)", an e-mail address): a
+    policy that keeps firms must not carry it along."""
+    m = _ALIAS.match(text, span.end) if span.type == "ORGANIZATION" else None
+    if m is None or not m.group("first").isupper() or any(
+            a < m.end() and m.start() < b for a, b in others):
+        return span
+    return dataclasses.replace(span, end=m.end())
 
 
 def _common_lead(text: str, span: Span, terms: DocTerms) -> bool:
@@ -221,29 +282,6 @@ def _common_word(word: str, terms: DocTerms) -> bool:
     return any(f.isascii() and terms.used_in_lower_case(f) for f in _forms(word))
 
 
-def whole_country(value: str) -> bool:
-    """``value`` is a country's name, maybe after a compass point ("South Korea")."""
-    value = value.strip()
-    return value in country_names() or _COMPASS.sub("", value, count=1) in country_names()
-
-
-@functools.lru_cache(maxsize=1)
-def country_names() -> frozenset[str]:
-    """The English names of the world's countries and territories, as phonenumbers' geocoder
-    writes them (ISO 3166 regions; a source independent of any generator the evaluations
-    use), without bracketed remarks."""
-    import phonenumbers
-    from phonenumbers import geocoder
-
-    names = set()
-    for region in phonenumbers.SUPPORTED_REGIONS:
-        example = phonenumbers.example_number(region)
-        name = geocoder.country_name_for_number(example, "en") if example else ""
-        if name and "(" not in name:
-            names.add(name)
-    return frozenset(names)
-
-
 def public_body(value: str, terms: DocTerms) -> bool:
     """A kind of public institution or of state qualified only by dictionary words and
     numerals ("Supreme Court", "Court of Appeal", "Turkish Government", "Ministry of
@@ -251,9 +289,9 @@ def public_body(value: str, terms: DocTerms) -> bool:
     enough to be in the dictionary. A word the dictionary does not know (a small town,
     a surname) makes it specific."""
     words = [p for w in _content_words(value) for p in w.split("-") if p]
-    if not any(w.casefold() in INSTITUTIONS for w in words):
-        return False
-    return all(w.casefold() in INSTITUTIONS or _NUMERAL.fullmatch(w)
+    if not any(_forms(w) & INSTITUTIONS for w in words):
+        return False      # (a possessive or a plural too: "Commission’s", "Chambers")
+    return all(_forms(w) & INSTITUTIONS or _NUMERAL.fullmatch(w)
                or _dictionary_word(w, terms) for w in words)
 
 
@@ -269,6 +307,21 @@ def _dictionary_word(word: str, terms: DocTerms) -> bool:
     if any(_ABSTRACT_NOUN.fullmatch(f) for f in forms):
         return True
     return terms.lexicon is not None and any(f in terms.lexicon for f in forms)
+
+
+_YEAR = re.compile(r"\d{4}")
+_HEAD_BEFORE = re.compile(r"(?<![\w-])(?P<head>[A-Z][a-z]+)[ \t]+$")
+_HEAD_AFTER = re.compile(r"[ \t]+(?P<head>[A-Z][a-z]+)(?![\w-])")
+
+
+def _year_of_law(text: str, span: Span) -> bool:
+    """The span is the year in the title of a law ("the Data Protection Act 2018", "the
+    1983 Act"): it dates the law, not an event of anyone's life."""
+    if _YEAR.fullmatch(text, span.start, span.end) is None:
+        return False
+    heads = (_HEAD_BEFORE.search(text, max(0, span.start - 20), span.start),
+             _HEAD_AFTER.match(text, span.end))
+    return any(m is not None and m.group("head").casefold() in _LAW_HEADS for m in heads)
 
 
 def law_title(value: str) -> bool:

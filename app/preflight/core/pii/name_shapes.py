@@ -43,8 +43,9 @@ OFFICES = (
 )
 TITLE_WORDS = HONORIFICS + OFFICES
 _TITLE_ALTS = "|".join(sorted((re.escape(t) for t in TITLE_WORDS), key=len, reverse=True))
-#: One or more titles ("Mr Justice", "Prof. Dr.") and the space after them.
-TITLE = rf"(?:(?<![\w.])(?:(?:{_TITLE_ALTS})\.?|M\.)[ \t]+)+"
+#: One or more titles ("Mr Justice", "Prof. Dr.") and the space after them; "M."
+#: (Monsieur) only alone: after another title it is an initial ("Mr M. Russell").
+TITLE = rf"(?:(?:(?<![\w.])(?:{_TITLE_ALTS})\.?[ \t]+)+|(?<![\w.])M\.[ \t]+)"
 TITLE_BEFORE = re.compile(rf"{TITLE}$")
 #: Lower-case forms of the titles, to leave them out of a name's words.
 TITLE_SET = frozenset(t.casefold() for t in TITLE_WORDS) | {"m"}
@@ -85,8 +86,8 @@ ROLE_AFTER_TITLE = frozenset({
 def name_evidence(word: str, lexicon: Container[str] | None, *, surname: bool = False) -> bool:
     """``word`` reads as a name: a census given name (not with ``surname``) or a census
     surname (the list keeps words such as "Brown" or "Law" only among the frequent
-    surnames: ``resources/names/``), or a word of no English dictionary that is no
-    common word either."""
+    surnames: ``resources/names/``), a double-barrelled name of listed names, or a word
+    of no English dictionary that is no common word either."""
     from preflight.core.pii.person_evidence import (
         common_words, given_names, known_names, surname_rank,
     )
@@ -94,6 +95,9 @@ def name_evidence(word: str, lexicon: Container[str] | None, *, surname: bool = 
     low = word.strip(".,").casefold()
     if low in ROLE_AFTER_TITLE:
         return False
+    parts = [p for p in low.split("-") if p]
+    if len(parts) > 1 and all(p in known_names() for p in parts):
+        return True       # a double-barrelled name of listed names ("Williams-Johnston")
     if not _dictionary_word(low, lexicon):
         if low in known_names():
             return True

@@ -90,8 +90,9 @@ def _listed(surname: str, given: str) -> bool:
 def complete_names(text: str, spans: list[Span], terms: DocTerms | None = None
                    ) -> list[Span]:
     """Person spans widened over a surname the model left out after particles ("Ludwig"
-    → "Ludwig van Beethoven") or a given name before them ("Beethoven" → "Ludwig van
-    Beethoven"); and a name coordinated with a person's ("Priya and Rahul", "Rahul, Priya
+    → "Ludwig van Beethoven"), a given name before them ("Beethoven" → "Ludwig van
+    Beethoven"), a given name the model tagged as a place right before the span, or a
+    name in brackets right after it ("Anna Kowalska (née Nowak)"); and a name coordinated with a person's ("Priya and Rahul", "Rahul, Priya
     and Tom") that no detection covers, when its words read as a name."""
     from preflight.core.pii.person_evidence import common_words
 
@@ -108,11 +109,41 @@ def complete_names(text: str, spans: list[Span], terms: DocTerms | None = None
                 end = after.end()
             if before and name_evidence(before.group().split()[0], lexicon):
                 start = before.start()
+            start = _tagged_given_name_before(text, spans, start, lexicon)
+            bracket = _BRACKETED_NAME.match(text, end)
+            if bracket and name_evidence(bracket.group("name").split()[-1], lexicon,
+                                         surname=True):
+                end = bracket.end()
             if (start, end) != (span.start, span.end):
                 span = dataclasses.replace(span, start=start, end=end,
                                            why=span.why + "; widened over a surname particle")
         out.append(span)
     return out + _coordinated(text, out, lexicon)
+
+
+# a maiden name, a former or a second name in brackets right after a name ("Anna Kowalska
+# (née Nowak)", "Leyla Demir (Aksoy)")
+_BRACKETED_NAME = re.compile(rf"[ \t]*\((?:(?:née|nee|born|geb\.|z[ \t]+domu)[ \t]+)?"
+                             rf"(?P<name>{NAME_WORD}(?:[ \t]+{NAME_WORD})?)\)")
+_WORD_BEFORE = re.compile(rf"(?<![\w'’.-])(?P<name>{NAME_WORD})[ \t]+$")
+#: Types the model gives a given name it does not know ("Tamsin" before "Doreen Mason").
+_MISTYPED = frozenset({"LOCATION", "ORGANIZATION", "NRP"})
+
+
+def _tagged_given_name_before(text: str, spans: list[Span], start: int, lexicon) -> int:
+    """Where a person's name starts once a word right before it that the model tagged as
+    a place, an organization or a group, and that reads as a name, is taken in: the
+    model splits "Tamsin Doreen Mason" into a place and a person, and a policy that
+    keeps places would send the given name."""
+    from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+
+    m = _WORD_BEFORE.search(text, max(0, start - 40), start)
+    if m is None:
+        return start
+    a, b = m.span("name")
+    tagged = any(s.start == a and s.end == b and s.type in _MISTYPED
+                 and s.recognizer in STATISTICAL_RECOGNIZERS for s in spans)
+    return a if tagged and name_evidence(m.group("name"), lexicon, surname=True) else start
 
 
 _COORDINATED_BEFORE = re.compile(rf"(?<![\w'’-])(?P<name>{NAME_WORD})[ \t]*(?:,|,?[ \t]+(?:and|&|or))[ \t]+$")

@@ -2,13 +2,15 @@
 ("Reid LLC", "Tucker and Sons"), partnership-style names ("Parks, Miller and Rosales"),
 and named places of an institution — a prison, hospital, school, police station or court
 named after its town or street ("Strangeways Prison", "Bilston Street police station",
-"the Harlow court"): where a person was held, treated, taught or tried."""
+"the Harlow court", "HM Prison Brixton"): where a person was held, treated, taught or tried."""
 
 from __future__ import annotations
 
 import re
 
-from preflight.core.pii.recognizers.base import Rule, RuleRecognizer
+from preflight.core.pii.name_shapes import name_evidence
+from preflight.core.pii.person_evidence import lexicon_of
+from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 from preflight.core.pii.recognizers.names import COMPANY_SUFFIX as _SUFFIX, PEOPLE_LINE
 
 _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
@@ -26,9 +28,26 @@ FACILITY_NOUNS = (
 )
 _FACILITY = "|".join(re.escape(n).replace(r"\ ", r"[ \t]+")
                      for n in sorted(FACILITY_NOUNS, key=len, reverse=True))
+# a word of a facility's name: no sentence end inside ("Instance. The Kahta court")
+_FACILITY_WORD = rf"{_FIRST_NOT}(?:St\.|[A-Z](?:[\w&'’-]|\.(?=\w))*)"
 _FACILITY_RULE = Rule("ORGANIZATION", re.compile(
-    rf"(?<![\w-]){_FIRST_NOT}(?:{_WORD}[ \t]+){{0,2}}{_WORD}[ \t]+(?i:{_FACILITY})(?![\w-])"),
+    rf"(?<![\w-])(?:{_FACILITY_WORD}[ \t]+){{0,2}}{_FACILITY_WORD}[ \t]+(?i:{_FACILITY})"
+    r"(?![\w-])"),
     0.6, "Capitalized words naming a prison, hospital, school, police station or court")
+
+# a facility written before its name ("HM Prison Brixton", "Hospital Clínic"): the head
+# capitalized, after it one or two words that read as a name
+HEAD_FIRST = ("Prison", "Jail", "Gaol", "Penitentiary", "Hospital", "Infirmary", "Clinic",
+              "Hospice", "School", "College", "University", "Academy", "Museum", "Barracks",
+              "HMP", "HMYOI")
+# heads never written without a name after them (His Majesty's Prison, Young Offender
+# Institution: "HMP Verne"): the word after one is a name whatever it is
+NAMED_ONLY_HEADS = ("HMP", "HMYOI")
+_NAME = r"[A-Z][\w'’-]*"
+_HEAD_FIRST_RE = re.compile(
+    rf"(?<![\w-])(?:[A-Z]{{2,4}}[ \t]+)?(?:{'|'.join(HEAD_FIRST)})"
+    rf"(?P<name>[ \t]+{_NAME}(?:[ \t]+{_NAME})?)(?![\w-])")
+_WHY_HEAD_FIRST = "A prison, hospital or school written before its name"
 
 _PARTNERSHIP = Rule("ORGANIZATION", re.compile(
     rf"(?<![\w-]){_FIRST_NOT}{_SURNAME},[ \t]+{_SURNAME},?[ \t]+(?:and|&)[ \t]+{_SURNAME}"
@@ -64,3 +83,17 @@ class FacilityRecognizer(RuleRecognizer):
     "Yesterday hospital …" is no facility."""
 
     RULES = (_FACILITY_RULE,)
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        results = super().analyze(text, entities, nlp_artifacts)
+        if entities and "ORGANIZATION" not in entities:
+            return results
+        lexicon = lexicon_of(nlp_artifacts)
+        for m in _HEAD_FIRST_RE.finditer(text):
+            words = m.group("name").split()
+            # "Hospital Trust", "School Board": the words after the head are no name
+            if m.group().startswith(NAMED_ONLY_HEADS) or all(
+                    name_evidence(w, lexicon, surname=True) for w in words):
+                results.append(make_result(self, "ORGANIZATION", m.start(), m.end(), 0.6,
+                                           _WHY_HEAD_FIRST))
+        return results

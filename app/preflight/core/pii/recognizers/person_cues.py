@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.cleaning import ADDRESSEE_WORDS, generic_addressee
+from preflight.core.pii.countries import country_adjective
 from preflight.core.pii.name_shapes import (
     HONORIFIC_SET, INITIALS, NAME_BODY, NAME_WORD, PARTICLE, TITLE, TITLE_SET, honorific_name, name_evidence,
 )
@@ -144,11 +145,29 @@ def given_and_surname(text: str, lexicon) -> list[tuple[int, int]]:
             if end is None:
                 continue
             last_word = text[w.start():end].split()[-1]
-            if last_word in STREET_TYPES or company_cue(text, w.start(), end):
+            if last_word in STREET_TYPES or company_cue(text, w.start(), end) or \
+                    _part_of_date(text, w.start(), end) or \
+                    country_adjective(text[w.start():end]):      # "a Sierra Leonean"
                 continue
             out.append((w.start(), end))
             break
     return out
+
+
+_MONTH = re.compile(r"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|"
+                    r"february|march|april|june|july|august|september|october|november|"
+                    r"december)")
+_NUMBER_AFTER = re.compile(r",?[ \t]+\d{1,4}(?!\w)")
+_DAY_BEFORE = re.compile(r"(?<![\w.,])\d{1,2}(?:st|nd|rd|th)?[ \t]+$")
+
+
+def _part_of_date(text: str, start: int, end: int) -> bool:
+    """A month in ``text[start:end]`` is one of a date: the last word with a number after
+    it ("In May 2001", "April 12"), or the first with a day number before it ("19 May")."""
+    words = text[start:end].split()
+    return bool((_MONTH.fullmatch(words[-1].rstrip(".")) and _NUMBER_AFTER.match(text, end))
+                or (_MONTH.fullmatch(words[0].rstrip("."))
+                    and _DAY_BEFORE.search(text, max(0, start - 6), start)))
 
 
 def _next_is_surname(rest: list[re.Match[str]], lexicon) -> bool:
