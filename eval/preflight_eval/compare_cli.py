@@ -56,6 +56,9 @@ min = 20
 max = 80
 """
 
+#: The user's own ε bounds (Settings → Policy), inside the calibrated range.
+SETTINGS_BOUNDS = '{"policy": {"epsilon_min": 30.0, "epsilon_max": 120.0}}'
+
 
 @dataclass(frozen=True)
 class Case:
@@ -66,6 +69,7 @@ class Case:
     args: tuple[str, ...]
     org_policy: bool = False
     setup: tuple[tuple[str, ...], ...] = ()
+    settings: str | None = None     # the user's settings.json, if any
 
 
 def cases() -> list[Case]:
@@ -86,6 +90,15 @@ def cases() -> list[Case]:
                        "--steps", "5", "--json")),
         Case("sweep-company", ("sweep", "{sample}", "--policy", "identifiers-dx", "--seed", "7",
                                "--steps", "5", "--json"), org_policy=True),
+        Case("sweep-settings", ("sweep", "{sample}", "--policy", "identifiers-dx", "--seed", "7",
+                                "--steps", "5", "--json"), settings=SETTINGS_BOUNDS),
+        Case("sweep-bad-bounds", ("sweep", "{sample}", "--policy", "identifiers-dx", "--seed", "7",
+                                  "--min-epsilon", "90", "--max-epsilon", "30", "--json")),
+        Case("sweep-company-flags", ("sweep", "{sample}", "--policy", "identifiers-dx", "--seed",
+                                     "7", "--steps", "5", "--min-epsilon", "5",
+                                     "--max-epsilon", "500", "--json"), org_policy=True),
+        Case("recommend-company-flags", ("recommend", "{sample}", "--policy", "identifiers",
+                                         "--min-utility", "0.2", "--json"), org_policy=True),
         Case("assess-fast", ("assess", "{sample}", "--policy", "identifiers-dx", "--epsilon",
                              "40", "--seed", "7", "--fast", "--json")),
         Case("privacy", ("privacy", "{sample}", "--policy", "identifiers-dx", "--epsilon", "40",
@@ -95,18 +108,24 @@ def cases() -> list[Case]:
         Case("send-first-provider", ("send", "{sample}", "--yes"),
              setup=(("providers", "add", "office", "--base-url", "http://127.0.0.1:9/v1",
                      "--model", "m", "--allow-insecure-http"),)),
+        # Two providers, the default one removed: which one does a send without --provider use?
+        Case("send-no-default-provider", ("send", "{sample}", "--yes"),
+             setup=tuple(("providers", "add", name, "--base-url", f"http://127.0.0.1:9/{name}",
+                          "--model", "m", "--allow-insecure-http") for name in ("a", "b"))
+             + (("providers", "remove", "a"),)),
         Case("info", ("info", "--json")),
     ]
     return out
 
 
 def export_tree(repo: Path, rev: str | None, dest: Path) -> Path:
-    """The revision's tree (``app/``, ``resources/``) in ``dest``; None: the working tree."""
+    """The revision's tree (``app/``, ``resources/``, the model manifest) in ``dest``;
+    None: the working tree."""
     if rev is None:
         return repo
     dest.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev,
-                              "app", "resources"], check=True, capture_output=True).stdout
+                              "app", "resources", "models/manifest.toml"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
 
@@ -143,6 +162,9 @@ def run_case(tree: Path, case: Case, inputs: dict[str, str], home: Path,
     """The command's exit code, stdout and stderr, with the tree's folder made neutral."""
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
+    if case.settings is not None:
+        (home / "config").mkdir(mode=0o700)
+        (home / "config" / "settings.json").write_text(case.settings, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFLIGHT_")}
     if "PREFLIGHT_MODELS_DIR" in os.environ:
         env["PREFLIGHT_MODELS_DIR"] = os.environ["PREFLIGHT_MODELS_DIR"]
@@ -184,7 +206,10 @@ def compare(repo: Path, base: str, head: str | None, only: list[str] | None = No
             a, b = (run_case(trees[s], case, inputs, work / "home", prefix, timeout)
                     for s in ("base", "head"))
             results[case.name] = a == b
-            echo(f"{case.name:28s} {'identical' if a == b else 'differs'}")
+            failed = sorted({line for line in (a + b).splitlines()
+                             if line.startswith("exit ") and line != "exit 0"})
+            note = f"  (a step ended with {' / '.join(failed)})" if failed else ""
+            echo(f"{case.name:28s} {'identical' if a == b else 'differs'}{note}")
             if a != b:
                 diff = list(difflib.unified_diff(a.splitlines(), b.splitlines(),
                                                  f"{case.name} @ base", f"{case.name} @ head",

@@ -20,7 +20,7 @@ def main():
     print("from", __file__)
     print("home holds", sorted(os.listdir(os.environ["PREFLIGHT_HOME"])))
     open(os.path.join(os.environ["PREFLIGHT_HOME"], "settings.toml"), "w").write("x")
-    return 0
+    return 3 if cmd == "send" else 0
 '''
 
 
@@ -44,6 +44,8 @@ def _tiny_repo(tmp_path: Path) -> Path:
     (repo / "resources" / "samples").mkdir(parents=True)
     (repo / "resources" / "samples" / "hr-offer-email.txt").write_text(
         "Dear Ms Okafor, your offer is attached.\n", encoding="utf-8")
+    (repo / "models").mkdir()
+    (repo / "models" / "manifest.toml").write_text("[models]\n", encoding="utf-8")
     _git(repo, "init", "-q")
     _commit(repo, "hello")
     _commit(repo, "good morning")
@@ -53,11 +55,15 @@ def _tiny_repo(tmp_path: Path) -> Path:
 def test_same_revision_twice_is_identical_everywhere(tmp_path: Path) -> None:
     repo = _tiny_repo(tmp_path)
     lines: list[str] = []
-    results = compare_cli.compare(repo, "HEAD", "HEAD", ["detect", "info", "sweep"],
+    results = compare_cli.compare(repo, "HEAD", "HEAD", ["detect", "info", "send-no-provider"],
                                   echo=lines.append)
     # the tree's own folder is neutralised and every command starts with an empty home
-    assert results == {"detect": True, "info": True, "sweep": True}
+    assert results == {"detect": True, "info": True, "send-no-provider": True}
     assert lines[-1] == "3 of 3 commands identical"
+    # a command that fails the same way on both sides is identical, and says it failed
+    assert {line.split()[0]: line.split()[1:] for line in lines[1:4]} == {
+        "detect": ["identical"], "info": ["identical"],
+        "send-no-provider": ["identical", "(a", "step", "ended", "with", "exit", "3)"]}
 
 
 def test_a_changed_output_is_reported_with_its_diff(tmp_path: Path) -> None:
@@ -90,3 +96,4 @@ def test_the_real_cli_gives_the_same_sanitized_sample_twice() -> None:
     results = compare_cli.compare(ROOT, "HEAD", "HEAD", ["sanitize-method-pseudonym"],
                                   echo=lines.append)
     assert results == {"sanitize-method-pseudonym": True}, "\n".join(lines)
+    assert lines[1].split() == ["sanitize-method-pseudonym", "identical"]   # and exit 0
