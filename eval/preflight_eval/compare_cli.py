@@ -76,12 +76,17 @@ def cases() -> list[Case]:
     """The fixed set; ``{sample}``, ``{tab}`` and ``{policy}`` name the shared inputs."""
     out = [Case("detect", ("detect", "{sample}", "--json")),
            Case("detect-court", ("detect", "{tab}", "--json"))]
+    dx = ("--epsilon", "40")     # d_X needs an ε; without one the command says so
     for preset in ("identifiers", "identifiers-dx", "everything", "dx-all", "dx-pii"):
         out.append(Case(f"sanitize-{preset}",
-                        ("sanitize", "{sample}", "--policy", preset, "--seed", "7", "--json")))
+                        ("sanitize", "{sample}", "--policy", preset, "--seed", "7", "--json",
+                         *(dx if "dx" in preset else ()))))
     for method in ("redact", "mask", "placeholder", "pseudonym", "generalize", "dx"):
         out.append(Case(f"sanitize-method-{method}",
-                        ("sanitize", "{sample}", "--method", method, "--seed", "7", "--json")))
+                        ("sanitize", "{sample}", "--method", method, "--seed", "7", "--json",
+                         *(dx if method == "dx" else ()))))
+    out.append(Case("sanitize-dx-no-epsilon",
+                    ("sanitize", "{sample}", "--policy", "dx-all", "--seed", "7", "--json")))
     out += [
         Case("sanitize-policy-file",
              ("sanitize", "{sample}", "--policy", "{policy}", "--seed", "7", "--json")),
@@ -234,8 +239,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for case in cases():
+            notes = [f"after: preflight {' '.join(step)}" for step in case.setup]
+            notes += ["company policy"] * case.org_policy + ["settings"] * bool(case.settings)
             print(f"{case.name:28s} preflight {' '.join(case.args)}"
-                  + ("   (company policy)" if case.org_policy else ""))
+                  + (f"   ({'; '.join(notes)})" if notes else ""))
         return 0
     results = compare(args.repo.resolve(), args.base, args.head, args.only, args.timeout)
     return 0 if all(results.values()) else 1
