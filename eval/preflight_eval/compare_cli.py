@@ -25,6 +25,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "resources/samples/hr-offer-email.txt"
@@ -129,9 +130,12 @@ def export_tree(repo: Path, rev: str | None, dest: Path) -> Path:
     if rev is None:
         return repo
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev,
-                              "app", "resources", "models/manifest.toml"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    proc = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev, "app",
+                           "resources", "models/manifest.toml"], capture_output=True)
+    if proc.returncode:
+        raise SystemExit(f"compare_cli: error: git archive {rev}: "
+                         f"{proc.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=proc.stdout, check=True)
     return dest
 
 
@@ -151,7 +155,8 @@ def write_inputs(repo: Path, dest: Path) -> dict[str, str]:
     policy.write_text(POLICY_FILE, encoding="utf-8")
     org = dest / "org-policy.toml"
     org.write_text(ORG_POLICY, encoding="utf-8")
-    return {"sample": str(sample), "tab": str(tab), "policy": str(policy), "org": str(org)}
+    return {"sample": str(sample), "tab": str(tab), "policy": str(policy), "org": str(org),
+            "models": str(repo / "models")}
 
 
 def _offline_prefix() -> list[str]:
@@ -164,15 +169,15 @@ def _offline_prefix() -> list[str]:
 
 def run_case(tree: Path, case: Case, inputs: dict[str, str], home: Path,
              prefix: list[str], timeout: float) -> str:
-    """The command's exit code, stdout and stderr, with the tree's folder made neutral."""
+    """The command's exit code, stdout and stderr, with the tree's folder made neutral.
+    Both sides read the same models: ``PREFLIGHT_MODELS_DIR``, else ``inputs["models"]``."""
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     if case.settings is not None:
         (home / "config").mkdir(mode=0o700)
         (home / "config" / "settings.json").write_text(case.settings, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFLIGHT_")}
-    if "PREFLIGHT_MODELS_DIR" in os.environ:
-        env["PREFLIGHT_MODELS_DIR"] = os.environ["PREFLIGHT_MODELS_DIR"]
+    env["PREFLIGHT_MODELS_DIR"] = os.environ.get("PREFLIGHT_MODELS_DIR") or inputs["models"]
     env.update(PYTHONPATH=str(tree / "app"), PREFLIGHT_HOME=str(home),
                PREFLIGHT_ORG_POLICY=inputs["org"] if case.org_policy else str(home / "none"),
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
@@ -195,7 +200,7 @@ def run_case(tree: Path, case: Case, inputs: dict[str, str], home: Path,
 
 
 def compare(repo: Path, base: str, head: str | None, only: list[str] | None = None,
-            timeout: float = 600.0, echo=print) -> dict[str, bool]:
+            timeout: float = 600.0, echo: Callable[[str], object] = print) -> dict[str, bool]:
     """Run every case on both revisions; True per case whose outputs are identical."""
     chosen = [c for c in cases() if not only or c.name in only]
     prefix = _offline_prefix()
@@ -237,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per command")
     parser.add_argument("--list", action="store_true", help="print the cases and stop")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.only or ()) - {c.name for c in cases()})
+    if unknown:
+        parser.error(f"no case named {', '.join(unknown)} (--list shows them)")
     if args.list:
         for case in cases():
             notes = [f"after: preflight {' '.join(step)}" for step in case.setup]
