@@ -32,6 +32,7 @@ SAMPLE = "resources/samples/hr-offer-email.txt"
 TAB = "data/annotated/tab_test/echr_test_sample.jsonl"
 ENTRY = "import sys; from preflight.cli.main import main; sys.exit(main())"
 EXCERPT_LINES = 40
+EXCERPT_WIDTH = 160     # a d_X text is one long JSON line: show its start
 
 #: A policy file as a company user writes one (docs/POLICIES.md).
 POLICY_FILE = """\
@@ -224,7 +225,9 @@ def compare(repo: Path, base: str, head: str | None, only: list[str] | None = No
                 diff = list(difflib.unified_diff(a.splitlines(), b.splitlines(),
                                                  f"{case.name} @ base", f"{case.name} @ head",
                                                  lineterm="", n=2))
-                echo("\n".join("    " + line for line in diff[:EXCERPT_LINES]))
+                echo("\n".join("    " + (line if len(line) <= EXCERPT_WIDTH else
+                                          line[:EXCERPT_WIDTH] + " …")
+                                for line in diff[:EXCERPT_LINES]))
                 if len(diff) > EXCERPT_LINES:
                     echo(f"    … {len(diff) - EXCERPT_LINES} more diff lines")
     same = sum(results.values())
