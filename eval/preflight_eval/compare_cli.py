@@ -9,7 +9,8 @@ own ``PYTHONPATH``, in a fresh ``PREFLIGHT_HOME`` at the same path for both side
 same input files and no network (a new network namespace where ``unshare -n`` works, an
 unreachable proxy otherwise). Commands that need a provider or the local language model's
 slow passes are left out; d_X runs with a fixed ``--seed``. The revision's own folder is
-replaced by ``<TREE>`` in the outputs, so only behaviour differs. Prints, per command,
+replaced by ``<TREE>`` in the outputs and measured durations (``"seconds": …``) by
+``<seconds>``, so only behaviour differs. Prints, per command,
 "identical" or "differs" with a unified diff excerpt; exits 1 when any output differs.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +34,8 @@ SAMPLE = "resources/samples/hr-offer-email.txt"
 TAB = "data/annotated/tab_test/echr_test_sample.jsonl"
 ENTRY = "import sys; from preflight.cli.main import main; sys.exit(main())"
 EXCERPT_LINES = 40
+#: A duration the output reports (the attack's Monte Carlo time): measured, not behaviour.
+_SECONDS = re.compile(r'("seconds": )-?[0-9][0-9.e+-]*')
 EXCERPT_WIDTH = 160     # a d_X text is one long JSON line: show its start
 
 #: A policy file as a company user writes one (docs/POLICIES.md).
@@ -197,7 +201,8 @@ def run_case(tree: Path, case: Case, inputs: dict[str, str], home: Path,
                     f"{proc.stdout}--- stderr\n{proc.stderr}")
         except subprocess.TimeoutExpired:
             out += f"$ preflight {' '.join(step)}\ntimed out after {timeout:.0f} s\n"
-    return out.replace(str(tree.resolve()), "<TREE>").replace(str(tree), "<TREE>")
+    out = out.replace(str(tree.resolve()), "<TREE>").replace(str(tree), "<TREE>")
+    return _SECONDS.sub(r"\1<seconds>", out)
 
 
 def compare(repo: Path, base: str, head: str | None, only: list[str] | None = None,

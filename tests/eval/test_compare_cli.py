@@ -10,14 +10,15 @@ from preflight_eval import compare_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: A stand-in ``preflight`` entry: prints its arguments, where it lives and its home's
-#: contents, so a revision's folder or a leftover home would show in the output.
+#: A stand-in ``preflight`` entry: prints its arguments, where it lives, its home's
+#: contents and a duration, so a revision's folder, a leftover home or a clock would show.
 MAIN = '''\
-import os, sys
+import os, sys, time
 def main():
     cmd = sys.argv[1]
     print({greeting!r}, cmd, open(sys.argv[2]).read().split()[0] if cmd == "detect" else "")
     print("from", __file__)
+    print('{{"seconds": %r}}' % time.perf_counter())
     print("home holds", sorted(os.listdir(os.environ["PREFLIGHT_HOME"])))
     open(os.path.join(os.environ["PREFLIGHT_HOME"], "settings.toml"), "w").write("x")
     return 3 if cmd == "send" else 0
