@@ -9,6 +9,7 @@ fails here.
 from __future__ import annotations
 
 import ast
+import re
 import os
 import shutil
 import subprocess
@@ -114,3 +115,117 @@ def test_the_product_package_holds_no_evaluation_code() -> None:
              for line, name in _imports(path)
              if name == "preflight_eval" or name.startswith("preflight_eval.")]
     assert not found, "\n".join(found)
+
+
+# --- docs/ARCHITECTURE.md names only what exists ------------------------------------------
+
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
+SOURCE_DIRS = ("app", "eval", "tests", "installer")
+#: `file.py`, `dir/file.py`, `file.py::Name`
+_PY_REF = re.compile(r"(?<![\w/.])((?:[\w.-]+/)*\w+\.py)(?:::(\w+))?")
+#: `preflight.x.y`, `preflight_eval.x`, or a layer-relative `core.x.y` / `runtime.x` / `app.x`
+_DOTTED = re.compile(r"(?<![\w./])((?:preflight_eval|preflight|core|runtime|app|qt|cli)"
+                     r"(?:\.\w+)+)")
+#: a class named in backticks: `SendSession`, `Ports`
+_CLASS = re.compile(r"`([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z][a-z]{2,})`")
+#: a class's member: `Services.policy`, `DxPrepared.at(ε)`, `UtilityAssessor.fast / refine`
+_MEMBER = re.compile(r"(?<![\w.])([A-Z]\w+)\.([a-z_]\w*)")
+#: names of other projects the page mentions in backticks
+_EXTERNAL = {"None", "PySide6", "IndexFlatL2"}
+
+
+def _source_files() -> list[Path]:
+    return [p for d in SOURCE_DIRS for p in (ROOT / d).rglob("*.py")
+            if "__pycache__" not in p.parts]
+
+
+def _defined(path: Path) -> set[str]:
+    """Top-level names of a module, and the names defined in its classes."""
+    return _names_in(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def _names_in(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+    return names
+
+
+def _class_members(files: list[Path]) -> dict[str, set[str]]:
+    """Every class of ``files``: the names defined in it (methods, attributes, self.x)."""
+    members: dict[str, set[str]] = {}
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                members.setdefault(node.name, set()).update(_names_in(node))
+    return members
+
+
+def _resolve_dotted(dotted: str) -> str | None:
+    """None if `dotted` names a module (or a name in one); else what is missing."""
+    parts = dotted.split(".")
+    if parts[0] in ("core", "runtime", "app", "qt", "cli"):
+        parts = ["preflight", *parts]
+    base = ROOT / ("eval" if parts[0] == "preflight_eval" else "app")
+    for cut in range(len(parts), 0, -1):
+        stem = base.joinpath(*parts[:cut])
+        module = stem.with_suffix(".py") if stem.with_suffix(".py").exists() else (
+            stem / "__init__.py")
+        if module.exists():
+            rest = parts[cut:]
+            if rest and rest[0] not in _defined(module):
+                return f"{dotted}: {module.relative_to(ROOT)} defines no {rest[0]}"
+            return None
+    return f"{dotted}: no such module"
+
+
+def architecture_doc_problems(text: str) -> list[str]:
+    """Every module path, dotted module and backticked class the text names must exist."""
+    files = _source_files()
+    rel = ["/" + p.relative_to(ROOT).as_posix() for p in files]
+    problems = []
+    for ref, name in set(_PY_REF.findall(text)):
+        hits = [f for f, r in zip(files, rel) if r.endswith("/" + ref)]
+        if not hits:
+            problems.append(f"{ref}: no such file")
+        elif name and not any(name in _defined(f) for f in hits):
+            problems.append(f"{ref}::{name}: not defined there")
+    problems += [p for d in sorted(set(_DOTTED.findall(text))) if (p := _resolve_dotted(d))]
+    product = [f for f in files if f.parts[len(ROOT.parts)] != "tests"]
+    defined = set().union(*(_defined(f) for f in product))
+    problems += [f"`{c}`: no such class or name in app/ or eval/"
+                 for c in sorted(set(_CLASS.findall(text)) - _EXTERNAL) if c not in defined]
+    members = _class_members(product)
+    problems += [f"{cls}.{attr}: {cls} has no {attr}"
+                 for cls, attr in sorted(set(_MEMBER.findall(text)))
+                 if cls in members and attr not in members[cls]]
+    return sorted(problems)
+
+
+def test_architecture_doc_names_only_what_exists() -> None:
+    problems = architecture_doc_problems(DOC.read_text(encoding="utf-8"))
+    assert not problems, "docs/ARCHITECTURE.md names what the code lacks:\n" + "\n".join(
+        problems)
+
+
+def test_architecture_doc_check_sees_a_missing_module_and_name() -> None:
+    text = ("`core/sanitize/policy.py` (`Policy`), `runtime/hf_space.py`, "
+            "`core/send/session.py::SendSession`, `core/send/session.py::Doorway`, "
+            "`preflight.core.org_policy.load_org_policy`, `preflight.core.word_space`, "
+            "`WindowDoorway`, `FakeBackend`, `Services.policy`, `Services.release_all()`")
+    assert architecture_doc_problems(text) == [
+        "Services.release_all: Services has no release_all",
+        "`FakeBackend`: no such class or name in app/ or eval/",
+        "core/send/session.py::Doorway: not defined there",
+        "preflight.core.word_space: app/preflight/core/__init__.py defines no word_space",
+        "runtime/hf_space.py: no such file",
+    ]
