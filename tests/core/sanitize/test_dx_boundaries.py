@@ -107,7 +107,7 @@ def test_unrestricted_research_setting_glues_and_splits_words():
                            word_boundaries=False)
         res = free.sanitize(text, [], SanitizeParams(seed=seed, epsilon=0.3))
         broken += boundary_pattern(res.text) != boundary_pattern(text)
-        assert "word boundaries not kept" in res.info["guarantee"]
+        assert "word boundaries not kept" in res.report.guarantee
     assert broken == 5
 
 
@@ -125,8 +125,8 @@ def test_restricted_fast_path_equals_the_masked_reference_with_partial_bytes():
 def test_guarantee_and_describe_say_the_pattern_is_revealed():
     mech = DxMechanism(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0))
     res = mech.sanitize("the end", [], SanitizeParams(seed=1, epsilon=1.0))
-    assert "word-boundary pattern" in res.info["guarantee"]
-    assert "revealed" in res.info["guarantee"]
+    assert "word-boundary pattern" in res.report.guarantee
+    assert "revealed" in res.report.guarantee
     d = mech.describe()
     assert "word-boundary pattern" in d["revealed"]
     assert d["word_boundaries"]["kept"] is True
@@ -205,7 +205,7 @@ def test_real_space_output_keeps_the_word_boundary_pattern(real_mech, text, seed
     res = prep.at(eps)
     assert_boundaries_kept(text, res)
     if frac == 0.0 and len(text) > 40:
-        assert res.info["tokens_changed"] > 0.5 * res.info["tokens_total"]
+        assert res.report.dx.tokens_changed > 0.5 * res.report.dx.tokens_total
 
 
 def test_installed_class_tables_are_found_by_a_new_mechanism(tmp_path, monkeypatch):

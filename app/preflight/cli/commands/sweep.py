@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
     for eps in epsilon_steps(lo, hi, args.steps):
         r = prepared.at(eps)
         steps.append({"epsilon": eps, "text": r.text,
-                      "tokens_changed": r.info["tokens_changed"],
-                      "tokens_total": r.info["tokens_total"]})
+                      "tokens_changed": r.report.dx.tokens_changed,
+                      "tokens_total": r.report.dx.tokens_total})
     print_json({
         "epsilon_range": [lo, hi],
         "policy": policy.describe(),

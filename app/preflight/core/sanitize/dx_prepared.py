@@ -33,7 +33,9 @@ from preflight.core.sanitize.dx_engine import (
     take_envelope,
 )
 from preflight.core.sanitize.dx_geometry import Geometry
-from preflight.core.types import SanitizedText, Span, apply_replacements
+from preflight.core.types import (
+    DxReport, SanitizedText, SanitizeReport, Span, apply_replacements,
+)
 
 if TYPE_CHECKING:
     from preflight.core.sanitize.dx import DxMechanism
@@ -245,23 +247,18 @@ class DxPrepared:
             reps = merge_fixed(reps, fixed)
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
-        info = {
-            "epsilon": eps,
-            "scope": self.params.scope,
-            "tokens_changed": int(changed.sum()),
-            "tokens_total": int(len(w.active)),
-            "tokens_in_text": int(len(w.ids)),
-            "rank_constant": self.mech.rank_constant,
-            "rank_step": bool(self.params.rank_step),
-            "word_boundaries": bool(self.mech.classes.restricted),
-            "nearest_neighbour": "exact",
-            "embedding": space.name,
-            "guarantee": guarantee_sentence(self.params.scope, eps, n_spans,
-                                            self.params.rank_step,
-                                            self._oov, self.mech.classes.restricted,
-                                            int((w.cls < 0).sum())),
-        }
-        return SanitizedText(text=text, method="dx", changes=changes, info=info)
+        report = SanitizeReport(
+            dx=DxReport(epsilon=eps, scope=self.params.scope,
+                        rank_constant=self.mech.rank_constant, embedding=space.name,
+                        tokens_changed=int(changed.sum()), tokens_total=int(len(w.active)),
+                        tokens_in_text=int(len(w.ids)),
+                        rank_step=bool(self.params.rank_step),
+                        word_boundaries=bool(self.mech.classes.restricted)),
+            guarantee=guarantee_sentence(self.params.scope, eps, n_spans,
+                                         self.params.rank_step,
+                                         self._oov, self.mech.classes.restricted,
+                                         int((w.cls < 0).sum())))
+        return SanitizedText(text=text, method="dx", changes=changes, report=report)
 
 
 def merge_fixed(reps: list[tuple[int, int, str, str]],
