@@ -20,6 +20,7 @@ from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.dx import DxMechanism
 from preflight.core.sanitize.dx_classes import BoundaryClasses, boundary_pattern
 from preflight_eval.dx_reference import reference_outputs
+from preflight_eval.dx_variants import UnrestrictedDx, research_dx
 
 # pieces of realistic documents: words, punctuation, digits, keys, newlines, odd spaces
 FRAGMENTS = ["from", "Acme", "Corporation", "charged", "$2,404", "was", "Born", "in",
@@ -90,10 +91,9 @@ def test_partial_byte_tokens_take_the_pattern_of_the_characters_they_touch():
 @example(text="from Acme Corporation charged $2,404 was Born in Sk-proj", seed=1, eps=0.05,
          rank_step=True)
 def test_byte_space_output_keeps_the_word_boundary_pattern(text, seed, eps, rank_step):
-    mech = DxMechanism(ByteSpace(seed=seed % 3), rank_constant=0.05,
-                       epsilon_range=(0.3, 30.0))
-    res = mech.sanitize(text, [], SanitizeParams(seed=seed, epsilon=eps,
-                                                 rank_step=rank_step))
+    mech = research_dx(ByteSpace(seed=seed % 3), rank_constant=0.05,
+                       epsilon_range=(0.3, 30.0), rank_step=rank_step)
+    res = mech.sanitize(text, [], SanitizeParams(seed=seed, epsilon=eps))
     assert_boundaries_kept(text, res)
 
 
@@ -103,8 +103,7 @@ def test_unrestricted_research_setting_glues_and_splits_words():
     text = "from Acme Corporation charged the naïve café of the end " * 4
     broken = 0
     for seed in range(5):
-        free = DxMechanism(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0),
-                           word_boundaries=False)
+        free = UnrestrictedDx(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0))
         res = free.sanitize(text, [], SanitizeParams(seed=seed, epsilon=0.3))
         broken += boundary_pattern(res.text) != boundary_pattern(text)
         assert "word boundaries not kept" in res.report.guarantee
@@ -150,8 +149,7 @@ def test_update_after_a_class_change_of_a_partial_token_equals_fresh():
 def test_class_tables_are_stored_apart_from_the_unrestricted_table():
     space = ByteSpace()
     kept = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
-    free = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0),
-                       word_boundaries=False)
+    free = UnrestrictedDx(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
     f_free = free.build_neighbour_table()
     f_kept = kept.build_neighbour_table()
     assert f_free != f_kept and "wb1" in f_kept.name and "wb1" not in f_free.name

@@ -10,6 +10,7 @@ from _dx_spaces import ByteSpace, random_space
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.sanitize.dx import DxMechanism, DxPrepared
+from preflight_eval.dx_variants import PivotOnlyDx
 
 TEXT = "Hello world — café naïve 👍\r\nthe end\n caf the"
 
@@ -158,7 +159,8 @@ def test_no_rank_step_outputs_the_pivot():
     m = DxMechanism(random_space(80, 4, 1), rank_constant=0.2, epsilon_range=(0.5, 20.0))
     text = " ".join(f"w{i}" for i in range(80))
     with_rank = m.prepare(text, [], SanitizeParams(seed=5))
-    without = m.prepare(text, [], SanitizeParams(seed=5, rank_step=False))
+    without = PivotOnlyDx(m.space, rank_constant=0.2, epsilon_range=(0.5, 20.0)).prepare(
+        text, [], SanitizeParams(seed=5))
     _, out_rank = with_rank.token_outputs(2.0)
     _, out_piv = without.token_outputs(2.0)
     assert not np.array_equal(out_rank, out_piv)      # the rank step moves some tokens
