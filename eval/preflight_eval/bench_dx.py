@@ -76,14 +76,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import faiss
 
-    from preflight.core.sanitize.dx import DxMechanism
+    from preflight_eval.dx_variants import research_dx
     from preflight.core.sanitize.dx_engine import noisy_point, rank_of
     from preflight.runtime.token_space import gguf_token_space
 
     report: dict = {}
     space = gguf_token_space(args.gguf)
     text = bench_document(space)
-    mech = DxMechanism(space, word_boundaries=not args.unrestricted)
+    mech = research_dx(space, word_boundaries=not args.unrestricted)
     lo, hi = mech.epsilon_range
     c = mech.rank_constant
     eps_grid = np.geomspace(lo, hi, args.steps)

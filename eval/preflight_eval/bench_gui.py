@@ -122,7 +122,8 @@ def bench_slider(steps: int, refine: bool = True) -> dict:
     if not ok:
         win.app.shutdown()
         return {"bench": "slider_to_preview_ms", "error": "d_X did not become ready"}
-    tokens = d.result.sanitized.info.get("tokens_total")
+    dx = d.result.sanitized.report.dx
+    tokens = dx.tokens_total if dx is not None else None
     rng = random.Random(1)
     lat = []
     for _ in range(steps):

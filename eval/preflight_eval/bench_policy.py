@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         row = {"prepare_s": statistics.median(prep), "prepare_cpu_s": statistics.median(prep_cpu),
                "step_ms": 1000 * statistics.median(step), "step_max_ms": 1000 * max(step),
                "step_cpu_ms": 1000 * statistics.median(step_cpu),
-               "replaced": out.info.get("replaced", 0), "load": os.getloadavg()[0],
+               "replaced": out.report.replaced or 0, "load": os.getloadavg()[0],
                "full_gc_steps_ms": [round(1000 * x, 1) for x in gc_steps]}
         results[name].append(row)
         print(f"{name:15} prepare {row['prepare_s']:.2f} s (CPU {row['prepare_cpu_s']:.2f} s); "

@@ -71,6 +71,6 @@ def reference_outputs(prepared, epsilon: float) -> np.ndarray:
     for rows, P64, noise, cand in prepared.class_draws():
         allowed = np.isin(whole.cand, cand)
         o = exact_outputs(whole, P64, noise, float(epsilon), mech.rank_constant,
-                          rank_step=prepared.params.rank_step, allowed=allowed)
+                          rank_step=prepared.mech.rank_step, allowed=allowed)
         out[rows] = whole.cand[o]
     return out

@@ -308,7 +308,7 @@ def test_rescan_blocks_a_disguised_value_left_in_the_payload(real_detector, tmp_
     session = SendSession(Settings(providers=[ProviderSettings("p", "http://127.0.0.1:9/v1",
                                                                "m")]),
                           detector=real_detector, audit=AuditLog(tmp_path / "a.db"))
-    kept = SanitizedText(text, "keep", (), {})
+    kept = SanitizedText(text, "keep", ())
     plan = session.prepare_send(text, "p", "keep", sanitized=kept, spans=[])
     blocking = plan.blocking
     if kind == "nothing":                      # the control: plain prose is not blocked

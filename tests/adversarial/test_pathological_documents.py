@@ -192,7 +192,7 @@ def test_the_one_pass_rescan_still_finds_overlapping_and_nested_values():
         def detect(self, text: str) -> list[Span]:
             return []
 
-    unchanged = SanitizedText(text, "identity", (), {})
+    unchanged = SanitizedText(text, "identity", ())
     request = create_client(ProviderSettings("p", "http://127.0.0.1:9/v1", "m")).build_request(
         SUMMARIZE, text)
     found = {(f.value, f.start) for f in rescan(Quiet(), text, unchanged, request, spans)

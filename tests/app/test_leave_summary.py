@@ -11,7 +11,7 @@ from preflight.app.leave_summary import (
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy import PRESETS
 from preflight.core.sanitize.policy_apply import PolicyMechanism
-from preflight.core.types import Category, SanitizedText, Span
+from preflight.core.types import Category, SanitizedText, SanitizeReport, Span
 
 D, Q, S = Category.DIRECT_IDENTIFIER, Category.QUASI_IDENTIFIER, Category.SECRET
 DOC = ("Alice Martin told Bob Stone and ALICE MARTIN that the password is hunter2xyz; "
@@ -30,7 +30,7 @@ def _spans(text: str = DOC) -> list[Span]:
 
 def _unchanged(text: str = DOC) -> SanitizedText:
     """A payload where nothing was replaced (d_X drew every token back)."""
-    return SanitizedText(text, "dx-all", (), {"kept_spans": []})
+    return SanitizedText(text, "dx-all", (), SanitizeReport(kept_spans=()))
 
 
 def test_plurals_and_severity_order():
@@ -82,15 +82,15 @@ def test_a_value_copied_back_by_a_change_still_leaves():
     # d_X replaced "Bob Stone" by itself: covered by a change, yet still in the payload
     b = next(s for s in spans if DOC[s.start:s.end] == "Bob Stone")
     out, changes = apply_replacements(DOC, [(b.start, b.end, "Bob Stone", "TOKEN")])
-    summary = summarize_leaving(DOC, SanitizedText(out, "dx", changes, {}), [b])
+    summary = summarize_leaving(DOC, SanitizedText(out, "dx", changes), [b])
     assert summary.sentence == "1 name will leave your computer."
 
 
 def test_under_the_hybrid_a_kept_value_the_noise_let_through_leaves():
     spans = [s for s in _spans() if s.type == "LOCATION"]
-    sanitized = SanitizedText(DOC, "identifiers-dx", (), {
-        "kept_spans": [[s.start, s.end] for s in spans],
-        "policy": PRESETS["identifiers-dx"].describe()})
+    sanitized = SanitizedText(DOC, "identifiers-dx", (), SanitizeReport(
+        kept_spans=tuple((s.start, s.end) for s in spans),
+        policy=PRESETS["identifiers-dx"].summary()))
     summary = summarize_leaving(DOC, sanitized, spans)
     assert summary.sentence == "1 place will leave your computer."
     assert summary.leaking_types == ("LOCATION",) and summary.severity == "low"

@@ -16,7 +16,7 @@ from preflight.app.presentation import (
     span_key,
     utility_number,
 )
-from preflight.core.types import Category, SanitizedText, Span, apply_replacements
+from preflight.core.types import apply_replacements, Category, DxReport, SanitizedText, SanitizeReport, Span
 
 
 def _span(s, e, t="PERSON"):
@@ -75,16 +75,16 @@ def test_privacy_indicators_uses_dx_token_counts_and_guarantee():
     spans = [_span(0, 8)]
     # d_X changed both tokens → the name is gone
     out, changes = apply_replacements(text, [(0, 4, "Anna", "TOKEN"), (5, 8, "Moe", "TOKEN")])
-    san = SanitizedText(out, "dx", changes, {"tokens_changed": 2, "tokens_total": 4,
-                                             "guarantee": "covers every token"})
+    san = SanitizedText(out, "dx", changes, SanitizeReport(
+        guarantee="covers every token", dx=DxReport(10.0, tokens_changed=2, tokens_total=4)))
     ind = privacy_indicators(text, san, spans)
     assert ind.changed_share == 0.5 and ind.guarantee == "covers every token"
     assert ind.pii_left == 0
     # d_X drew "Jane" back and changed "Doe": 4 of the name's 7 letters are still written
     out1, ch1 = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Moe", "TOKEN")])
-    assert privacy_indicators(text, SanitizedText(out1, "dx", ch1, {}), spans).pii_left == 1
+    assert privacy_indicators(text, SanitizedText(out1, "dx", ch1), spans).pii_left == 1
     out2, ch2 = apply_replacements(text, [(0, 4, "Jane", "TOKEN"), (5, 8, "Doe", "TOKEN")])
-    ind2 = privacy_indicators(text, SanitizedText(out2, "dx", ch2, {}), spans)
+    ind2 = privacy_indicators(text, SanitizedText(out2, "dx", ch2), spans)
     assert ind2.pii_left == 1                               # same value came back
 
 
@@ -95,13 +95,13 @@ def test_a_value_d_x_barely_changed_still_leaves():
     out, ch = apply_replacements(text, [(10, 14, "1211", "TOKEN"),       # one group
                                         (29, 33, "Anna", "TOKEN"),       # the user name
                                         (38, 45, "Example", "TOKEN")])   # case only
-    san = SanitizedText(out, "dx", ch, {})
+    san = SanitizedText(out, "dx", ch)
     assert surviving_share(text, card, ch) == pytest.approx(12 / 16)
     assert surviving_share(text, mail, ch) == pytest.approx(13 / 17)
     assert privacy_indicators(text, san, [card, mail]).pii_left == 2
     out2, ch2 = apply_replacements(text, [(5, 9, "7302", "TOKEN"), (10, 14, "0934", "TOKEN"),
                                           (15, 19, "8821", "TOKEN")])
-    assert privacy_indicators(text, SanitizedText(out2, "dx", ch2, {}), [card]).pii_left == 0
+    assert privacy_indicators(text, SanitizedText(out2, "dx", ch2), [card]).pii_left == 0
 
 
 def test_log_grid_is_geometric():
@@ -117,7 +117,7 @@ def test_spans_the_policy_keeps_are_not_counted_as_left() -> None:
     spans = [Span(0, 4, "PERSON", Category.DIRECT_IDENTIFIER, 0.9, "t", ""),
              Span(14, 18, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.9, "t", "")]
     out = SanitizedText("<PERSON_1> works at Acme.", "identifiers", (),
-                        {"kept_spans": [[14, 18]]})
+                        SanitizeReport(kept_spans=((14, 18),)))
     ind = privacy_indicators(text, out, spans)
     assert (ind.pii_left, ind.pii_kept, ind.pii_total) == (0, 1, 2)
 

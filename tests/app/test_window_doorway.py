@@ -43,7 +43,7 @@ class Substituted(Services):
 def test_the_secret_seed_never_reaches_the_send_plan() -> None:
     services = Substituted(Settings())
     door = WindowDoorway(services=services)
-    sanitized = SanitizedText("<PERSON_1> wrote.", "pseudonym", (), {})
+    sanitized = SanitizedText("<PERSON_1> wrote.", "pseudonym", ())
     assert door.prepare_send("Jane wrote.", sanitized, [], SUMMARIZE, "p", None) == "plan"
     (args, kwargs), = services.session.calls
     params = args[3]
@@ -103,7 +103,7 @@ def test_policies_save_and_activate_through_the_settings(tmp_path, monkeypatch) 
              Span(18, 27, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.9, "t", "")]
     out, vault = again.sanitize(again.policy(), text, spans, seed=1)
     assert out.text == "<PERSON_1> works at [REDACTED]."
-    assert vault is not None and out.info["policy"]["name"] == "mine"
+    assert vault is not None and out.report.policy.name == "mine"
     kept, _ = again.sanitize(again.policy("identifiers"), text, spans, seed=1)
     assert kept.text == "<PERSON_1> works at Acme Corp."
 

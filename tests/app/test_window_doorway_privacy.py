@@ -51,7 +51,7 @@ def test_facts_list_the_quasi_identifiers_and_the_ledger(door_and_prepared):
     door, prepared, spans = door_and_prepared
     sanitized = prepared.at(door.epsilon_range()[1])      # the top of the range
     facts = door.privacy_facts(TEXT, sanitized, spans)
-    assert facts["epsilon_ledger"]["this_send"] == pytest.approx(sanitized.info["epsilon"])
+    assert facts["epsilon_ledger"]["this_send"] == pytest.approx(sanitized.epsilon)
     assert facts["epsilon_ledger"]["text"].startswith("ε spent on this document: nothing "
                                                       "yet (first send)")
     left = {q["value"] for q in facts["quasi_identifiers"]}

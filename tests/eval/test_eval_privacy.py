@@ -12,7 +12,7 @@ from preflight.core.privacy.dx_attack import AttackPoint, DxAttack, DxAttackResu
 from preflight.core.privacy.reconstruct import ReconstructionAttack
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy_apply import PolicyMechanism, PolicyPrepared
-from preflight.core.types import Category, Change, SanitizedText, Span
+from preflight.core.types import Category, Change, DxReport, SanitizedText, SanitizeReport, Span
 from preflight.core.utility.assess import UtilityAssessor
 from preflight_eval.eval_privacy import (Evaluator, ResultCache, aggregate, epsilon_grid,
                                          finding, render)
@@ -29,7 +29,7 @@ class FakePrepared:
         # the name swapped for another at every ε (a d_X token change)
         out = TEXT.replace("Anna", "Hanna")
         return SanitizedText(out, "dx-all", (Change(5, 10, 5, 9, "TOKEN", "Anna", "Hanna"),),
-                             {"epsilon": epsilon})
+                             SanitizeReport(dx=DxReport(epsilon)))
 
 
 class FakeMechanism:
@@ -64,7 +64,7 @@ class FakeAssessment:
 
 class FakeAssessor:
     def fast(self, original, sanitized, spans=(), correct=False, explain=True):
-        return FakeAssessment(sanitized.info["epsilon"] / 1000)
+        return FakeAssessment(sanitized.epsilon / 1000)
 
 
 class EchoSlm:

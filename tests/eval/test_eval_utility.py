@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from preflight.core.types import DxReport, SanitizeReport
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.features import ALL_FEATURES
 from preflight_eval import eval_utility
@@ -177,7 +178,8 @@ def test_features_of_a_payload_todays_code_no_longer_makes() -> None:
     original = "Alice Martin met Bob Stone in Lyon on Friday about the budget."
     stored = "<PERSON_1> met Bob Stone in Lyon on Friday about the budget."   # older detector
     recreated = SanitizedText("<PERSON_1> met <PERSON_2> in Lyon on Friday about the budget.",
-                              "placeholder", (), {"tokens_total": 99, "tokens_changed": 50})
+                              "placeholder", (),
+                              SanitizeReport(dx=DxReport(5.0, tokens_total=99, tokens_changed=50)))
     made = from_stored(original, stored, recreated)
     assert made.text == stored
     assert [(c.original, c.replacement) for c in made.changes] == [("Alice Martin",

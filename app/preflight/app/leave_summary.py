@@ -163,8 +163,8 @@ def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[S
     used = [s for s in spans if span_key(s, original) not in excluded]
     # With d_X on the rest (the hybrid), a value the policy "keeps" is noised like any
     # other word: when it comes through as written, the noise let it leave.
-    policy = (sanitized.info or {}).get("policy") or {}
-    noised = isinstance(policy, dict) and policy.get("dx") == "rest"
+    policy = sanitized.report.policy
+    noised = policy is not None and policy.dx == "rest"
     status = dict(((s.start, s.end), st) for s, st in payload_status(original, sanitized,
                                                                         used))
     groups: dict[str, list[Span]] = {"leaving": [], "kept": [], "allowed": []}

@@ -129,9 +129,9 @@ def privacy_indicators(
     An item counts as "left" when its source range is not fully covered by changes and
     its exact value still appears in the payload (d_X may leave a name untouched).
     """
-    info = sanitized.info or {}
-    total = int(info.get("tokens_total") or 0)
-    changed = int(info.get("tokens_changed") or 0)
+    dx = sanitized.report.dx
+    total = int(dx.tokens_total or 0) if dx is not None else 0
+    changed = int(dx.tokens_changed or 0) if dx is not None else 0
     if not total:
         # Operators: count whitespace-separated words as tokens for a comparable share.
         total = max(1, len(original.split()))
@@ -140,7 +140,7 @@ def privacy_indicators(
         changed = min(changed, total)
     status = [st for _s, st in payload_status(original, sanitized, spans)]
     left, kept = status.count("left"), status.count("kept")
-    guarantee = str(info.get("guarantee") or _operator_guarantee(sanitized.method))
+    guarantee = sanitized.report.guarantee or _operator_guarantee(sanitized.method)
     return PrivacyIndicators(changed, total, len(spans), left, guarantee, kept)
 
 
@@ -156,7 +156,7 @@ def payload_status(original: str, sanitized: SanitizedText, spans: Sequence[Span
     digits are still in the payload as written — not covered by changes, copied back by
     one, or changed only in case; d_X may pick the same token, or change one token of a
     16-digit card) or ``"gone"``."""
-    kept_ranges = {tuple(r) for r in (sanitized.info or {}).get("kept_spans") or ()}
+    kept_ranges = set(sanitized.report.kept_spans or ())
     out = []
     for s in spans:
         if (s.start, s.end) in kept_ranges:

@@ -284,7 +284,7 @@ class WindowDoorway:
         The window's seed is not passed: the text is already sanitized, and the seed is a
         secret (with it, pseudonyms and d_X noise could be reproduced), so it never
         reaches the plan or the audit log."""
-        eps = (sanitized.info or {}).get("epsilon")
+        eps = sanitized.epsilon
         return self._send_session().prepare_send(
             original, provider, sanitized.method, SanitizeParams(epsilon=eps), task,
             spans=list(spans), sanitized=sanitized, vault=vault, memory=self._memory,

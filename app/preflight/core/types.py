@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
 
 class Category(str, Enum):
@@ -71,18 +71,118 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicySummary:
+    """The policy that produced an output, as every output states it (actions and
+    categories by their string values, so the core's types need not know the policy
+    module)."""
+
+    name: str
+    title: str
+    source: str = "preset"
+    by_type: Mapping[str, str] = field(default_factory=dict)      # entity type -> action
+    by_category: Mapping[str, str] = field(default_factory=dict)  # category -> action
+    fallback: str = "placeholder"
+    dx: str = "none"                 # where d_X noise goes: none | rest | all | spans
+    raised: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # (was, now)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "source": self.source,
+            "by_type": dict(self.by_type),
+            "by_category": dict(self.by_category),
+            "fallback": self.fallback,
+            "dx": self.dx,
+            **({"raised_by_organization": {k: list(v) for k, v in self.raised.items()}}
+               if self.raised else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DxReport:
+    """What the d_X mechanism reports about one output."""
+
+    epsilon: float
+    scope: str = "all"                # "all", "pii" (the spans) or "rest" (the hybrid)
+    # None on an output rebuilt from a stored text (no mechanism run, no token list)
+    rank_constant: float | None = None
+    embedding: str | None = None
+    tokens_changed: int | None = None
+    tokens_total: int | None = None   # tokens in scope (noised)
+    tokens_in_text: int | None = None
+    rank_step: bool = True
+    word_boundaries: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "epsilon": self.epsilon, "scope": self.scope,
+            "tokens_changed": self.tokens_changed, "tokens_total": self.tokens_total,
+            "tokens_in_text": self.tokens_in_text, "rank_constant": self.rank_constant,
+            "rank_step": self.rank_step, "word_boundaries": self.word_boundaries,
+            "nearest_neighbour": "exact", "embedding": self.embedding}
+        return {k: v for k, v in out.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class SanitizeReport:
+    """What a mechanism reports about its output. A field is None when the mechanism
+    that produced the output does not speak of it (``dx`` without d_X noise, ``policy``
+    for a classic operator alone)."""
+
+    guarantee: str | None = None      # one sentence: what holds for this output
+    reversible: bool | None = None    # whether the answer can be restored from the vault
+    replaced: int | None = None       # spans replaced
+    kept: int | None = None           # detected spans the policy kept as written
+    distinct_values: int | None = None
+    actions: Mapping[str, int] | None = None   # action -> spans it was applied to
+    # source ranges of the detected spans the policy kept on purpose
+    kept_spans: tuple[tuple[int, int], ...] | None = None
+    policy: PolicySummary | None = None
+    dx: DxReport | None = None
+
+    @property
+    def epsilon(self) -> float | None:
+        """The ε of the d_X noise in the output, None without any."""
+        return self.dx.epsilon if self.dx is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.dx is not None:
+            out.update(self.dx.to_json())
+            out["guarantee"] = self.guarantee
+        if self.policy is not None:
+            out["policy"] = self.policy.to_json()
+        for key, value in (("reversible", self.reversible), ("replaced", self.replaced),
+                           ("kept", self.kept), ("distinct_values", self.distinct_values),
+                           ("actions", None if self.actions is None else dict(self.actions)),
+                           ("kept_spans", None if self.kept_spans is None
+                            else [list(r) for r in self.kept_spans]),
+                           ("guarantee", self.guarantee)):
+            if value is not None and key not in out:
+                out[key] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class SanitizedText:
     """What a mechanism returns: the output text and how it maps back to the source.
 
     ``changes`` are sorted by ``start`` and do not overlap; text outside them is copied
-    verbatim from the source. ``info`` holds mechanism-specific facts (ε, scope,
-    tokens changed, the guarantee that holds...).
+    verbatim from the source. ``report`` says what the mechanism did (ε, scope, tokens
+    changed, the policy, the guarantee that holds...). The vault that restores an answer
+    is not part of it: it travels beside the output (the mechanism's ``vault``).
     """
 
     text: str
     method: str
     changes: tuple[Change, ...] = ()
-    info: dict[str, Any] = field(default_factory=dict)
+    report: SanitizeReport = field(default_factory=SanitizeReport)
+
+    @property
+    def epsilon(self) -> float | None:
+        """The ε of the d_X noise in the text, None without any."""
+        return self.report.epsilon
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,7 +190,7 @@ class SanitizedText:
             "method": self.method,
             "changes": [c.to_json() for c in self.changes],
         }
-        out.update(self.info)
+        out.update(self.report.to_json())
         return out
 
 

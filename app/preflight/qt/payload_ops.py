@@ -238,7 +238,7 @@ class PayloadController(QObject):
             self.prepared, self.prepared_key = prepared, key
             if new_prepared:
                 self.sig_prepared.emit(prepared)
-        eps = sanitized.info.get("epsilon") if sanitized.info else None
+        eps = sanitized.epsilon
         self.result = PreviewResult(sanitized, indicators,
                                     float(eps) if eps is not None else None, gen, vault, want)
         self.blocked = None

@@ -302,5 +302,5 @@ def add_escape_shortcut(widget: QWidget, slot) -> QShortcut:
 
 def _policy_title(plan) -> str:
     """The policy that produced the payload, as the window names it."""
-    policy = (plan.sanitized.info or {}).get("policy") or {}
-    return str(policy.get("title") or plan.method)
+    policy = plan.sanitized.report.policy
+    return (policy.title if policy is not None else "") or plan.method

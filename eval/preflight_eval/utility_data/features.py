@@ -39,6 +39,7 @@ import logging
 import re
 import time
 from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
@@ -88,9 +89,11 @@ def from_stored(original: str, stored: str, recreated: SanitizedText) -> Sanitiz
         if tag != "equal":
             changes.append(Change(pos_b[j1], pos_b[j2], pos_a[i1], pos_a[i2], "TOKEN",
                                   original[pos_a[i1]:pos_a[i2]], stored[pos_b[j1]:pos_b[j2]]))
-    info = {k: v for k, v in (recreated.info or {}).items()
-            if k not in ("tokens_changed", "tokens_total", "tokens_in_text")}
-    return SanitizedText(stored, recreated.method, tuple(changes), info)
+    report = recreated.report
+    if report.dx is not None:        # the stored text's tokens were never counted
+        report = replace(report, dx=replace(report.dx, tokens_changed=None,
+                                            tokens_total=None, tokens_in_text=None))
+    return SanitizedText(stored, recreated.method, tuple(changes), report)
 
 
 def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:

@@ -44,7 +44,7 @@ from preflight.core.send.keys import KeyStore, SessionKeyStore
 from preflight.core.send.providers import Timeouts, create_client
 from preflight.core.send.session import Confirmation, SendSession
 from preflight.core.tasks import SUMMARIZE, SUMMARY_MAX_TOKENS, Task
-from preflight.core.types import SanitizedText
+from preflight.core.types import DxReport, SanitizedText, SanitizeReport
 from preflight_eval.utility_data.corpus import (
     DATA_DIR, E2E_RESERVED, SEED, Document, aclsum_corpus, business_documents, email_corpus,
     generation_order, held_out_documents, load_business, split_for,
@@ -232,8 +232,8 @@ class Generator:
                 row["sanitized"] = sanitized.text
                 row["corrector"] = self.args.corrector_name
                 repaired = self.corrector(sanitized.text)
-                sanitized = SanitizedText(repaired, sanitized.method, (),
-                                          {"epsilon": setting.epsilon, "corrected": True})
+                sanitized = SanitizedText(repaired, sanitized.method, (), SanitizeReport(
+                    dx=DxReport(setting.epsilon) if setting.epsilon is not None else None))
             task = document_task(doc, setting)
             if task.kind == "question":
                 row.update(question=task.question, reference=doc.questions[0].reference)

@@ -169,8 +169,7 @@ class OperatorKind:
     def sanitize(self, ctx: DocumentContext, setting: Setting) -> tuple[SanitizedText, Any]:
         mech = _mechanism_factory(setting.method)
         out = mech.sanitize(ctx.text, ctx.spans, SanitizeParams(seed=setting.seed))
-        vault = out.info.get("vault") if isinstance(out.info, dict) else None
-        return out, vault if vault is not None else getattr(mech, "vault", None)
+        return out, getattr(mech, "vault", None)
 
 
 class PolicyKind:

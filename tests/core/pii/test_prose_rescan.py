@@ -5,6 +5,8 @@ them) is blocked — never "no identifier or secret was found"."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from preflight.core.config import ProviderSettings
@@ -34,9 +36,9 @@ def _send(detector, spans, text=NOTES):
     actions = [(s, policy.action_for(s, text[s.start:s.end])) for s in spans]
     protected = [s for s, a in actions if a is Action.PLACEHOLDER]
     out = PlaceholderOperator().sanitize(text, protected, SanitizeParams())
-    kept = [[s.start, s.end] for s, a in actions if a is Action.KEEP]
+    kept = tuple((s.start, s.end) for s, a in actions if a is Action.KEEP)
     sanitized = SanitizedText(out.text, policy.name, out.changes,
-                              dict(out.info, policy=policy.describe(), kept_spans=kept))
+                              replace(out.report, policy=policy.summary(), kept_spans=kept))
     client = create_client(ProviderSettings("p", "http://127.0.0.1:9/v1", "m"))
     request = client.build_request(SUMMARIZE, sanitized.text)
     return sanitized, rescan(detector, text, sanitized, request, spans)

@@ -7,7 +7,7 @@ from preflight.core.privacy.quasi import output_offset, quasi_identifiers_left, 
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy import PRESETS
 from preflight.core.sanitize.policy_apply import PolicyMechanism
-from preflight.core.types import Category, Change, SanitizedText, Span
+from preflight.core.types import Category, Change, DxReport, SanitizedText, SanitizeReport, Span
 
 TEXT = ("Maria Keller, a 26-year-old nurse at ANZ Bank in Sydney, wrote on 12 March 2023. "
         "Maria said the branch manager was helpful on Friday.")
@@ -65,7 +65,7 @@ def test_a_change_of_letter_case_still_leaves_the_value():
     early = Change(0, 7, 0, 5, "TOKEN", "Maria", "Rosalie")     # shifts what follows by 2
     text = "Rosalie" + TEXT[5:start] + "bank" + TEXT[start + 4:]
     cased = Change(start + 2, start + 6, start, start + 4, "TOKEN", "Bank", "bank")
-    out = SanitizedText(text, "dx-all", (early, cased), {"epsilon": 60.0})
+    out = SanitizedText(text, "dx-all", (early, cased), SanitizeReport(dx=DxReport(60.0)))
     left = {q.value for q in quasi_identifiers_left(TEXT, out, SPANS)}
     assert {"ANZ bank", "Sydney"} <= left
     assert output_offset(out, TEXT.index("Sydney")) == text.index("Sydney")

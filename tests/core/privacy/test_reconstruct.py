@@ -17,7 +17,7 @@ from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy import PRESETS
 from preflight.core.sanitize.policy_apply import PolicyMechanism
 from preflight.core.tasks import Task
-from preflight.core.types import Category, Change, SanitizedText, Span
+from preflight.core.types import Category, Change, DxReport, SanitizedText, SanitizeReport, Span
 
 TEXT = ("Maria Keller called 0412 345 678 from 14 George Street. The nurse said Maria "
         "would come back on Monday.")
@@ -101,7 +101,7 @@ def test_d_x_changes_are_the_ground_truth_of_a_d_x_payload():
     changes = (Change(a, a + 6, a, a + 6, "TOKEN", "Keller", "Miller"),
                Change(b, b + 5, b, b + 5, "TOKEN", "nurse", "coach"))
     payload = TEXT.replace("Keller", "Miller").replace("nurse", "coach")
-    out = SanitizedText(payload, "dx-all", changes, {"epsilon": 50.0})
+    out = SanitizedText(payload, "dx-all", changes, SanitizeReport(dx=DxReport(50.0)))
     assert alterations(out.changes) == ("dx",)
     report = score(TEXT, out, SPANS, payload.replace("coach", "nurse"))
     assert [v.value for v in report.values] == ["Maria Keller"]   # the d_X-changed span

@@ -20,6 +20,7 @@ from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.dx import DxMechanism
 from preflight.core.sanitize.dx_classes import BoundaryClasses, boundary_pattern
 from preflight_eval.dx_reference import reference_outputs
+from preflight_eval.dx_variants import UnrestrictedDx, research_dx
 
 # pieces of realistic documents: words, punctuation, digits, keys, newlines, odd spaces
 FRAGMENTS = ["from", "Acme", "Corporation", "charged", "$2,404", "was", "Born", "in",
@@ -90,10 +91,9 @@ def test_partial_byte_tokens_take_the_pattern_of_the_characters_they_touch():
 @example(text="from Acme Corporation charged $2,404 was Born in Sk-proj", seed=1, eps=0.05,
          rank_step=True)
 def test_byte_space_output_keeps_the_word_boundary_pattern(text, seed, eps, rank_step):
-    mech = DxMechanism(ByteSpace(seed=seed % 3), rank_constant=0.05,
-                       epsilon_range=(0.3, 30.0))
-    res = mech.sanitize(text, [], SanitizeParams(seed=seed, epsilon=eps,
-                                                 rank_step=rank_step))
+    mech = research_dx(ByteSpace(seed=seed % 3), rank_constant=0.05,
+                       epsilon_range=(0.3, 30.0), rank_step=rank_step)
+    res = mech.sanitize(text, [], SanitizeParams(seed=seed, epsilon=eps))
     assert_boundaries_kept(text, res)
 
 
@@ -103,11 +103,10 @@ def test_unrestricted_research_setting_glues_and_splits_words():
     text = "from Acme Corporation charged the naïve café of the end " * 4
     broken = 0
     for seed in range(5):
-        free = DxMechanism(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0),
-                           word_boundaries=False)
+        free = UnrestrictedDx(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0))
         res = free.sanitize(text, [], SanitizeParams(seed=seed, epsilon=0.3))
         broken += boundary_pattern(res.text) != boundary_pattern(text)
-        assert "word boundaries not kept" in res.info["guarantee"]
+        assert "word boundaries not kept" in res.report.guarantee
     assert broken == 5
 
 
@@ -125,8 +124,8 @@ def test_restricted_fast_path_equals_the_masked_reference_with_partial_bytes():
 def test_guarantee_and_describe_say_the_pattern_is_revealed():
     mech = DxMechanism(ByteSpace(), rank_constant=0.05, epsilon_range=(0.3, 30.0))
     res = mech.sanitize("the end", [], SanitizeParams(seed=1, epsilon=1.0))
-    assert "word-boundary pattern" in res.info["guarantee"]
-    assert "revealed" in res.info["guarantee"]
+    assert "word-boundary pattern" in res.report.guarantee
+    assert "revealed" in res.report.guarantee
     d = mech.describe()
     assert "word-boundary pattern" in d["revealed"]
     assert d["word_boundaries"]["kept"] is True
@@ -150,8 +149,7 @@ def test_update_after_a_class_change_of_a_partial_token_equals_fresh():
 def test_class_tables_are_stored_apart_from_the_unrestricted_table():
     space = ByteSpace()
     kept = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
-    free = DxMechanism(space, rank_constant=0.05, epsilon_range=(0.3, 30.0),
-                       word_boundaries=False)
+    free = UnrestrictedDx(space, rank_constant=0.05, epsilon_range=(0.3, 30.0))
     f_free = free.build_neighbour_table()
     f_kept = kept.build_neighbour_table()
     assert f_free != f_kept and "wb1" in f_kept.name and "wb1" not in f_free.name
@@ -205,7 +203,7 @@ def test_real_space_output_keeps_the_word_boundary_pattern(real_mech, text, seed
     res = prep.at(eps)
     assert_boundaries_kept(text, res)
     if frac == 0.0 and len(text) > 40:
-        assert res.info["tokens_changed"] > 0.5 * res.info["tokens_total"]
+        assert res.report.dx.tokens_changed > 0.5 * res.report.dx.tokens_total
 
 
 def test_installed_class_tables_are_found_by_a_new_mechanism(tmp_path, monkeypatch):

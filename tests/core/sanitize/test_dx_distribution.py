@@ -18,6 +18,7 @@ from scipy import stats
 
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.dx import DxMechanism
+from preflight_eval.dx_variants import research_dx
 
 ALPHA = 1e-3
 N_OURS = 3000
@@ -53,7 +54,7 @@ def reference_distribution(M: np.ndarray, x: int, eps: float, c: float, rank_ste
 
 def our_counts(mech: DxMechanism, x: int, eps: float, rank_step: bool, seed: int) -> np.ndarray:
     text = " ".join([f"w{x}"] * N_OURS)
-    prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    prep = mech.prepare(text, [], SanitizeParams(seed=seed))
     _, out = prep.token_outputs(eps)
     return np.bincount(out, minlength=mech.space.matrix.shape[0])
 
@@ -84,7 +85,7 @@ C = 0.1
     (120, 4.0, False, 105),
 ])
 def test_output_distribution_matches_brute_force(x, eps, rank_step, seed):
-    mech = DxMechanism(SPACE, rank_constant=C, epsilon_range=(1.0, 50.0))
+    mech = research_dx(SPACE, rank_constant=C, epsilon_range=(1.0, 50.0), rank_step=rank_step)
     observed = our_counts(mech, x, eps, rank_step, seed)
     p = reference_distribution(SPACE.matrix, x, eps, C, rank_step)
     assert chi_square_pvalue(observed, p) > ALPHA
@@ -103,10 +104,11 @@ def test_word_boundary_class_distribution_matches_brute_force_over_the_class(
     """With word boundaries kept the output is the mechanism run over the token's class:
     the brute force over that class's vectors alone (a different class's tokens never
     come out)."""
-    mech = DxMechanism(SPACED, rank_constant=C, epsilon_range=(1.0, 50.0))
+    mech = research_dx(SPACED, rank_constant=C, epsilon_range=(1.0, 50.0),
+                       rank_step=rank_step)
     members = mech.classes.members["WN" if x % 2 else "N"]
     piece = SPACED.piece(x).decode()
-    prep = mech.prepare(piece * N_OURS, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    prep = mech.prepare(piece * N_OURS, [], SanitizeParams(seed=seed))
     _, out = prep.token_outputs(eps)
     assert np.isin(out, members).all()
     observed = np.bincount(np.searchsorted(members, out), minlength=len(members))

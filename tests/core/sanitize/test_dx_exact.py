@@ -27,6 +27,7 @@ from preflight.core.sanitize.dx_engine import (
 )
 from preflight.core.sanitize.dx_geometry import Geometry
 from preflight_eval.dx_reference import exact_outputs, exact_pivots, reference_outputs
+from preflight_eval.dx_variants import research_dx
 
 
 def test_canonical_distance_does_not_depend_on_batch_shape():
@@ -79,9 +80,10 @@ def test_engine_fast_path_equals_exact_search(V, dim, space_seed, noise_seed, in
 )
 def test_prepared_at_equals_reference_at_any_epsilon(words, seed, eps, rank_step):
     space = random_space(60, 5, 11, integer=True, duplicates=2)
-    mech = DxMechanism(space, rank_constant=0.3, epsilon_range=(0.5, 50.0))
+    mech = research_dx(space, rank_constant=0.3, epsilon_range=(0.5, 50.0),
+                       rank_step=rank_step)
     text = " ".join(f"w{i}" for i in words)
-    prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    prep = mech.prepare(text, [], SanitizeParams(seed=seed))
     for e in eps:   # some outside the prepared range: the range is extended exactly
         _, fast = prep.token_outputs(e)
         assert np.array_equal(fast, reference_outputs(prep, e))
@@ -100,9 +102,10 @@ def test_word_boundary_classes_prepared_at_equals_masked_reference(words, seed, 
     """Per-class geometries (fast path) == the whole-vocabulary search masked to the
     token's class (reference), across word starts, continuations and whitespace."""
     space = SpacedWordSpace(60, 5, seed=11)
-    mech = DxMechanism(space, rank_constant=0.3, epsilon_range=(0.5, 50.0))
+    mech = research_dx(space, rank_constant=0.3, epsilon_range=(0.5, 50.0),
+                       rank_step=rank_step)
     text = "".join(space.piece(i).decode() + sep for i, sep in words)
-    prep = mech.prepare(text, [], SanitizeParams(seed=seed, rank_step=rank_step))
+    prep = mech.prepare(text, [], SanitizeParams(seed=seed))
     for e in eps:
         _, fast = prep.token_outputs(e)
         assert np.array_equal(fast, reference_outputs(prep, e))

@@ -10,6 +10,7 @@ from _dx_spaces import ByteSpace, random_space
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.sanitize.dx import DxMechanism, DxPrepared
+from preflight_eval.dx_variants import PivotOnlyDx
 
 TEXT = "Hello world — café naïve 👍\r\nthe end\n caf the"
 
@@ -79,22 +80,22 @@ def test_changes_map_exact_offsets_with_emoji_and_crlf(eps):
 def test_low_epsilon_changes_most_tokens_high_epsilon_few():
     prep = byte_mech().prepare(TEXT, [], SanitizeParams(seed=1))
     low, high = prep.at(0.3), prep.at(1e4)
-    assert low.info["tokens_changed"] > 0.5 * low.info["tokens_total"]
+    assert low.report.dx.tokens_changed > 0.5 * low.report.dx.tokens_total
     # at a huge ε nothing moves except tokens that are not in the output vocabulary
     # (partial UTF-8 byte tokens of 👍, é, —, ï) — those are always replaced
-    assert high.info["tokens_changed"] < 0.5 * high.info["tokens_total"]
-    assert high.text != TEXT or high.info["tokens_changed"] == 0
+    assert high.report.dx.tokens_changed < 0.5 * high.report.dx.tokens_total
+    assert high.text != TEXT or high.report.dx.tokens_changed == 0
 
 
 def test_info_fields_and_guarantee_for_scope_all():
     res = byte_mech().sanitize(TEXT, [], SanitizeParams(seed=2, epsilon=3.0))
     for key in ("epsilon", "scope", "tokens_changed", "tokens_total", "rank_constant",
                 "nearest_neighbour", "guarantee"):
-        assert key in res.info
-    assert res.info["epsilon"] == 3.0 and res.info["scope"] == "all"
-    assert res.info["nearest_neighbour"] == "exact" and res.info["rank_constant"] == 0.05
-    assert "every token" in res.info["guarantee"]
-    assert res.to_json()["guarantee"] == res.info["guarantee"]
+        assert key in res.to_json()
+    assert res.epsilon == 3.0 and res.report.dx.scope == "all"
+    assert res.to_json()["nearest_neighbour"] == "exact" and res.report.dx.rank_constant == 0.05
+    assert "every token" in res.report.guarantee
+    assert res.to_json()["guarantee"] == res.report.guarantee
 
 
 def test_scope_pii_changes_only_detected_spans():
@@ -104,11 +105,11 @@ def test_scope_pii_changes_only_detected_spans():
     assert_change_invariants(text, res)
     for c in res.changes:
         assert any(c.source_start < s.end and c.source_end > s.start for s in spans)
-    assert res.info["tokens_changed"] > 0
-    assert "only for the tokens of the 2 detected" in res.info["guarantee"]
+    assert res.report.dx.tokens_changed > 0
+    assert "only for the tokens of the 2 detected" in res.report.guarantee
     none = byte_mech().sanitize(text, [], SanitizeParams(seed=3, epsilon=0.3, scope="pii"))
-    assert none.text == text and none.info["tokens_total"] == 0
-    assert "No PII was detected" in none.info["guarantee"]
+    assert none.text == text and none.report.dx.tokens_total == 0
+    assert "No PII was detected" in none.report.guarantee
 
 
 def test_missing_epsilon_lists_the_calibrated_range():
@@ -158,16 +159,17 @@ def test_no_rank_step_outputs_the_pivot():
     m = DxMechanism(random_space(80, 4, 1), rank_constant=0.2, epsilon_range=(0.5, 20.0))
     text = " ".join(f"w{i}" for i in range(80))
     with_rank = m.prepare(text, [], SanitizeParams(seed=5))
-    without = m.prepare(text, [], SanitizeParams(seed=5, rank_step=False))
+    without = PivotOnlyDx(m.space, rank_constant=0.2, epsilon_range=(0.5, 20.0)).prepare(
+        text, [], SanitizeParams(seed=5))
     _, out_rank = with_rank.token_outputs(2.0)
     _, out_piv = without.token_outputs(2.0)
     assert not np.array_equal(out_rank, out_piv)      # the rank step moves some tokens
-    assert "without the rank step" in without.at(2.0).info["guarantee"]
+    assert "without the rank step" in without.at(2.0).report.guarantee
 
 
 def test_empty_document():
     res = byte_mech().sanitize("", [], SanitizeParams(seed=1, epsilon=1.0))
-    assert res.text == "" and res.info["tokens_total"] == 0 and res.changes == ()
+    assert res.text == "" and res.report.dx.tokens_total == 0 and res.changes == ()
 
 
 def test_outputs_are_candidate_tokens_only():

@@ -43,7 +43,7 @@ def test_all_operators_are_registered():
 def test_redact(text, spec, expected):
     result, _ = run("redact", text, spec)
     assert result.text == expected
-    assert result.info["reversible"] is False
+    assert result.report.reversible is False
 
 
 @pytest.mark.parametrize("text, spec, expected", [
@@ -88,7 +88,7 @@ def test_placeholder_one_token_per_distinct_value_and_type():
     # "Bob" is a part of the one multi-word name "BOB  met", so both are one person.
     assert result.text == ("<PERSON_1> met <PERSON_2>. <PERSON_1> and <PERSON_2> again; "
                            "<PERSON_1> mailed <EMAIL_ADDRESS_1>.")
-    assert result.info["distinct_values"] == 3
+    assert result.report.distinct_values == 3
     assert restore(result.text, mech.vault) == text
     # An answer that repeats a token a different number of times gets the first spelling.
     assert restore("<PERSON_1> wrote.", mech.vault) == "Ann wrote."
@@ -179,7 +179,7 @@ def test_pseudonym_is_reproducible_with_a_seed_and_varies_without():
     assert a.text == b.text
     assert a.text != c.text
     assert a.text != d.text
-    assert "seed" not in a.info  # the seed is a secret (it lets guesses be checked)
+    assert "seed" not in a.to_json()  # the seed is a secret (it lets guesses be checked)
 
 
 def test_pseudonym_avoids_surrogates_already_in_the_document():

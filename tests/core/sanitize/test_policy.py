@@ -61,12 +61,12 @@ def test_default_policy_protects_identifiers_and_keeps_context():
     for kept in ("Friday", "Acme Corporation", "Sydney", "Australian"):
         assert kept in out.text
     assert "1980s" in out.text and "40–49-year-old" in out.text     # generalized, not erased
-    assert out.method == "identifiers" and out.info["policy"]["name"] == "identifiers"
-    kept = {DOC[a:b] for a, b in out.info["kept_spans"]}
+    assert out.method == "identifiers" and out.report.policy.name == "identifiers"
+    kept = {DOC[a:b] for a, b in out.report.kept_spans}
     assert kept == {"Friday", "Acme Corporation", "Sydney", "Australian"}
-    assert out.info["actions"] == {"keep": 4, "placeholder": 3, "generalize": 2}
-    assert "3 protected" not in out.info["guarantee"]           # 5 spans are replaced
-    assert "5 protected span(s)" in out.info["guarantee"]
+    assert out.report.actions == {"keep": 4, "placeholder": 3, "generalize": 2}
+    assert "3 protected" not in out.report.guarantee           # 5 spans are replaced
+    assert "5 protected span(s)" in out.report.guarantee
 
 
 def test_everything_replaces_every_span_and_restores():
@@ -74,7 +74,7 @@ def test_everything_replaces_every_span_and_restores():
     out = mech.sanitize(DOC, spans_of(DOC), SanitizeParams())
     for s in spans_of(DOC):
         assert DOC[s.start:s.end] not in out.text
-    assert out.info["kept_spans"] == []
+    assert out.report.kept_spans == ()
     assert mech.reversible
     assert restore(out.text, mech.vault) == DOC.replace("sk-live-9f8e7d6c5b4a", "<API_KEY_1>")
     mech.vault.bind(out.text)          # the exact restore of this very output: secrets too
@@ -103,7 +103,7 @@ def test_hybrid_protects_spans_and_perturbs_only_the_rest():
         assert not any(c.source_start < s.end and s.start < c.source_end for s in protected)
     for s in protected:
         assert DOC[s.start:s.end] not in out.text
-    g = out.info["guarantee"]
+    g = out.report.guarantee
     assert "5 protected span(s)" in g and "Every other token is ε-d_X private" in g
 
 
@@ -122,7 +122,7 @@ def test_dx_all_policy_is_plain_dx_and_keeps_nothing_on_purpose():
     out = PolicyMechanism(PRESETS["dx-all"], dx=dx).sanitize(
         DOC, spans_of(DOC), SanitizeParams(seed=3, epsilon=1.0))
     raw = dx.sanitize(DOC, [], SanitizeParams(seed=3, epsilon=1.0, scope="all"))
-    assert out.text == raw.text and out.info["kept_spans"] == []
+    assert out.text == raw.text and out.report.kept_spans == ()
     assert out.method == "dx-all"
 
 
@@ -140,7 +140,7 @@ def test_every_preset_keeps_the_change_map_exact(name, seed):
     out = mech.sanitize(DOC, spans_of(DOC), SanitizeParams(seed=seed, epsilon=2.0))
     assert_change_invariants(DOC, out)
     if policy.dx is DxScope.NONE:
-        kept = {(a, b) for a, b in out.info["kept_spans"]}
+        kept = {(a, b) for a, b in out.report.kept_spans}
         for s in spans_of(DOC):   # a span is either kept verbatim or gone
             assert ((s.start, s.end) in kept) == (policy.action_for(s, DOC[s.start:s.end])
                                                   is Action.KEEP)
@@ -248,7 +248,7 @@ def test_a_policy_s_epsilon_is_its_starting_point():
     policy = policy_from_mapping({"name": "mine", "dx": "rest", "epsilon": 2.0}, "test")
     out = PolicyMechanism(policy, dx=dx_mech()).sanitize(DOC, spans_of(DOC),
                                                          SanitizeParams(seed=4))
-    assert out.info["epsilon"] == 2.0
+    assert out.epsilon == 2.0
     with pytest.raises(ConfigError, match="privacy level"):
         PolicyMechanism(PRESETS["identifiers-dx"], dx=dx_mech()).sanitize(
             DOC, spans_of(DOC), SanitizeParams(seed=4))

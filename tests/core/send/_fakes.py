@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from keyring.backend import KeyringBackend
 
 from preflight.core.sanitize.base import SanitizeParams, register
-from preflight.core.types import Category, SanitizedText, Span, apply_replacements
+from preflight.core.types import apply_replacements, Category, DxReport, SanitizedText, SanitizeReport, Span
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 SECRET = re.compile(r"\bsk-[A-Za-z0-9]{16,}")
@@ -101,7 +101,7 @@ class FakePlaceholder:
         reps = [(s.start, s.end, self.vault.placeholder(text[s.start:s.end], s.type), s.type)
                 for s in spans]
         out, changes = apply_replacements(text, reps)
-        return SanitizedText(out, self.name, changes, {})
+        return SanitizedText(out, self.name, changes)
 
 
 class FakeSurrogate:
@@ -116,14 +116,15 @@ class FakeSurrogate:
         surrogate = {"PERSON": "Carol Diaz", "EMAIL_ADDRESS": "x9@example.org"}
         reps = [(s.start, s.end, surrogate.get(s.type, "[X]"), s.type) for s in spans]
         out, changes = apply_replacements(text, reps)
-        return SanitizedText(out, self.name, changes, {})
+        return SanitizedText(out, self.name, changes)
 
 
 class Identity:
     name = "fake-identity"
 
     def sanitize(self, text: str, spans: Sequence[Span], params: SanitizeParams) -> SanitizedText:
-        return SanitizedText(text, self.name, (), {"epsilon": params.epsilon})
+        return SanitizedText(text, self.name, (), SanitizeReport(
+            dx=DxReport(params.epsilon) if params.epsilon is not None else None))
 
 
 FAKE_MECHANISMS = {"fake-placeholder": FakePlaceholder, "fake-surrogate": FakeSurrogate,

@@ -24,7 +24,7 @@ from preflight.core.send.answer_text import (
 )
 from preflight.core.send.providers import RetryPolicy, Timeouts, create_client
 from preflight.core.tasks import ANSWER_MAX_TOKENS, SUMMARIZE, SUMMARY_MAX_TOKENS
-from preflight.core.types import SanitizedText
+from preflight.core.types import DxReport, SanitizedText, SanitizeReport
 
 
 # -- the length setting ----------------------------------------------------------------
@@ -131,8 +131,9 @@ def test_finish_answer_trims_only_on_length():
 # -- what was restored ------------------------------------------------------------------
 
 
-def _san(method: str, **info) -> SanitizedText:
-    return SanitizedText("x", method, (), info)
+def _san(method: str, epsilon: float | None = None, **fields) -> SanitizedText:
+    dx = DxReport(epsilon) if epsilon is not None else None
+    return SanitizedText("x", method, (), SanitizeReport(dx=dx, **fields))
 
 
 @pytest.mark.parametrize("san, says, not_says", [

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from _fakes import FakePlaceholder, FakeVault
+from preflight.core.types import DxReport, SanitizeReport
 from preflight.core.org_policy import load_org_policy
 from preflight.core.privacy.ledger import ledger_for, send_epsilon
 from preflight.core.send.audit import AuditLog, Fingerprint
@@ -23,9 +24,9 @@ def _plan(session, text, eps):
     """A placeholder payload that says it carries d_X noise at ``eps`` (None: no d_X)."""
     det = session.detector.detect(text)
     out = FakePlaceholder(FakeVault()).sanitize(text, det, None)
-    info = {"epsilon": eps} if eps is not None else {}
+    report = SanitizeReport(dx=DxReport(eps) if eps is not None else None)
     return session.prepare_send(text, "loop", "fake-placeholder", spans=det,
-                                sanitized=replace(out, info=info), vault=FakeVault())
+                                sanitized=replace(out, report=report), vault=FakeVault())
 
 
 def _org(tmp_path, cap):
@@ -95,7 +96,7 @@ def test_schema_2_file_opens_and_counts_its_recorded_epsilon(tmp_path):
 def test_send_epsilon_is_the_d_x_epsilon_only():
     from preflight.core.types import SanitizedText
 
-    assert send_epsilon(SanitizedText("x", "dx-all", (), {"epsilon": 60.0})) == 60.0
-    assert send_epsilon(SanitizedText("x", "identifiers", (), {"kept_spans": []})) == 0.0
+    assert send_epsilon(SanitizedText("x", "dx-all", (), SanitizeReport(dx=DxReport(60.0)))) == 60.0
+    assert send_epsilon(SanitizedText("x", "identifiers", (), SanitizeReport(kept_spans=()))) == 0.0
     ledger = ledger_for([], 10.0, limit=5.0)
     assert ledger.exceeds and "budget" not in ledger.block_reason()[1]

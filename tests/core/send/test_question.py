@@ -11,6 +11,7 @@ import pytest
 
 from _fakes import FakeCounter, FakeDetector, FakeEmbedder, FakeFlow
 from _loopback import Reply
+from preflight.core.types import SanitizeReport
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.policy import PRESETS
@@ -89,7 +90,7 @@ def test_dx_only_policy_protects_the_question_as_identifiers():
     spans = FakeDetector(names=NAMES).detect(DOC)
     from preflight.core.types import SanitizedText
 
-    noised = SanitizedText("noised text", "dx-all", (), {"policy": PRESETS["dx-all"].describe()})
+    noised = SanitizedText("noised text", "dx-all", (), SanitizeReport(policy=PRESETS["dx-all"].summary()))
     task, vault = sanitize_task(Task("question", question="Where is Bob Stone?"),
                                 detector=FakeDetector(names=NAMES), original=DOC,
                                 sanitized=noised, spans=spans, vault=None)

@@ -3,11 +3,12 @@ text, the real placeholder operator, a request built by the real provider client
 
 ``policy_output`` stands in for the lead's ``policy_apply`` for policies whose actions are
 only placeholder and keep: the same contract (method = the policy's name,
-``info["policy"]`` = ``Policy.describe()``, ``info["kept_spans"]`` = the kept source
+``report.policy`` = ``Policy.summary()``, ``report.kept_spans`` = the kept source
 ranges), the real placeholder operator on the protected spans."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 import pytest
@@ -49,9 +50,9 @@ def policy_output(text: str, spans: Sequence[Span], policy: Policy = POLICY) -> 
     assert {a for _, a in actions} <= {Action.KEEP, Action.PLACEHOLDER}, "stand-in too simple"
     protected = [s for s, a in actions if a is Action.PLACEHOLDER]
     out = PlaceholderOperator().sanitize(text, protected, SanitizeParams())
-    info = dict(out.info, policy=policy.describe(),
-                kept_spans=[[s.start, s.end] for s, a in actions if a is Action.KEEP])
-    return SanitizedText(out.text, policy.name, out.changes, info)
+    report = replace(out.report, policy=policy.summary(),
+                     kept_spans=tuple((s.start, s.end) for s, a in actions if a is Action.KEEP))
+    return SanitizedText(out.text, policy.name, out.changes, report)
 
 
 def findings(detector, text: str, spans: Sequence[Span], sanitized: SanitizedText,
@@ -148,7 +149,7 @@ def test_a_kept_organization_in_the_payload_is_no_finding(detector):
     missed = [s for s in spans if text[s.start:s.end] != "Volvo"]
     out = policy_output(text, missed, everything)
     found = findings(detector, text, spans, SanitizedText(
-        out.text, out.method, out.changes, dict(out.info, kept_spans=[])))
+        out.text, out.method, out.changes, replace(out.report, kept_spans=())))
     assert any(f.value == "Volvo" and f.kind == "leak" and f.blocking for f in found)
 
 

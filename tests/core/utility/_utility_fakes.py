@@ -104,11 +104,11 @@ def dx_like(text: str, epsilon: float) -> SanitizedText:
     for k, m in enumerate(words):
         if k % max(1, len(words)) < n_change:
             reps.append((m.start(), m.end(), f"zz{k}", "TOKEN"))
-    from preflight.core.types import apply_replacements
+    from preflight.core.types import DxReport, SanitizeReport, apply_replacements
 
     out, changes = apply_replacements(text, reps)
-    return SanitizedText(out, "dx", changes, {"epsilon": epsilon, "tokens_changed": n_change,
-                                              "tokens_total": len(words)})
+    return SanitizedText(out, "dx", changes, SanitizeReport(
+        dx=DxReport(epsilon, tokens_changed=n_change, tokens_total=len(words))))
 
 
 class FakePrepared:

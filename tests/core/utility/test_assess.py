@@ -81,7 +81,7 @@ def test_correction_repairs_dx_text_before_the_slm_reads_it(fake_slm, fake_embed
 
 def test_correction_is_skipped_for_operators(fake_slm, fake_embedder):
     assessor = make(fake_slm, fake_embedder)
-    san = SanitizedText(DOC.replace("Alice Martin", "<PERSON_1>"), "placeholder", (), {})
+    san = SanitizedText(DOC.replace("Alice Martin", "<PERSON_1>"), "placeholder", ())
     res = assessor.refine(DOC, san, correct=True)
     assert not res.corrected
     assert "correct" not in [k for k, _ in fake_slm.calls]

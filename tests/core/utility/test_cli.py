@@ -164,7 +164,7 @@ def test_assess_reads_the_instant_number_from_the_monotone_curve(fakes, capsys, 
 
     def zigzag(self, original, sanitized, spans, **kw):
         a = real_fast(self, original, sanitized, spans, **kw)
-        eps = sanitized.info["epsilon"]
+        eps = sanitized.epsilon
         return replace(a, predicted_fast=0.05 if eps == 50 else min(1.0, eps / 200))
 
     monkeypatch.setattr(_REAL_ASSESSOR, "fast", zigzag)

@@ -12,7 +12,7 @@ TEXT = " ".join(WORDS)
 
 
 def test_short_text_is_its_own_excerpt():
-    san = SanitizedText("a <PERSON_1> c", "placeholder", (), {})
+    san = SanitizedText("a <PERSON_1> c", "placeholder", ())
     ex = excerpts("a Bob c", san)
     assert not ex.sampled and ex.original == "a Bob c" and ex.sanitized == "a <PERSON_1> c"
 
@@ -31,7 +31,7 @@ def test_sanitized_passages_cover_the_same_source_words():
     reps = [(m.start(), m.end(), f"<PERSON_{i}>", "PERSON")
             for i, m in enumerate(re.finditer(r"\S+", TEXT)) if i % 7 == 0]
     out, changes = apply_replacements(TEXT, reps)
-    ex = excerpts(TEXT, SanitizedText(out, "placeholder", changes, {}))
+    ex = excerpts(TEXT, SanitizedText(out, "placeholder", changes))
     assert ex.sampled
     for orig, san in zip(ex.original.split(SEPARATOR), ex.sanitized.split(SEPARATOR)):
         o, s = orig.split(), san.split()

@@ -29,7 +29,7 @@ def test_dx_features_use_the_mechanism_token_counts_and_epsilon():
     assert set(f) == set(FAST_FEATURES)
     assert f["epsilon"] == 40.0
     assert math.isclose(f["log_epsilon"], math.log(40.0))
-    assert math.isclose(f["frac_tokens_changed"], san.info["tokens_changed"] / san.info["tokens_total"])
+    assert math.isclose(f["frac_tokens_changed"], san.report.dx.tokens_changed / san.report.dx.tokens_total)
     assert f["method_dx"] == 1.0 and f["method_placeholder"] == 0.0
     assert 0.0 < f["frac_chars_changed"] <= 1.0
 
@@ -38,7 +38,7 @@ def test_operator_gets_method_indicator_nan_epsilon_and_pii_counts():
     spans = [_span(DOC, "Alice Martin"), _span(DOC, "Bob Stone"), _span(DOC, "Paris", "LOCATION")]
     reps = [(s.start, s.end, f"<{s.type}_{i}>", s.type) for i, s in enumerate(spans[:2], 1)]
     out, changes = apply_replacements(DOC, reps)
-    san = SanitizedText(out, "placeholder", changes, {})
+    san = SanitizedText(out, "placeholder", changes)
     f = fast_features(DOC, san, spans).as_dict()
     assert math.isnan(f["epsilon"]) and math.isnan(f["log_epsilon"])
     assert f["method_placeholder"] == 1.0 and f["method_dx"] == 0.0
@@ -51,7 +51,7 @@ def test_operator_gets_method_indicator_nan_epsilon_and_pii_counts():
 
 
 def test_unchanged_text_has_zero_change_and_unit_length_ratio():
-    f = fast_features(DOC, SanitizedText(DOC, "redact", (), {})).as_dict()
+    f = fast_features(DOC, SanitizedText(DOC, "redact", ())).as_dict()
     assert f["frac_tokens_changed"] == 0.0 and f["frac_chars_changed"] == 0.0
     assert f["length_ratio"] == 1.0
     assert math.isnan(f["frac_pii_left"])           # no PII: undefined, not 0 or 1
@@ -67,7 +67,7 @@ def test_document_form_tells_prose_from_a_form_of_header_lines():
     assert fields_p == 0.0 and math.isclose(fields_f, 4 / 5)   # 4 of 5 non-empty lines
     assert letters_p > 0.95 > letters_f > 0.5                  # digits and symbols count
     # what the fast features carry, the same for every sanitization of the document
-    f = fast_features(form, SanitizedText("x", "redact", (), {})).as_dict()
+    f = fast_features(form, SanitizedText("x", "redact", ())).as_dict()
     assert (f["letter_share"], f["field_line_share"]) == (letters_f, fields_f)
 
 
@@ -88,12 +88,6 @@ def test_refined_features_and_vector_order():
     assert v[ALL_FEATURES.index("epsilon")] == 2.0
     assert v[ALL_FEATURES.index("sim_sanitized")] == 0.5
     assert math.isnan(v[ALL_FEATURES.index("sim_slm_sanitized")])
-
-
-def test_epsilon_comes_only_from_the_key_the_mechanism_writes():
-    """d_X writes info["epsilon"]; a stray "eps" key (which nothing writes) is not read."""
-    san = SanitizedText(DOC, "dx", (), {"eps": 5.0})
-    assert math.isnan(fast_features(DOC, san).epsilon)
 
 
 def test_typed_features_refine_into_the_paper_names_and_flat_dict():

@@ -24,7 +24,7 @@ def test_finds_the_smallest_passing_epsilon_with_one_refinement(fake_slm, fake_e
     assert rec.predicted_utility >= 0.6
     assert rec.slm_calls == 2                       # the original + one candidate
     assert rec.local_answer is None
-    assert rec.sanitized is not None and rec.sanitized.info["epsilon"] == rec.epsilon
+    assert rec.sanitized is not None and rec.sanitized.epsilon == rec.epsilon
 
 
 def test_pessimistic_refinement_moves_up_within_the_budget(fake_slm, fake_embedder):

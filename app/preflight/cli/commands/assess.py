@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     w = sys.stdout.write
-    eps = sanitized.info.get("epsilon")
+    eps = sanitized.epsilon
     w(f"policy {policy.title} ({policy.name})" + (f", ε = {eps:g}" if eps else "") + "\n")
     w(leaves + "\n")
     w(f"predicted utility (instant): {result.predicted_fast:.3f}"
@@ -155,7 +155,7 @@ def instant_on_curve(assessor: Any, text: str, prepared: Any, sanitized: Any, sp
     """The instant prediction at the payload's ε read from the document's utility curve
     over ``epsilon_range`` (default: the preparation's calibrated range), as the window's
     number is, so `assess` at a larger ε never reports less."""
-    eps = sanitized.info.get("epsilon")
+    eps = sanitized.epsilon
     if eps is None:
         return None
     lo, hi = epsilon_range if epsilon_range is not None else prepared_range(prepared)
@@ -178,5 +178,5 @@ def assessment_json(result: Any, sanitized: Any, policy: Any) -> dict[str, Any]:
         for entry, d in zip(out["drivers"], est.drivers):
             entry["text"] = driver_text(d.feature, d.value, d.effect)
     out.update(method=sanitized.method, policy=policy.describe(),
-               epsilon=sanitized.info.get("epsilon"), sanitized_text=result.text)
+               epsilon=sanitized.epsilon, sanitized_text=result.text)
     return out

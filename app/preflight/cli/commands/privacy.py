@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
                             prepared=prepared)
     if args.json:
         print_json({"policy": policy.describe(), "method": sanitized.method,
-                    "epsilon": sanitized.info.get("epsilon"), "privacy": report})
+                    "epsilon": sanitized.epsilon, "privacy": report})
         return 0
-    eps = sanitized.info.get("epsilon")
+    eps = sanitized.epsilon
     print(f"policy {policy.title} ({policy.name})" + (f", ε = {eps:g}" if eps else ""))
     print_report(report, sys.stdout)
     return 0

@@ -177,9 +177,9 @@ def _print_plan(plan: Any, out: Any) -> None:
     from preflight.core.send.plan import DEGRADED_DETECTOR_ID
 
     w = out.write
-    policy = plan.sanitized.info.get("policy") or {}
-    if policy:
-        w(f"Policy: {policy.get('title', plan.method)} ({plan.method})\n")
+    policy = plan.sanitized.report.policy
+    if policy is not None:
+        w(f"Policy: {policy.title} ({plan.method})\n")
     w(f"Provider: {plan.provider.name} ({plan.provider.model}, {plan.provider.api_style})\n")
     w(f"POST {plan.request.url}\n")
     for k, v in plan.request.display_headers():

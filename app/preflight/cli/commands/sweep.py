@@ -27,8 +27,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="noise seed (reproducible output; a known seed voids the guarantee)")
     parser.add_argument("--steps", type=int, default=20, help="number of ε values (default 20)")
     add_policy_arguments(parser)
-    parser.add_argument("--no-rank-step", action="store_true",
-                        help="research: skip the rank step after the exact pivot")
     parser.add_argument("--min-epsilon", type=float, default=None,
                         help="lowest ε (default: the settings', else calibrated)")
     parser.add_argument("--max-epsilon", type=float, default=None,
@@ -71,14 +69,14 @@ def run(args: argparse.Namespace) -> int:
     spans = []
     if policy.dx.value != "all" and text:
         spans = services.detector().detect(text)
-    params = SanitizeParams(seed=args.seed, epsilon=None, rank_step=not args.no_rank_step)
+    params = SanitizeParams(seed=args.seed, epsilon=None)
     prepared = services.mechanism(policy).prepare(text, spans, params)
     steps = []
     for eps in epsilon_steps(lo, hi, args.steps):
         r = prepared.at(eps)
         steps.append({"epsilon": eps, "text": r.text,
-                      "tokens_changed": r.info["tokens_changed"],
-                      "tokens_total": r.info["tokens_total"]})
+                      "tokens_changed": r.report.dx.tokens_changed,
+                      "tokens_total": r.report.dx.tokens_total})
     print_json({
         "epsilon_range": [lo, hi],
         "policy": policy.describe(),

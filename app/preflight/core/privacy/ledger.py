@@ -31,8 +31,8 @@ _TOLERANCE = 1e-9
 
 def send_epsilon(sanitized: SanitizedText) -> float:
     """The ε one send of ``sanitized`` spends on its document: its d_X ε (the mechanism
-    writes ``info["epsilon"]`` only when d_X ran), else 0."""
-    eps = (sanitized.info or {}).get("epsilon")
+    reports an ε only when d_X ran), else 0."""
+    eps = sanitized.epsilon
     return float(eps) if eps is not None else 0.0
 
 

@@ -20,7 +20,6 @@ class SanitizeParams:
     seed: int | None = None
     epsilon: float | None = None          # d_X only
     scope: str = "all"                    # d_X only: "all" tokens or detected "pii" spans
-    rank_step: bool = True                # d_X research flag
     extra: dict[str, Any] = field(default_factory=dict)
 
 

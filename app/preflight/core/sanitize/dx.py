@@ -16,12 +16,12 @@ Word boundaries (:mod:`.dx_classes`): a token that starts a word is replaced onl
 token that starts a word, a continuation only by a continuation, whitespace only by
 whitespace — the mechanism runs, exactly, over the candidate set of the token's class (one
 geometry and neighbour table per class), so the output never glues or splits words. The
-class pattern is revealed (the text shows it anyway). ``DxMechanism(...,
-word_boundaries=False)`` is the unrestricted research setting (evaluation scripts only).
+class pattern is revealed (the text shows it anyway).
 
-``SanitizeParams.rank_step=False`` outputs the pivot itself (the original Feyisetan et al.
-mechanism, for evaluation); the nearest-neighbour search is always exact — an approximate
-index silently changes the output distribution (the seeds show it with annoy).
+The product always keeps word boundaries and applies the rank step, and the
+nearest-neighbour search is always exact — an approximate index silently changes the
+output distribution (the seeds show it with annoy). Research variants (words not kept,
+the pivot alone) are subclasses in ``preflight_eval.dx_variants``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ class DxMechanism:
     """Exact d_X-privacy over token embeddings (Algorithm 1 + the rank step)."""
 
     name = "dx"
+    #: Whether the output is re-drawn by rank around the exact pivot (Asghar et al.); a
+    #: research subclass may output the pivot alone (Feyisetan et al.)
+    rank_step: bool = True
 
     def __init__(
         self,
@@ -61,13 +64,10 @@ class DxMechanism:
         rank_constant: float | None = None,
         *,
         epsilon_range: tuple[float, float] | None = None,
-        word_boundaries: bool = True,
     ) -> None:
         """``space``: the token embedding space (the composition root builds the default,
         the SLM's token embeddings, and keeps one mechanism per space);
-        ``rank_constant`` and ``epsilon_range`` default to the space's calibration;
-        ``word_boundaries=False`` is the unrestricted research setting (any token may
-        replace any token: words get glued and split; evaluation scripts and tests)."""
+        ``rank_constant`` and ``epsilon_range`` default to the space's calibration."""
         if space is None:
             raise ConfigError(
                 "The d_X mechanism needs a token embedding space.",
@@ -77,7 +77,6 @@ class DxMechanism:
         self._space = space
         self._rank_constant = rank_constant
         self._calibration: dict | None = None
-        self._word_boundaries = bool(word_boundaries)
         self._classes: BoundaryClasses | None = None
         self._geometries: dict[str, Geometry] | None = None
         self._whole: Geometry | None = None
@@ -100,11 +99,10 @@ class DxMechanism:
 
     @property
     def classes(self) -> BoundaryClasses:
-        """The word-boundary classes of the candidate vocabulary (one class ``any`` in
-        the unrestricted research setting)."""
+        """The word-boundary classes of the candidate vocabulary."""
         with self._lock:
             if self._classes is None:
-                self._classes = BoundaryClasses.of_space(self._space, self._word_boundaries)
+                self._classes = BoundaryClasses.of_space(self._space)
             return self._classes
 
     @property
@@ -125,7 +123,7 @@ class DxMechanism:
         """The whole candidate vocabulary's geometry (calibration, the reference search
         and research scripts; the mechanism itself runs on :attr:`geometries`)."""
         with self._lock:
-            if not self._word_boundaries:
+            if not self.classes.restricted:     # one class: the whole vocabulary
                 return self.geometries[next(iter(self.geometries))]
             if self._whole is None:
                 self._whole = Geometry(self._space.matrix, self._space.candidate_ids)
@@ -183,7 +181,7 @@ class DxMechanism:
             "word_boundaries": self.classes.describe(),
             "revealed": "the word-boundary pattern (which tokens start a word, continue "
                         "one, or are whitespace): the text shows it anyway"
-                        if self._word_boundaries else "nothing beyond the output",
+                        if self.classes.restricted else "nothing beyond the output",
         }
 
     # ----- the Mechanism protocol

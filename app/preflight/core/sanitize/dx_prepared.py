@@ -33,7 +33,9 @@ from preflight.core.sanitize.dx_engine import (
     take_envelope,
 )
 from preflight.core.sanitize.dx_geometry import Geometry
-from preflight.core.types import SanitizedText, Span, apply_replacements
+from preflight.core.types import (
+    DxReport, SanitizedText, SanitizeReport, Span, apply_replacements,
+)
 
 if TYPE_CHECKING:
     from preflight.core.sanitize.dx import DxMechanism
@@ -150,7 +152,7 @@ class DxPrepared:
         for k in np.unique(classes[classes >= 0]).tolist():
             rows = np.flatnonzero(classes == k)
             group = _make_group(self, labels[k], geoms[labels[k]], rows, old)
-            if group.env is not None and params.rank_step:
+            if group.env is not None and mech.rank_step:
                 group.geom.ensure_neighbours(
                     plan_depths(group.env, group.noise, mech.rank_constant, group.geom.C))
             self._groups.append(group)
@@ -208,7 +210,7 @@ class DxPrepared:
             groups = [(g, g.env) for g in self._groups]
         for g, env in groups:
             o = envelope_outputs(g.geom, env, g.P64, g.noise, eps, c,
-                                 with_rank_step=self.params.rank_step)
+                                 with_rank_step=self.mech.rank_step)
             out[g.rows] = g.geom.cand[o]
         return out
 
@@ -217,8 +219,8 @@ class DxPrepared:
         for g in self._groups:
             aid = self._work.ids[self._work.active][g.rows]
             g.env = build_envelope(g.geom, self.mech.space.matrix[aid], g.noise, lo, hi,
-                                   token_ids=aid, rank_c=c if self.params.rank_step else None)
-            if self.params.rank_step:
+                                   token_ids=aid, rank_c=c if self.mech.rank_step else None)
+            if self.mech.rank_step:
                 g.geom.ensure_neighbours(plan_depths(g.env, g.noise, c, g.geom.C))
         self.epsilon_range = (lo, hi)
 
@@ -245,23 +247,18 @@ class DxPrepared:
             reps = merge_fixed(reps, fixed)
         text, changes = apply_replacements(self.text, reps)
         n_spans = len(self.spans) if self.params.scope in ("pii", "rest") else 0
-        info = {
-            "epsilon": eps,
-            "scope": self.params.scope,
-            "tokens_changed": int(changed.sum()),
-            "tokens_total": int(len(w.active)),
-            "tokens_in_text": int(len(w.ids)),
-            "rank_constant": self.mech.rank_constant,
-            "rank_step": bool(self.params.rank_step),
-            "word_boundaries": bool(self.mech.classes.restricted),
-            "nearest_neighbour": "exact",
-            "embedding": space.name,
-            "guarantee": guarantee_sentence(self.params.scope, eps, n_spans,
-                                            self.params.rank_step,
-                                            self._oov, self.mech.classes.restricted,
-                                            int((w.cls < 0).sum())),
-        }
-        return SanitizedText(text=text, method="dx", changes=changes, info=info)
+        report = SanitizeReport(
+            dx=DxReport(epsilon=eps, scope=self.params.scope,
+                        rank_constant=self.mech.rank_constant, embedding=space.name,
+                        tokens_changed=int(changed.sum()), tokens_total=int(len(w.active)),
+                        tokens_in_text=int(len(w.ids)),
+                        rank_step=bool(self.mech.rank_step),
+                        word_boundaries=bool(self.mech.classes.restricted)),
+            guarantee=guarantee_sentence(self.params.scope, eps, n_spans,
+                                         self.mech.rank_step,
+                                         self._oov, self.mech.classes.restricted,
+                                         int((w.cls < 0).sum())))
+        return SanitizedText(text=text, method="dx", changes=changes, report=report)
 
 
 def merge_fixed(reps: list[tuple[int, int, str, str]],
@@ -317,7 +314,7 @@ def _make_group(prep: DxPrepared, label: str, geom: Geometry, rows: np.ndarray,
     occ = w.occurrence[w.active][rows]
     matrix = prep.mech.space.matrix
     lo, hi = prep.epsilon_range
-    rank_c = prep.mech.rank_constant if prep.params.rank_step else None
+    rank_c = prep.mech.rank_constant if prep.mech.rank_step else None
     src = [None if old is None else old.get((int(i), int(o), label))
            for i, o in zip(aid.tolist(), occ.tolist())]
     fresh = np.asarray([r for r, s in enumerate(src) if s is None], dtype=np.int64)

@@ -40,7 +40,7 @@ from preflight.core.sanitize.vault import (
     is_word_char,
     placeholder_token,
 )
-from preflight.core.types import SanitizedText, Span, apply_replacements
+from preflight.core.types import SanitizedText, SanitizeReport, Span, apply_replacements
 
 REDACTED = "[REDACTED]"
 MASK_CHAR = "*"
@@ -84,8 +84,8 @@ class _SimpleOperator:
         reps = [(s.start, s.end, self.replacement(text[s.start:s.end], s), s.type)
                 for s in ordered]
         out, changes = apply_replacements(text, reps)
-        return SanitizedText(out, self.name, changes, {"reversible": False,
-                                                       "replaced": len(ordered)})
+        return SanitizedText(out, self.name, changes,
+                             SanitizeReport(reversible=False, replaced=len(ordered)))
 
 
 @register("redact")
@@ -133,8 +133,8 @@ class DeleteOperator(_SimpleOperator):
             reps.extend((b[0], b[1], "", s.type) for b, s in zip(bounds, run))
             prev_end, prev_at_line_start = bounds[-1][1], at_line_start
         out, changes = apply_replacements(text, reps)
-        return SanitizedText(out, self.name, changes, {"reversible": False,
-                                                       "replaced": len(ordered)})
+        return SanitizedText(out, self.name, changes,
+                             SanitizeReport(reversible=False, replaced=len(ordered)))
 
 
 @register("mask")
@@ -288,8 +288,9 @@ class _ReversibleOperator:
         if self.memory is not None:
             for key, tok in tokens.items():
                 self.memory.record(self.kind, key[0], key[1], tok)
-        info = {"reversible": True, "replaced": len(ordered), "distinct_values": len(first)}
-        return SanitizedText(out, self.name, changes, info)
+        report = SanitizeReport(reversible=True, replaced=len(ordered),
+                                distinct_values=len(first))
+        return SanitizedText(out, self.name, changes, report)
 
     def _key_type(self, span: Span) -> str:
         return span.type

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 from preflight.core.errors import ConfigError
 from preflight.core.fsutil import NotARegularFile, read_regular
 from preflight.core.sanitize.generalize import find_year, month_name_match
-from preflight.core.types import Category, Span
+from preflight.core.types import Category, PolicySummary, Span
 
 #: A policy is a page of TOML; anything larger is not one (and is never read whole).
 MAX_POLICY_FILE_BYTES = 1_000_000
@@ -144,19 +144,18 @@ class Policy:
         merged.update(changes)
         return replace(self, by_type=merged)
 
-    def describe(self) -> dict[str, Any]:
+    def summary(self) -> PolicySummary:
         """What every output says about the policy that produced it."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "source": self.source,
-            "by_type": {t: a.value for t, a in sorted(self.by_type.items())},
-            "by_category": {c.value: a.value for c, a in self.by_category.items()},
-            "fallback": self.fallback.value,
-            "dx": self.dx.value,
-            **({"raised_by_organization": {k: list(v) for k, v in self.raised.items()}}
-               if self.raised else {}),
-        }
+        return PolicySummary(
+            name=self.name, title=self.title, source=self.source,
+            by_type={t: a.value for t, a in sorted(self.by_type.items())},
+            by_category={c.value: a.value for c, a in self.by_category.items()},
+            fallback=self.fallback.value, dx=self.dx.value,
+            raised={k: tuple(v) for k, v in self.raised.items()})
+
+    def describe(self) -> dict[str, Any]:
+        """:meth:`summary` as JSON."""
+        return self.summary().to_json()
 
     def to_toml(self) -> str:
         """The policy as a file ``load_policy_file`` reads back."""

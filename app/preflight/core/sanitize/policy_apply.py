@@ -9,8 +9,8 @@ operators run once, and ``at(ε)`` only merges their fixed replacements with d_X
 at that ε. With d_X on the whole text or on the spans only, the policy *is* d_X.
 
 Every output says which policy produced it (``method`` is the policy's name,
-``info["policy"]`` describes it) and which detected spans it kept on purpose
-(``info["kept_spans"]``), so the re-scan before sending does not block on them.
+``report.policy`` describes it) and which detected spans it kept on purpose
+(``report.kept_spans``), so the re-scan before sending does not block on them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from preflight.core.sanitize.dx_prepared import merge_fixed
 from preflight.core.sanitize.operators import document_sha256, validate_spans
 from preflight.core.sanitize.policy import Action, DxScope, Policy, effective_type
 from preflight.core.sanitize.vault import Vault
-from preflight.core.types import SanitizedText, Span, apply_replacements
+from preflight.core.types import SanitizedText, SanitizeReport, Span, apply_replacements
 
 _REVERSIBLE = (Action.PLACEHOLDER, Action.PSEUDONYM)
 
@@ -139,10 +139,9 @@ def _compose(policy: Policy, text: str, parts: _Parts | None,
     ``merged``: ``dx_out`` already holds the operator replacements (the slider path)."""
     if parts is None:                     # the policy is d_X alone
         assert dx_out is not None
-        info = dict(dx_out.info)
-        info.update(policy=policy.describe(), kept_spans=[],
-                    guarantee=guarantee(policy, 0, dx_out.info.get("guarantee")))
-        return SanitizedText(dx_out.text, policy.name, dx_out.changes, info)
+        report = replace(dx_out.report, policy=policy.summary(), kept_spans=(),
+                         guarantee=guarantee(policy, 0, dx_out.report.guarantee))
+        return SanitizedText(dx_out.text, policy.name, dx_out.changes, report)
     if merged:
         assert dx_out is not None
         out, changes = dx_out.text, dx_out.changes
@@ -152,18 +151,18 @@ def _compose(policy: Policy, text: str, parts: _Parts | None,
             reps = merge_fixed([(c.source_start, c.source_end, c.replacement, c.type)
                                 for c in dx_out.changes], reps)
         out, changes = apply_replacements(text, reps)
-    info: dict[str, Any] = dict(dx_out.info) if dx_out is not None else {}
-    info.update(
-        policy=policy.describe(),
+    report = SanitizeReport(
+        dx=dx_out.report.dx if dx_out is not None else None,
+        policy=policy.summary(),
         reversible=parts.reversible,
         replaced=len(parts.protected),
         kept=len(parts.kept),
         actions=parts.actions,
-        kept_spans=[[s.start, s.end] for s in parts.kept],
+        kept_spans=tuple((s.start, s.end) for s in parts.kept),
         guarantee=guarantee(policy, len(parts.protected),
-                            dx_out.info.get("guarantee") if dx_out is not None else None),
+                            dx_out.report.guarantee if dx_out is not None else None),
     )
-    return SanitizedText(out, policy.name, changes, info)
+    return SanitizedText(out, policy.name, changes, report)
 
 
 class PolicyPrepared:

@@ -126,11 +126,10 @@ class Restoration:
 
     @classmethod
     def of(cls, sanitized: SanitizedText) -> "Restoration":
-        info = sanitized.info or {}
-        actions = info.get("actions") or {}
+        actions = sanitized.report.actions or {}
         used = {name for name, count in actions.items() if count} | {sanitized.method}
         return cls("placeholder" in used, "pseudonym" in used,
-                   sanitized.method == "dx" or info.get("epsilon") is not None)
+                   sanitized.method == "dx" or sanitized.epsilon is not None)
 
 
 def restoration_line(r: Restoration) -> str:

@@ -43,16 +43,16 @@ MIN_VALUE_CHARS = 3          # shorter document values ("Al") match too much pro
 
 
 def document_policy(sanitized: SanitizedText) -> Policy:
-    """The policy that produced ``sanitized`` (from its ``info["policy"]``), as it applies
-    to user-typed text; the default policy when it has none or is d_X alone."""
-    described = sanitized.info.get("policy") if isinstance(sanitized.info, dict) else None
-    if not isinstance(described, dict):
+    """The policy that produced ``sanitized`` (its ``report.policy``), as it applies to
+    user-typed text; the default policy when it has none or is d_X alone."""
+    described = sanitized.report.policy
+    if described is None:
         return PRESETS[DEFAULT_POLICY]
     policy = policy_from_mapping({
-        "name": described.get("name") or "document", "dx": described.get("dx", "none"),
-        "fallback": described.get("fallback", "placeholder"),
-        "categories": described.get("by_category") or {},
-        "types": described.get("by_type") or {},
+        "name": described.name or "document", "dx": described.dx,
+        "fallback": described.fallback,
+        "categories": dict(described.by_category),
+        "types": dict(described.by_type),
     }, "the document's policy")
     if policy.dx in (DxScope.ALL, DxScope.SPANS):
         return PRESETS[DEFAULT_POLICY]

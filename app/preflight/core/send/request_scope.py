@@ -38,7 +38,7 @@ from preflight.core.send.question import (
     MIN_VALUE_CHARS, document_policy, sanitize_user_text, token_for_value, vault_with,
 )
 from preflight.core.tasks import Task
-from preflight.core.types import Category, Change, SanitizedText, Span
+from preflight.core.types import Category, Change, SanitizedText, SanitizeReport, Span
 
 #: Between the parts of the union text: no value, name or line runs across it.
 SEPARATOR = "\n\n\n"
@@ -116,8 +116,8 @@ def protect_request(task: Task, *, detector: Detector, original: str,
     if patched is None:
         # the mechanism did not copy its source, so nothing can be placed: the text stays
         # and the re-scan blocks these values, at places the policy kept too
-        patched = replace(sanitized, info=_without_kept(sanitized.info,
-                                                        [(a, b) for a, b, _, _ in reps]))
+        patched = replace(sanitized, report=_without_kept(sanitized.report,
+                                                          [(a, b) for a, b, _, _ in reps]))
     if len(entries) > before:
         vault = vault_with(vault, entries, policy)
     _remember(memory, entries)
@@ -333,19 +333,18 @@ def patch_sanitized(original: str, sanitized: SanitizedText,
         out_len += len(replacement)
         cursor = end
     parts.append(original[cursor:])
-    info = _without_kept(sanitized.info, touched)
-    return SanitizedText("".join(parts), sanitized.method, tuple(changes), info)
+    report = _without_kept(sanitized.report, touched)
+    return SanitizedText("".join(parts), sanitized.method, tuple(changes), report)
 
 
-def _without_kept(info: dict[str, Any], ranges: Sequence[tuple[int, int]]
-                  ) -> dict[str, Any]:
-    """``info`` whose ``kept_spans`` (what the policy kept on purpose) no longer hold
+def _without_kept(report: SanitizeReport, ranges: Sequence[tuple[int, int]]
+                  ) -> SanitizeReport:
+    """``report`` whose ``kept_spans`` (what the policy kept on purpose) no longer hold
     the places another part of the request protects."""
-    info = dict(info)
-    if isinstance(info.get("kept_spans"), list):
-        info["kept_spans"] = [k for k in info["kept_spans"]
-                              if not any(int(k[0]) < e and s < int(k[1]) for s, e in ranges)]
-    return info
+    if report.kept_spans is None:
+        return report
+    return replace(report, kept_spans=tuple(
+        k for k in report.kept_spans if not any(k[0] < e and s < k[1] for s, e in ranges)))
 
 
 def _copies_source(original: str, sanitized: SanitizedText) -> bool:

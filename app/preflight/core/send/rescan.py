@@ -4,7 +4,7 @@ Every string of the request a model reads is checked in two ways, and each thing
 a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
 
 - ``leak`` (blocks): a value detected in the *original* under a protecting action — not
-  one the policy kept on purpose (``sanitized.info["kept_spans"]``) — is still in the
+  one the policy kept on purpose (``sanitized.report.kept_spans``) — is still in the
   payload: verbatim (whole words, any case), or in another spelling the detector finds
   again in the payload (same value key: ``ALICE MARTIN``, a card number with other
   separators or zero-width characters inside). A single lower-case word ("company" read as
@@ -76,7 +76,7 @@ def is_validated(span: Span) -> bool:
 def kept_ranges(sanitized: SanitizedText) -> list[tuple[int, int]] | None:
     """The source ranges the policy kept on purpose, or None when the output has no
     policy (a classic mechanism)."""
-    raw = sanitized.info.get("kept_spans") if isinstance(sanitized.info, dict) else None
+    raw = sanitized.report.kept_spans
     if raw is None:
         return None
     return sorted((int(s), int(e)) for s, e in raw)

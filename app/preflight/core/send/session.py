@@ -213,7 +213,8 @@ class SendSession:
             sanitized = mechanism.sanitize(text, spans, params)
             if memory is not None:
                 memory.save()
-            vault = vault if vault is not None else _find_vault(mechanism, sanitized)
+            # the vault travels beside the output: the reversible mechanism's own
+            vault = vault if vault is not None else getattr(mechanism, "vault", None)
         if spans is None:
             spans = self.detector.detect(text)  # the window passed only the sanitized text
         # the question and the custom instruction: the document's policy and vault; a
@@ -229,7 +230,7 @@ class SendSession:
         findings = rescan(self.detector, text, sanitized, request, spans, scope.values)
         fingerprint = Fingerprint.of(text)
         priors = tuple(self.audit.prior_sends(fingerprint))
-        epsilon = params.epsilon if params.epsilon is not None else sanitized.info.get("epsilon")
+        epsilon = params.epsilon if params.epsilon is not None else sanitized.epsilon
         if epsilon is not None:
             self.org_policy.check_epsilon(epsilon)
         if features is None:
@@ -364,11 +365,6 @@ def _build_detector(cls: Any, settings: Settings) -> Any:
         return cls(settings=settings.detection)
     except TypeError:
         return cls()
-
-
-def _find_vault(mechanism: Any, sanitized: SanitizedText) -> Any:
-    vault = sanitized.info.get("vault") if isinstance(sanitized.info, dict) else None
-    return vault if vault is not None else getattr(mechanism, "vault", None)
 
 
 __all__ = [

@@ -369,7 +369,7 @@ def _measurement_key(original: str, sanitized: SanitizedText, spans: Sequence[Sp
     policy, token counts), the detected spans and the repair option."""
     h = hashlib.sha256()
     for part in (original, sanitized.text, sanitized.method, repr(sorted(
-            (sanitized.info or {}).items(), key=lambda kv: kv[0])),
+            sanitized.report.to_json().items(), key=lambda kv: kv[0])),
             repr(sanitized.changes), repr([(s.start, s.end, s.type) for s in spans]),
             repr(correct)):
         h.update(part.encode("utf-8", "surrogatepass"))

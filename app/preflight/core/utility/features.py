@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from preflight.core.pii.propagate import trie_regex
-from preflight.core.types import SanitizedText, Span
+from preflight.core.types import SanitizedText, SanitizeReport, Span
 
 # The mechanisms known when the regressor was trained; one indicator each.
 METHODS = ("dx", "placeholder", "redact", "delete", "mask", "pseudonym", "generalize")
@@ -212,15 +212,15 @@ class Features:
 def method_indicator(sanitized: SanitizedText) -> str:
     """The mechanism a policy's output amounts to, in the regressor's terms: "dx" when
     d_X noise is in it, else the action that replaced the most spans."""
-    info = sanitized.info or {}
-    if "policy" not in info:
+    report = sanitized.report
+    if report.policy is None:
         return sanitized.method
-    if info.get("epsilon") is not None:
+    if report.epsilon is not None:
         return "dx"
-    counts = {a: n for a, n in (info.get("actions") or {}).items() if a != "keep"}
+    counts = {a: n for a, n in (report.actions or {}).items() if a != "keep"}
     if counts:
         return max(counts, key=lambda a: counts[a])
-    fallback = (info["policy"] or {}).get("fallback", "keep")
+    fallback = report.policy.fallback
     return fallback if fallback != "keep" else "placeholder"
 
 
@@ -228,18 +228,18 @@ def fast_features(
     original: str, sanitized: SanitizedText, spans: Sequence[Span] = ()
 ) -> Features:
     """Features that need no model call (milliseconds, whatever the document size)."""
-    info = sanitized.info or {}
-    eps = info.get("epsilon")           # written by the d_X mechanism; absent for operators
+    report = sanitized.report
+    eps = report.epsilon                # reported by the d_X mechanism; None for operators
     epsilon = float(eps) if eps is not None else NAN
 
     n_chars = max(len(original), 1)
     changed_chars = sum(c.source_end - c.source_start for c in sanitized.changes)
-    total_tokens = info.get("tokens_total")
+    total_tokens = report.dx.tokens_total if report.dx is not None else None
     if total_tokens:
-        frac_tokens = float(info.get("tokens_changed", 0)) / float(total_tokens)
+        frac_tokens = float(report.dx.tokens_changed or 0) / float(total_tokens)
     else:
         frac_tokens = _frac_words_changed(original, sanitized)
-    kept = {tuple(r) for r in info.get("kept_spans", ())}   # left on purpose by the policy
+    kept = set(report.kept_spans or ())     # left on purpose by the policy
     judged = [s for s in spans if (s.start, s.end) not in kept]
     method = method_indicator(sanitized)
     letters, fields = document_form(original)
@@ -252,8 +252,8 @@ def fast_features(
         pii_left=_count_left(original, judged, sanitized.text),
         words=word_count(original),
         length_ratio=len(sanitized.text) / n_chars,
-        dx_share=_dx_share(info),
-        spans_replaced_share=_replaced_share(info, method, len(spans)),
+        dx_share=_dx_share(report),
+        spans_replaced_share=_replaced_share(report, method, len(spans)),
         spans_kept=len(kept),
         letter_share=letters,
         field_line_share=fields,
@@ -291,25 +291,25 @@ def values_present(values: set[str], text: str) -> set[str]:
     return found
 
 
-def _dx_share(info: Mapping[str, Any]) -> float:
+def _dx_share(report: SanitizeReport) -> float:
     """Share of the text's tokens that d_X noises: 1 for whole-text d_X, the non-protected
     rest for a hybrid policy, the spans' tokens for d_X on spans, 0 without d_X."""
-    if info.get("epsilon") is None:
+    dx = report.dx
+    if dx is None:
         return 0.0
-    total = info.get("tokens_in_text")
-    noised = info.get("tokens_total")
+    total, noised = dx.tokens_in_text, dx.tokens_total
     if total and noised is not None:
         return min(1.0, float(noised) / float(total))
-    return 1.0 if info.get("scope", "all") == "all" else NAN
+    return 1.0 if dx.scope == "all" else NAN
 
 
-def _replaced_share(info: Mapping[str, Any], method: str, n_spans: int) -> float:
+def _replaced_share(report: SanitizeReport, method: str, n_spans: int) -> float:
     """Share of the detected spans an operator replaced (a policy says how many it replaced
     and kept; a plain operator replaces every span it is given; d_X alone replaces none)."""
-    if "replaced" in info:
-        replaced, kept = int(info.get("replaced") or 0), int(info.get("kept") or 0)
+    if report.replaced is not None:
+        replaced, kept = report.replaced, report.kept or 0
         return replaced / (replaced + kept) if replaced + kept else NAN
-    if method == "dx" or "policy" in info:
+    if method == "dx" or report.policy is not None:
         return 0.0
     return 1.0 if n_spans else NAN
 
