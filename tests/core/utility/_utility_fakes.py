@@ -128,9 +128,11 @@ class FakePrepared:
 
 
 class FakeDx:
-    """The shared d_X mechanism's two calls over :func:`dx_like` and FakePrepared."""
+    """The shared d_X mechanism's two calls over :func:`dx_like` and FakePrepared, and
+    its calibrated range (what the faces' rules read)."""
 
     name = "dx"
+    epsilon_range = FakePrepared.epsilon_range
 
     def sanitize(self, text, spans, params):
         return dx_like(text, params.epsilon)
