@@ -229,3 +229,34 @@ def test_architecture_doc_check_sees_a_missing_module_and_name() -> None:
         "preflight.core.word_space: app/preflight/core/__init__.py defines no word_space",
         "runtime/hf_space.py: no such file",
     ]
+
+
+MAX_LINES = 400
+
+
+def _long_modules_without_reason(package: Path) -> list[str]:
+    """Modules over MAX_LINES lines whose docstring gives no "Size (~N lines): why"."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") <= MAX_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not re.search(r"^Size \(~\d+ lines\): \S", doc, re.MULTILINE):
+            out.append(str(path.relative_to(package.parent)))
+    return out
+
+
+def test_every_long_module_says_why() -> None:
+    """No module of the product over 400 lines without a written reason at its top."""
+    assert _long_modules_without_reason(ROOT / "app" / "preflight") == []
+
+
+def test_the_size_check_sees_a_long_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    body = "x = 1\n" * (MAX_LINES + 1)
+    (pkg / "long.py").write_text('"""A module."""\n' + body)
+    (pkg / "said.py").write_text('"""A module.\n\nSize (~400 lines): one table."""\n' + body)
+    (pkg / "short.py").write_text('"""A module."""\nx = 1\n')
+    assert _long_modules_without_reason(pkg) == ["pkg/long.py"]

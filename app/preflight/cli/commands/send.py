@@ -11,6 +11,9 @@ false positive is not flagged again (never for a secret); a document
 sent before needs ``--allow-resend`` (or a yes on the terminal). A degraded PII detector
 (e.g. the NER model missing) blocks the send until ``--accept-degraded-detection`` (or a
 yes on the terminal): ``--yes`` alone does not accept it.
+
+Size (~410 lines): the command is one conversation on the terminal (the plan, item-by-item
+overrides, the key prompt, the framed answer); its rules live in the application layer.
 """
 
 from __future__ import annotations

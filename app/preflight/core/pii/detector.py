@@ -26,6 +26,10 @@ tldextract (see :mod:`preflight.core.pii.recognizers.email`).
 Thread safety: the engine is built lazily on first use; ``detect`` may be called from
 several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
 not documented as thread-safe).
+
+Size (~530 lines): one pipeline in order (canonical view, windows, recognizers, the name
+and reference passes, overlaps, the company floor) passing one list of spans; the passes
+themselves live in their own modules.
 """
 
 from __future__ import annotations

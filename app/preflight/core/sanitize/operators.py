@@ -1,6 +1,6 @@
 """The classic operators: redact, delete, mask, placeholder, pseudonym, generalize.
 
-Size (~400 lines): six small operators over one span validation and one reversible base.
+Size (~490 lines): six small operators over one span validation and one reversible base.
 
 Each one replaces every detected span and records the replacement as a
 :class:`~preflight.core.types.Change`, so the window can map any range of the output back

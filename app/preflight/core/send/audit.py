@@ -27,8 +27,9 @@ same transaction (:mod:`.audit_chain`, :mod:`.audit_seal`), and then moves the l
 in its outside record (:mod:`.audit_anchor`); :meth:`AuditLog.verify` checks all three.
 The file itself and writes under contention: :mod:`.audit_db`; its tables and what an
 open decides about an older, cut or edited file: :mod:`.audit_schema`. ``on_change``
-(the central store's sync job) is called after each committed write. (The module runs
-past 400 lines: it is the log's one class and its same-document ledger.)
+(the central store's sync job) is called after each committed write.
+
+Size (~460 lines): the log's one class and its same-document ledger.
 """
 
 from __future__ import annotations

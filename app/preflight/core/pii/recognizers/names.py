@@ -1,5 +1,9 @@
 """Person names the small NER model misses: names in ALL CAPS, names after a title or
-a salutation/field label, and capitalized words that spell an email's local part."""
+a salutation/field label, and capitalized words that spell an email's local part.
+
+Size (~540 lines): the recognizers share one grammar of a name word (letters of many
+scripts, particles, titles, suffixes, initials) and one per-document lexicon; apart, each
+would declare them again."""
 
 from __future__ import annotations
 
