@@ -261,6 +261,25 @@ def main() -> int:
                        win.answer.status.text(), 240, "answer")
             settle(app, 0.5)
             shoot(win, "05-answer")
+            if not args.only or args.only == "05-answer-checked":
+                # the same document again, answered with a date, an amount and a name it
+                # does not hold: the check under the answer, the score not green
+                server.answer_words = ("Summary: <PERSON_1> met <PERSON_2> on 20 February "
+                                       "2024; the card was charged $4,200 and Mark Evans "
+                                       "approved the merger.").split(" ")
+
+                def resend(dlg):
+                    if dlg.resend is not None:
+                        dlg.resend.setChecked(True)
+                    return True
+
+                win.auto_confirm = resend
+                wait_until(app, lambda: win.send_button.isEnabled(), 60, "send")
+                win.send_button.click()
+                wait_until(app, lambda: not win.answers.busy and "Done" in
+                           win.answer.status.text() and win.answer.check.text(), 240,
+                           "checked answer")
+                shoot(win, "05-answer-checked")
             if not args.fake and (not args.only or args.only == "05-local-loop"):
                 # Keep local on a memo where SmolLM2 (the assessor's other SLM, chosen in
                 # Settings → Models for this shot) falls into a loop: stopped at the first

@@ -341,3 +341,67 @@ def test_remember_allow_refuses_a_secret(server, tmp_path, capsys):
                      "--remember-allow", finding_id("API_KEY", key)]) == 2
     assert "never added to the allow-list" in capsys.readouterr().err
     assert load_settings().detection.allow_list == [] and server.requests == []
+
+
+INVENTED = ["<PERSON_2> approved $55,000", " on 3 January 2025 with Carol Diaz."]
+
+
+def test_send_json_lists_what_the_answer_states_that_the_document_does_not(server, doc,
+                                                                           capsys):
+    """Issue 48: an answer with a date, an amount and a name the document does not hold;
+    `send --json` reports all three under ``answer_check``."""
+    add_provider(server.url)
+    server.script(Reply(deltas=INVENTED))
+    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--json",
+                     "--no-learn"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["result"]["answer"].startswith("Bob Stone approved")
+    check = out["answer_check"]
+    flagged = {(f["kind"], f["text"]) for f in check["facts"] if not f["supported"]}
+    assert flagged == {("amount", "$55,000"), ("date", "3 January 2025"),
+                       ("name", "Carol Diaz")}
+    assert check["unsupported"] == 3
+    assert check["summary"] == "not in your document: $55,000, 3 January 2025, Carol Diaz"
+    assert not any(f["from_noise"] for f in check["facts"])
+
+
+def test_send_prints_the_check_after_the_answer(server, doc, capsys):
+    add_provider(server.url)
+    server.script(Reply(deltas=INVENTED))
+    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "Bob Stone approved $55,000 on 3 January 2025 with Carol Diaz."
+    assert ("preflight: check: not in your document: $55,000, 3 January 2025, Carol Diaz\n"
+            in err)
+    assert err.index("preflight: check:") < err.index("audit record")
+    # a faithful answer: no check line
+    server.script(Reply(deltas=["<PERSON_1> will present the Q3 budget to the board."]))
+    assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn",
+                     "--allow-resend"]) == 0
+    assert "preflight: check:" not in capsys.readouterr().err
+
+
+def test_send_names_a_fact_that_came_from_the_text_sent(server, doc, capsys):
+    """A stand-in the answer repeats is in the payload, not in the document: said so."""
+    add_provider(server.url)
+    server.script(Reply(deltas=["Carol Diaz will present it."]))
+    assert cli.main(["send", str(doc), "--policy", "fake-surrogate", "--yes",
+                     "--no-learn"]) == 0
+    err = capsys.readouterr().err
+    assert ("preflight: check: not in your document: Carol Diaz; Carol Diaz came from the "
+            "changed text that was sent, not from your document") in err
+
+
+def test_keep_local_checks_the_local_answer_too(doc, capsys, monkeypatch):
+    class InventingSLM:
+        def run(self, task, text, on_token=None, cancel=None):
+            return "Alice Martin asked Carol Diaz for $55,000."
+
+    monkeypatch.setattr(Services, "slm", lambda self: InventingSLM())
+    assert cli.main(["send", str(doc), "--keep-local", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [f["text"] for f in out["answer_check"]["facts"] if not f["supported"]] == [
+        "Carol Diaz", "$55,000"]
+    assert cli.main(["send", str(doc), "--keep-local"]) == 0
+    err = capsys.readouterr().err
+    assert "preflight: check: not in your document: Carol Diaz, $55,000" in err

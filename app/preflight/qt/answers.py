@@ -4,7 +4,12 @@ the answer pane (:mod:`preflight.qt.qt_answer_pane`).
 
 Stop: :meth:`AnswerController.stop` cancels the op (the cloud stream's connection is shut,
 llama.cpp aborts inside its batch) and from then on nothing more is shown; the op's
-report ends the answer with "Stopped by you" and the partial answer kept."""
+report ends the answer with "Stopped by you" and the partial answer kept.
+
+Every finished answer carries the core's check against the document
+(:mod:`preflight.core.send.answer_review`): the pane shows its line under the answer, and
+the realized score beside the result line is coloured by :func:`score_tone` — never green
+while the check flags a fact."""
 
 from __future__ import annotations
 
@@ -16,7 +21,9 @@ from PySide6.QtCore import QObject, Signal
 
 from preflight.app.answer_stream import AnswerChunk
 from preflight.app.presentation import error_text
-from preflight.core.errors import Cancelled
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.send.answer_review import check_line, realized_phrase
+from preflight.core.utility.answer_check import AnswerCheck
 from preflight.core.send.answer_text import (
     NOISE_NOTE,
     Restoration,
@@ -39,13 +46,27 @@ class AnswerOutcome:
     notes: tuple[str, ...] = ()     # d_X noise, the length limit, what the core left or removed
     restored: str | None = None     # the answer to show instead (trimmed), None: as is
     stopped: bool = False
+    check: AnswerCheck | None = None    # the answer's facts against the document
+    check_line: str = ""            # what is not in the document, and what came by noise
+    score: str = ""                 # "realized utility 0.31 (similarity 0.79, lowered …)"
+    score_tone: str = ""            # "good" | "warn" | "bad": how the score is coloured
+
+
+def score_tone(utility: float, check: AnswerCheck | None, min_utility: float | None) -> str:
+    """The realized score's colour: "good" only for an answer at or above the minimum
+    whose check flags nothing; "warn" while facts are flagged; "bad" below the minimum.
+    Without a minimum (a setting the rules refuse) it is never "good" or "bad"."""
+    if min_utility is not None and utility < min_utility:
+        return "bad"
+    if check is not None and check.flagged:
+        return "warn"
+    return "good" if min_utility is not None else ""
 
 
 def cloud_status(result: Any, restoration: Restoration | None) -> str:
-    """The result line of a send: tokens, cost, utility, and what was restored."""
-    util = getattr(result, "realized_utility", None)
-    head = (f"Done: {result.output_tokens} tokens, cost {result.cost:.4f}"
-            + (f", realized utility {util:.2f}" if util is not None else "") + ".")
+    """The result line of a send: tokens, cost and what was restored (the realized score
+    stands beside it, coloured: :attr:`AnswerOutcome.score`)."""
+    head = f"Done: {result.output_tokens} tokens, cost {result.cost:.4f}."
     if restoration is None:
         return head + " See the Raw tab for what came back."
     return f"{head} {restoration_line(restoration)} See the Raw tab for what came back."
@@ -180,9 +201,23 @@ class AnswerController(QObject):
         notes += (audit_error,) if audit_error else ()
         if cut:
             self.restored = shown
-        status = (cloud_status(result, self._restoration)
-                  if hasattr(result, "output_tokens") else LOCAL_DONE)
-        return AnswerOutcome(status, notes, shown if cut else None)
+        cloud = hasattr(result, "output_tokens")
+        status = cloud_status(result, self._restoration) if cloud else LOCAL_DONE
+        check = getattr(result, "answer_check", None)
+        line = check_line(check, dx=bool(self._restoration and self._restoration.noise))
+        utility = getattr(result, "realized_utility", None)
+        score = realized_phrase(utility, getattr(result, "similarity", None), check)
+        tone = score_tone(utility, check, self._min_utility()) if score else ""
+        return AnswerOutcome(status, notes, shown if cut else None, check=check,
+                             check_line=line, score=score, score_tone=tone)
+
+    def _min_utility(self) -> float | None:
+        """The minimum the score is coloured against (None: a setting the rules refuse;
+        the window says so where it is set)."""
+        try:
+            return self.app.min_utility()
+        except PreflightError:
+            return None
 
     def _noise_notes(self) -> tuple[str, ...]:
         return (NOISE_NOTE,) if self._restoration is not None and self._restoration.noise \

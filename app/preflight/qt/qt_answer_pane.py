@@ -1,5 +1,6 @@
 """The answer pane: the streamed answer (restored and as received), what it means (notes:
-d_X noise, the length limit), Copy, Save and Stop. A view: :class:`~preflight.qt.answers.
+d_X noise, the length limit; under the answer, what it states that the document does not
+hold; the realized score, coloured), Copy, Save and Stop. A view: :class:`~preflight.qt.answers.
 AnswerController` feeds it through :meth:`QtAnswerPane.bind`.
 
 Once an answer starts, the pane takes the space it needs: :meth:`follow_splitter` gives it
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -26,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.core.fsutil import atomic_write_text
+from preflight.qt import qt_theme
 from preflight.qt.qt_dialogs import show_error
 
 if TYPE_CHECKING:
@@ -66,10 +69,19 @@ class QtAnswerPane(QGroupBox):
         self.stop = QPushButton(STOP_TEXT)
         self.stop.setObjectName("stopAnswer")
         self.stop.setVisible(False)
+        # the realized score, coloured (never green while the check flags a fact)
+        self.score = QLabel("")
+        self.score.setObjectName("answerScore")
+        self.score.setWordWrap(True)
+        self.score.setToolTip("How close the answer is to your document, lowered for every "
+                              "statement your document does not support (0–1).")
+        self.score.setVisible(False)
+        self.score_tone = ""
         head.addWidget(self.status, 1)
         for w in (self.rate, self.feedback, self.copy_button, self.save_button, self.stop):
             head.addWidget(w)
         lay.addLayout(head)
+        lay.addWidget(self.score)
         self.notes = QLabel("")
         self.notes.setObjectName("answerNotes")
         self.notes.setWordWrap(True)
@@ -95,6 +107,14 @@ class QtAnswerPane(QGroupBox):
         # short screen (1366×768 at 150 %) needs for the document panes.
         self.tabs.setVisible(False)
         lay.addWidget(self.tabs, 1)
+        # under the answer: what it states that the document does not hold
+        self.check = QLabel("")
+        self.check.setObjectName("answerCheck")
+        self.check.setWordWrap(True)
+        self.check.setTextFormat(Qt.TextFormat.PlainText)    # the answer's words, not HTML
+        self.check.setAccessibleName("Answer checked against your document")
+        self.check.setVisible(False)
+        lay.addWidget(self.check)
         self.copy_button.clicked.connect(self.copy_answer)
         self.save_button.clicked.connect(lambda: self.save_answer())
         self._sync_buttons()
@@ -133,6 +153,7 @@ class QtAnswerPane(QGroupBox):
         self.rate.setText("")
         self.feedback.setText("")
         self._set_notes([])
+        self._set_check("", "", "")
         self._live = True
         self.stop.setText(STOP_TEXT)
         self.stop.setEnabled(True)
@@ -172,6 +193,7 @@ class QtAnswerPane(QGroupBox):
         if outcome.restored is not None:
             self.restored.setPlainText(outcome.restored)
         self._set_notes(list(outcome.notes))
+        self._set_check(outcome.check_line, outcome.score, outcome.score_tone)
         self.finish(outcome.status)
 
     def reset(self) -> None:
@@ -182,6 +204,7 @@ class QtAnswerPane(QGroupBox):
         self.rate.setText("")
         self.feedback.setText("")
         self._set_notes([])
+        self._set_check("", "", "")
         self.stop.setVisible(False)
         self.tabs.setVisible(False)
         self.status.setText(NO_ANSWER)
@@ -197,6 +220,17 @@ class QtAnswerPane(QGroupBox):
         self._notes = notes
         self.notes.setText("\n".join(notes))
         self.notes.setVisible(bool(notes))
+
+    def _set_check(self, line: str, score: str, tone: str) -> None:
+        colors = qt_theme.colors()
+        self.check.setText(f"Check: {line}" if line else "")
+        self.check.setVisible(bool(line))
+        self.check.setStyleSheet(f"color: {colors.warn.name()};" if line else "")
+        self.score_tone = tone
+        self.score.setText(score)
+        self.score.setVisible(bool(score))
+        color = {"good": colors.good, "warn": colors.warn, "bad": colors.bad}.get(tone)
+        self.score.setStyleSheet(f"color: {color.name()};" if color is not None else "")
 
     def _sync_buttons(self) -> None:
         has = bool(self.restored.toPlainText() or self.raw.toPlainText())
@@ -224,7 +258,8 @@ class QtAnswerPane(QGroupBox):
                 path += ".txt" if chosen.startswith("Text") else ".md"
         target = Path(path)
         try:
-            atomic_write_text(target, answer_document(self.answer_text(), self._notes,
+            said = self._notes + ([self.check.text()] if self.check.text() else [])
+            atomic_write_text(target, answer_document(self.answer_text(), said,
                                                       markdown=target.suffix.lower()
                                                       in (".md", ".markdown")))
         except OSError as exc:

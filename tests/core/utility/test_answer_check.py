@@ -42,7 +42,7 @@ def test_a_faithful_summary_flags_nothing():
     ("The raise starts in January 2025.", ["January 2025"]),              # invented date
     ("They met on February 20 to discuss the raise.", ["February 20"]),
     ("They met on 20 March.", ["20 March"]),                              # wrong day
-    ("Her salary rises to $55,000.", ["55,000"]),                         # wrong amount
+    ("Her salary rises to $55,000.", ["$55,000"]),                        # wrong amount
     ("Her salary rises by 5%.", ["5%"]),
     ("She has five days of leave left.", ["five"]),                       # number word
     ("She met Anna Novak in Manchester.", ["Anna Novak", "Manchester"]),  # name, place
@@ -84,7 +84,7 @@ def test_a_fact_the_noise_brought_in_is_marked_as_such():
     payload = "The committee approved the budget of $90,000 in March."   # a d_X token swap
     check = check_answer(doc, "The budget of $90,000 was approved.", payload=payload)
     [fact] = check.unsupported
-    assert fact.text == "90,000" and fact.from_noise
+    assert fact.text == "$90,000" and fact.from_noise
 
 
 def test_every_unsupported_statement_costs():
@@ -99,5 +99,5 @@ def test_every_unsupported_statement_costs():
 def test_the_summary_reads_like_the_window_shows_it():
     check = check_answer(MEMO, "The raise starts in January 2025 and brings $400 more.",
                          detect=names)
-    assert check.summary() == "not in your document: January 2025, 400"
+    assert check.summary() == "not in your document: January 2025, $400"
     assert check.to_json()["unsupported"] == 2

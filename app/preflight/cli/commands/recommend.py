@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.answer_review import check_line
     from preflight.core.send.answer_text import finish_answer
     from preflight.core.tasks import SUMMARIZE
     from preflight.core.utility.recommend import judge, recommend
@@ -75,8 +76,12 @@ def run(args: argparse.Namespace) -> int:
         # keeping the document local means its whole answer, as `send --keep-local` gives it.
         local = services.send_session().keep_local(text, SUMMARIZE)
         out["local_answer"], note = finish_answer(local.answer, local.finish_reason)
-        notes = [note] if note else []
+        notes = ([note] if note else []) + list(local.notes)
         out["local_answer_notes"] = notes
+        # checked against the document like any answer (`send` prints it the same way)
+        out["local_answer_check"] = local.answer_check.to_json() if local.answer_check else None
+        said = check_line(local.answer_check, dx=False)
+        notes = notes + ([f"preflight: check: {said}"] if said else [])
     if args.json:
         print_json(out)
         return 0

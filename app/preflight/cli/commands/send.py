@@ -256,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
     from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.send.answer_review import check_line, realized_phrase
     from preflight.core.send.answer_text import (
         NOISE_NOTE,
         Restoration,
@@ -277,13 +278,15 @@ def run(args: argparse.Namespace) -> int:
         local = session.keep_local(text, task,
                                    on_token=None if args.json else local_stream.feed)
         shown, cut = finish_answer(local.answer, local.finish_reason)
+        local_notes = ([cut] if cut else []) + list(local.notes)
         if args.json:
-            print_json({**local.to_json(), "answer_shown": shown, "notes": [cut] if cut else []})
+            print_json({**local.to_json(), "answer_shown": shown, "notes": local_notes})
             return _audit_status(local.audit_error, quiet=True)
         local_stream.finish(local.finish_reason)
         sys.stdout.write("\n")
-        for note in [cut] if cut else []:
+        for note in local_notes:
             print(note, file=sys.stderr)
+        _print_check(check_line(local.answer_check, dx=False))
         print(f"(local answer by the SLM; nothing was sent; audit record {local.record_id})",
               file=sys.stderr)
         return _audit_status(local.audit_error)
@@ -381,14 +384,17 @@ def run(args: argparse.Namespace) -> int:
              + list(result.notes))       # what was left, removed or redacted: beside it
     if args.json:
         shown, cut = finish_answer(result.answer, result.finish_reason)
+        out = result.to_json()
+        check = out.pop("answer_check")            # one place: beside the answer
         print_json({"plan": plan.to_json(), "policy": policy.describe(),
-                    "result": result.to_json(), "sent": True, "answer_shown": shown,
-                    "notes": ([cut] if cut else []) + notes})
+                    "result": out, "sent": True, "answer_shown": shown,
+                    "answer_check": check, "notes": ([cut] if cut else []) + notes})
         return _audit_status(result.audit_error, quiet=True)
     cut = stream.finish(result.finish_reason)
     sys.stdout.write("\n")
     for note in ([cut] if cut else []) + notes:
         print(f"preflight: note: {note}", file=sys.stderr)
+    _print_check(check_line(result.answer_check, dx=restoration.noise))
     moved = [h["url"] for h in result.requests if h["url"] != plan.request.url]
     if moved:
         print(f"(the provider redirected within its own address; the request went to "
@@ -397,11 +403,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"(the answer was cut at {MAX_ANSWER_CHARS} characters, the size limit; the "
               "audit record says 'truncated')", file=sys.stderr)
     cost = f", cost {result.cost:.4f}" if plan.cost.priced else ""
-    util = (f", realized utility {result.realized_utility:.2f}"
-            if result.realized_utility is not None else "")
+    util = realized_phrase(result.realized_utility, result.similarity, result.answer_check)
+    util = f", {util}" if util else ""
     print(f"--- {result.input_tokens} + {result.output_tokens} tokens ({result.token_method})"
           f"{cost}{util}; audit record {result.record_id} ---", file=sys.stderr)
     return _audit_status(result.audit_error)
+
+
+def _print_check(line: str) -> None:
+    """The answer check after the answer (stderr, beside the notes): what the answer states
+    that the document does not hold, and which of it came through noise."""
+    if line:
+        print(f"preflight: check: {line}", file=sys.stderr)
 
 
 def _audit_status(audit_error: str | None, quiet: bool = False) -> int:

@@ -39,6 +39,7 @@ from preflight.core.send.masking import override_label
 from preflight.core.send.plan import SendPlan
 from preflight.core.send.providers import ProviderClient
 from preflight.core.send.stream import MAX_ANSWER_CHARS
+from preflight.core.utility.answer_check import AnswerCheck
 
 SAVE_EVERY_S = 0.25   # how often the streaming answer is committed to the audit log
 
@@ -54,12 +55,14 @@ class SendResult:
     token_method: str
     cost: float
     attempts: int
-    realized_utility: float | None
-    learning: str              # "recorded" | "pending" | "skipped"
+    realized_utility: float | None   # shown and learned from: the similarity discounted
+    learning: str                    # by unsupported facts ("recorded"|"pending"|"skipped")
     truncated: bool = False    # the answer hit MAX_ANSWER_CHARS and was cut
     requests: tuple[dict[str, Any], ...] = ()   # every HTTP request: {"url", "status"}
     notes: tuple[str, ...] = ()    # shown beside the answer, never inside it (see below)
     audit_error: str | None = None   # what the audit log could not record, for the user
+    answer_check: AnswerCheck | None = None   # the answer's facts against the document
+    similarity: float | None = None  # the paper's cosine of document and answer (raw)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,7 +73,8 @@ class SendResult:
             "realized_utility": self.realized_utility, "learning": self.learning,
             "truncated": self.truncated, "answer_limit_chars": MAX_ANSWER_CHARS,
             "requests": list(self.requests), "notes": list(self.notes),
-            "audit_error": self.audit_error,
+            "audit_error": self.audit_error, "similarity": self.similarity,
+            "answer_check": self.answer_check.to_json() if self.answer_check else None,
         }
 
 

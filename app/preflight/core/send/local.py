@@ -19,6 +19,7 @@ from preflight.core.send.audit import AuditLog, Fingerprint
 from preflight.core.send.audit_writer import RecordWriter
 from preflight.core.send.execute import error_text
 from preflight.core.tasks import Task
+from preflight.core.utility.answer_check import AnswerCheck
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,13 @@ class LocalResult:
     answer: str
     finish_reason: str | None = None      # "length": the answer reached its token limit
     audit_error: str | None = None        # what the audit log could not record
+    answer_check: AnswerCheck | None = None   # the answer's facts against the document
+    notes: tuple[str, ...] = ()           # shown beside the answer (e.g. a check's limits)
 
     def to_json(self) -> dict[str, Any]:
         return {"record_id": self.record_id, "answer": self.answer, "sent": False,
-                "finish_reason": self.finish_reason, "audit_error": self.audit_error}
+                "finish_reason": self.finish_reason, "audit_error": self.audit_error,
+                "answer_check": self.answer_check.to_json() if self.answer_check else None}
 
 
 class _StopEvent(threading.Event):

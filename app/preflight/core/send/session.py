@@ -6,12 +6,14 @@
    :class:`SendPlan`: everything the user must see before deciding (:mod:`.plan`).
 2. :meth:`SendSession.execute` sends the plan only with a :class:`Confirmation` that
    covers every blocking finding (a degraded detector included) and any earlier send of
-   the same document (:mod:`.execute`), then hands the realized utility to the flow
-   learner (:mod:`.learning`; when that fails the record is marked pending and
+   the same document (:mod:`.execute`), checks the answer against the document with the
+   session's detector (:mod:`.answer_review`), then hands the realized utility — the
+   similarity discounted by what the check flagged — to the flow learner
+   (:mod:`.learning`; when that fails the record is marked pending and
    :meth:`flush_pending_learning` retries later — the answer never waits for learning).
 
 :meth:`SendSession.keep_local` is the alternative: the local SLM answers on the original,
-nothing leaves the machine (:mod:`.local`).
+nothing leaves the machine (:mod:`.local`); its answer is checked the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from preflight.core.ports import Detector, Embedder, LanguageModel, Tokenizer
 from preflight.core.privacy.ledger import EpsilonLedger, ledger_for, send_epsilon
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism
 from preflight.core.send import logfilter, transport
+from preflight.core.send.answer_review import review_answer
 from preflight.core.send.audit import AuditLog, AuditWriteError, Fingerprint, PriorSend
 from preflight.core.send.cost import (
     CostEstimate, TokenCounter, count_request_tokens, estimate_cost,
@@ -135,7 +138,10 @@ class SendSession:
     @property
     def learner(self) -> FlowRecorder:
         if self._learner is None:
-            self._learner = FlowRecorder(self.audit, self._embedder, self._flow)
+            self._learner = FlowRecorder(
+                self.audit, self._embedder, self._flow,
+                checker=lambda original, answer: review_answer(original, answer,
+                                                               self.detector)[0])
         return self._learner
 
     def provider(self, name: str | ProviderSettings | None) -> ProviderSettings:
@@ -303,17 +309,26 @@ class SendSession:
             store_original=self.settings.store_original_in_audit, learn=learn,
             on_chunk=on_chunk, cancel=cancel,
         )
+        # the restored answer against the original; the payload names what came through
+        # the sanitization's noise
+        check, note = review_answer(plan.original, result.answer, self.detector,
+                                    plan.sanitized.text)
+        result = replace(result, answer_check=check,
+                         notes=result.notes + ((note,) if note else ()))
         if not learn or result.audit_error:
             return result            # the answer not stored: nothing to learn from later
         try:
             realized, learning = self.learner.learn(result.record_id, plan.original,
                                                     result.answer, plan.features, plan,
-                                                    plan.predicted_utility)
+                                                    plan.predicted_utility, check=check)
         except AuditWriteError as err:   # the answer is the user's whatever the log does
             return replace(result, learning="pending", audit_error=(
                 f"The answer is shown, but the audit log could not record what was learnt "
                 f"from it ({err.reason}); it is tried again later."))
-        return replace(result, realized_utility=realized, learning=learning)
+        if realized is None:
+            return replace(result, learning=learning)
+        return replace(result, realized_utility=realized.utility,
+                       similarity=realized.similarity, learning=learning)
 
     def _register_provider_keys(self) -> None:
         """Make the keys of every configured provider known to the answer guard (a
@@ -338,10 +353,14 @@ class SendSession:
         on_token: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> LocalResult:
-        """The local SLM answers on the original text; nothing is sent anywhere."""
-        return answer_locally(self._slm, self.audit, text, self.answer_task(task),
-                              store_original=self.settings.store_original_in_audit,
-                              on_token=on_token, cancel=cancel)
+        """The local SLM answers on the original text; nothing is sent anywhere. The
+        answer is checked against ``text`` as a cloud answer is."""
+        result = answer_locally(self._slm, self.audit, text, self.answer_task(task),
+                                store_original=self.settings.store_original_in_audit,
+                                on_token=on_token, cancel=cancel)
+        check, note = review_answer(text, result.answer, self.detector)
+        return replace(result, answer_check=check,
+                       notes=result.notes + ((note,) if note else ()))
 
 
 def _check_org(org: OrgPolicy, plan: SendPlan, confirmation: Confirmation) -> None:

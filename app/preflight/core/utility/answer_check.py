@@ -209,7 +209,9 @@ def check_answer(document: str, answer: str,
         if value is None or _list_marker(answer, m.start(), m.end()):
             continue
         kind = "amount" if _is_amount(answer, m.start(), m.end()) else "number"
-        add(m.group(0).strip(), kind, m.start(), m.end(), doc.has_number(value))
+        # an amount is named with its currency, as the user reads it ("$400")
+        start = _currency_start(answer, m.start()) if kind == "amount" else m.start()
+        add(answer[start:m.end()].strip(), kind, start, m.end(), doc.has_number(value))
     for m in _WORD.finditer(answer):
         word = m.group(0).lower()
         if word in _SMALL and word not in ("one", "zero") and _counts_something(answer, m.end()):
@@ -436,6 +438,13 @@ def _is_amount(text: str, start: int, end: int) -> bool:
     after = text[end:end + 10].lower()
     return bool(re.search(r"[$€£¥]|\b(?:usd|eur|gbp|chf)\s*$", before, re.IGNORECASE)
                 or re.match(r"\s*(?:dollars?|euros?|pounds?|usd|eur|gbp|chf)\b", after))
+
+
+def _currency_start(text: str, start: int) -> int:
+    """Where an amount starting at ``start`` begins with its currency sign or code."""
+    m = re.search(r"(?:[$€£¥]|\b(?:usd|eur|gbp|chf)\s?)$", text[max(0, start - 4):start],
+                  re.IGNORECASE)
+    return start - len(m.group(0)) if m else start
 
 
 def _counts_something(text: str, end: int) -> bool:
