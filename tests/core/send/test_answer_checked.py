@@ -148,3 +148,20 @@ def test_learning_retried_later_checks_the_stored_answer(server, tmp_path):
     _, learned, meta = flow.records[0]
     assert meta["unsupported_facts"] == 3 and learned < 0.8 * 0.5
     assert session.audit.get(result.record_id)["realized_utility"] == pytest.approx(learned)
+
+
+def test_a_fact_the_user_wrote_in_the_question_is_not_invented(server, tmp_path):
+    """The question is the user's own text: the answer may repeat what it states (a
+    date, an amount) without being flagged; what neither holds is still flagged."""
+    from preflight.core.tasks import Task
+
+    session = session_with(server, tmp_path)
+    task = Task("question",
+                question="Was the raise still due on 30 June 2025, and above $50,000?")
+    plan = session.prepare_send(MAIL, "loop", "fake-placeholder", SanitizeParams(seed=1),
+                                task, vault=FakeVault())
+    server.script(Reply(deltas=["Yes: on 30 June 2025 the salary of $52,400 is above ",
+                                "$50,000, but not $61,000."]))
+    result = session.execute(plan, YES)
+    flagged = {f.text for f in result.answer_check.unsupported}
+    assert flagged == {"$61,000"}

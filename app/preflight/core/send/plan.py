@@ -101,6 +101,9 @@ class SendPlan:
     vault: Any = field(default=None, repr=False)
     notices: tuple[str, ...] = ()      # sentences the user must read (e.g. cleartext HTTP)
     ledger: EpsilonLedger | None = None  # the document's ε before and after this send
+    # the user's own question and instruction as typed (never sent: the request carries
+    # them protected); the answer check reads them beside the document
+    user_text: str = field(default="", repr=False)
 
     @property
     def payload(self) -> bytes:

@@ -225,6 +225,7 @@ class SendSession:
             spans = self.detector.detect(text)  # the window passed only the sanitized text
         # the question and the custom instruction: the document's policy and vault; a
         # value found in any part (or an earlier send) is protected in all of them
+        user_text = "\n".join(t for t in (task.question, task.note) if t.strip())
         scope = protect_request(task, detector=self.detector, original=text,
                                 sanitized=sanitized, spans=spans, vault=vault, memory=memory,
                                 allowed=self.settings.detection.allow_list)
@@ -246,7 +247,7 @@ class SendSession:
         ledger = ledger_for(priors, send_epsilon(sanitized), self.org_policy.max_document_epsilon)
         return SendPlan(
             ledger=ledger,
-            provider=settings, task=task, request=request, original=text,
+            provider=settings, task=task, request=request, original=text, user_text=user_text,
             sanitized=sanitized, method=sanitized.method or method, epsilon=epsilon,
             seed=params.seed, fingerprint=fingerprint, cost=cost, findings=findings,
             prior_sends=priors, predicted_utility=predicted_utility, features=features,
@@ -309,9 +310,11 @@ class SendSession:
             store_original=self.settings.store_original_in_audit, learn=learn,
             on_chunk=on_chunk, cancel=cancel,
         )
-        # the restored answer against the original; the payload names what came through
-        # the sanitization's noise
-        check, note = review_answer(plan.original, result.answer, self.detector,
+        # the restored answer against the original (and the user's own question: a fact
+        # the user wrote is not invented); the payload names what came through the
+        # sanitization's noise
+        checked = f"{plan.original}\n\n{plan.user_text}" if plan.user_text else plan.original
+        check, note = review_answer(checked, result.answer, self.detector,
                                     plan.sanitized.text)
         result = replace(result, answer_check=check,
                          notes=result.notes + ((note,) if note else ()))
@@ -358,7 +361,9 @@ class SendSession:
         result = answer_locally(self._slm, self.audit, text, self.answer_task(task),
                                 store_original=self.settings.store_original_in_audit,
                                 on_token=on_token, cancel=cancel)
-        check, note = review_answer(text, result.answer, self.detector)
+        user_text = "\n".join(t for t in (task.question, task.note) if t.strip())
+        check, note = review_answer(f"{text}\n\n{user_text}" if user_text else text,
+                                    result.answer, self.detector)
         return replace(result, answer_check=check,
                        notes=result.notes + ((note,) if note else ()))
 
