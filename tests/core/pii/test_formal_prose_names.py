@@ -192,3 +192,17 @@ def test_a_conjunction_at_the_end_of_a_date_is_cut(text, tagged, cut):
 
     out = complete_dates(text, [_span(text, tagged, "DATE_TIME")])
     assert [text[s.start:s.end] for s in out] == [cut]
+
+
+@pytest.mark.parametrize("text, tagged, cut", [
+    ("The board wants the risks before Friday.", "before Friday", "Friday"),
+    ("Payment is due by 30 June 2025 at the latest.", "by 30 June 2025", "30 June 2025"),
+    ("She has worked here since March 2019.", "since March 2019", "March 2019"),
+    # a date that begins with a preposition-like word of its own stays whole
+    ("The meeting on Monday was moved.", "Monday", "Monday"),
+])
+def test_a_preposition_at_the_start_of_a_date_is_cut(text, tagged, cut):
+    from preflight.core.pii.date_spans import complete_dates
+
+    out = complete_dates(text, [_span(text, tagged, "DATE_TIME")])
+    assert [text[s.start:s.end] for s in out] == [cut]

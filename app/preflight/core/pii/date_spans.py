@@ -32,10 +32,17 @@ _DAY_BEFORE = re.compile(r"(?<![\w.,/-])(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\s
                          re.IGNORECASE)
 
 
+# a preposition the model took into a date ("before Friday"): it names no moment, and
+# a stand-in for the whole phrase reads twice once the answer writes "before <DATE_1>"
+_LEADING_PREPOSITION = re.compile(r"(?i)(?:before|after|until|till|since|by|on|from|during)"
+                                  r"[ \t]+(?=\S)")
+
+
 def complete_dates(text: str, spans: Sequence[Span]) -> list[Span]:
     """``spans`` with every month-first DATE_TIME widened over the day number before it,
     every day-first one over the first day of a range before it ("12 and" + "13 May
-    2019", "3 to" + "5 June"), and a conjunction at the end cut off ("20 May and")."""
+    2019", "3 to" + "5 June"), a conjunction at the end cut off ("20 May and") and a
+    preposition at the start ("before Friday")."""
     out = list(spans)
     taken = sorted((s.start, s.end) for s in spans)
     for i, s in enumerate(out):
@@ -44,6 +51,9 @@ def complete_dates(text: str, spans: Sequence[Span]) -> list[Span]:
         tail = _JOIN_AT_END.search(text, s.start, s.end)
         if tail is not None and tail.start() > s.start:
             s = out[i] = dataclasses.replace(s, end=tail.start())
+        lead = _LEADING_PREPOSITION.match(text, s.start, s.end)
+        if lead is not None and lead.end() < s.end:
+            s = out[i] = dataclasses.replace(s, start=lead.end())
         if _MONTH.match(text, s.start):
             m = _DAY_BEFORE.search(text, max(0, s.start - 6), s.start)
         elif _DAY_FIRST.match(text, s.start):
