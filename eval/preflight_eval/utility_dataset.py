@@ -132,7 +132,8 @@ def _email_document(raw: str, min_words: int, max_words: int) -> str | None:
     return "\n".join(parts) + "\n\n" + text
 
 
-def spam_documents(cache: Path, min_words: int, max_words: int) -> Iterator[dict[str, str]]:
+def easy_ham(cache: Path) -> Iterator[tuple[str, str]]:
+    """(doc id, raw message) of every SpamAssassin non-spam e-mail, in name order."""
     tarball = fetch_spam_assassin(cache)
     with tarfile.open(tarball) as tar:
         for member in sorted(tar.getmembers(), key=lambda m: m.name):
@@ -142,9 +143,14 @@ def spam_documents(cache: Path, min_words: int, max_words: int) -> Iterator[dict
             if fh is None:
                 continue
             rec = json.loads(fh.read().decode("utf-8", errors="replace"))
-            doc = _email_document(rec.get("text", ""), min_words, max_words)
-            if doc:
-                yield {"doc_id": f"spam:{rec['group']}/{rec['id']}", "corpus": "spam", "text": doc}
+            yield f"spam:{rec['group']}/{rec['id']}", rec.get("text", "")
+
+
+def spam_documents(cache: Path, min_words: int, max_words: int) -> Iterator[dict[str, str]]:
+    for doc_id, raw in easy_ham(cache):
+        doc = _email_document(raw, min_words, max_words)
+        if doc:
+            yield {"doc_id": doc_id, "corpus": "spam", "text": doc}
 
 
 def select_documents(n: int, corpora: list[str], seed: int, min_words: int,

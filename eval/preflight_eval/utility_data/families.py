@@ -33,7 +33,6 @@ import email.policy
 import hashlib
 import json
 import re
-import tarfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -115,20 +114,9 @@ def email_keys(raw: str) -> list[str]:
 def email_raw(cache: Path | None = None) -> dict[str, str]:
     """doc id → raw message of every SpamAssassin non-spam e-mail."""
     from preflight.core import paths
-    from preflight_eval.utility_dataset import fetch_spam_assassin
+    from preflight_eval.utility_dataset import easy_ham
 
-    tarball = fetch_spam_assassin(cache or paths.install_root() / ".cache" / "spam-assassin")
-    out = {}
-    with tarfile.open(tarball) as tar:
-        for member in tar.getmembers():
-            if "/easy-ham-" not in member.name or not member.name.endswith(".json"):
-                continue
-            fh = tar.extractfile(member)
-            if fh is None:
-                continue
-            rec = json.loads(fh.read().decode("utf-8", errors="replace"))
-            out[f"spam:{rec['group']}/{rec['id']}"] = rec.get("text", "")
-    return out
+    return dict(easy_ham(cache or paths.install_root() / ".cache" / "spam-assassin"))
 
 
 def kind_keys(doc: Document, raw_email: dict[str, str]) -> list[str]:
