@@ -546,3 +546,42 @@ def test_dont_flag_this_again_adds_to_the_allow_list_through_the_app(qtbot, wind
     assert seen["after_note"] == ["ASTS ST"] and seen["declined"] == ["ASTS ST"]
     assert seen["ticked"]
     assert load_settings().detection.allow_list == ["ASTS ST", "ir@volvo.example"]
+
+
+def test_a_document_pasted_over_the_last_one_starts_clean(qtbot, rig):
+    """Select all, paste another document: its placeholders start at <PERSON_1> again, the
+    last document's answer, question and legend change are gone."""
+    from PySide6.QtCore import QMimeData
+
+    win = open_window(qtbot, rig.doorway())
+    qtbot.waitUntil(lambda: bool(win.policies.policy is not None), timeout=3000)
+    win.original.setPlainText("Jane Doe met Max Power and Anna Berg in Berlin.")
+    qtbot.waitUntil(lambda: _result_has(win, "<PERSON_3>"), timeout=5000)
+    win.controls.question.setText("Who met whom?")
+    win.answer.raw.setPlainText("<PERSON_1> met <PERSON_2>.")
+    win.policies.protect_types(["LOCATION"])                  # a legend change, this document
+    qtbot.waitUntil(lambda: bool(win.policies.modified), timeout=3000)
+
+    win.original.selectAll()
+    mime = QMimeData()
+    mime.setText("Tom Baker wrote to Carl Dunn about the budget.")
+    win.original.insertFromMimeData(mime)
+    qtbot.waitUntil(lambda: _result_has(win, "<PERSON_1>", "<PERSON_2>",
+                                        without=("Tom Baker", "Carl Dunn")), timeout=5000)
+    assert "<PERSON_3>" not in win.payload.result.sanitized.text
+    assert "<PERSON_4>" not in win.payload.result.sanitized.text
+    assert win.controls.question.text() == ""
+    assert win.answer.raw.toPlainText() == ""
+    qtbot.waitUntil(lambda: not win.policies.modified, timeout=3000)
+
+
+def test_typing_inside_a_document_keeps_its_placeholders(qtbot, rig):
+    """An edit that replaces part of the text is the same document: its numbering stays."""
+    win = open_window(qtbot, rig.doorway())
+    win.original.setPlainText("Jane Doe met Max Power in Berlin.")
+    qtbot.waitUntil(lambda: _result_has(win, "<PERSON_2>"), timeout=5000)
+    cur = win.original.textCursor()
+    cur.movePosition(cur.MoveOperation.End)
+    win.original.setTextCursor(cur)
+    win.original.insertPlainText(" Later Anna Berg joined.")
+    qtbot.waitUntil(lambda: _result_has(win, "<PERSON_3>"), timeout=5000)

@@ -176,15 +176,25 @@ class WindowDoorway:
         self._memory = (self.services.placeholder_memory(str(source), text)
                         if source is not None else PlaceholderMemory())
 
-    def prepare(self, policy: Policy, text: str, spans: Sequence[Span], seed: int) -> Any:
+    @property
+    def document_memory(self) -> PlaceholderMemory:
+        """The current document's placeholder numbering. A background step takes it when
+        it is scheduled, so a step of the last document still running when a new one
+        starts never numbers its values in the new document's memory."""
+        return self._memory
+
+    def prepare(self, policy: Policy, text: str, spans: Sequence[Span], seed: int,
+                memory: PlaceholderMemory | None = None) -> Any:
         """A d_X policy prepared once for the slider (``at(ε)``, ``resample``, ``update``)."""
-        return self.services.mechanism(policy, memory=self._memory).prepare(
+        memory = memory if memory is not None else self._memory
+        return self.services.mechanism(policy, memory=memory).prepare(
             text, list(spans), SanitizeParams(seed=seed))
 
-    def sanitize(self, policy: Policy, text: str, spans: Sequence[Span], seed: int
-                 ) -> tuple[SanitizedText, Any]:
+    def sanitize(self, policy: Policy, text: str, spans: Sequence[Span], seed: int,
+                 memory: PlaceholderMemory | None = None) -> tuple[SanitizedText, Any]:
+        memory = memory if memory is not None else self._memory
         return self.services.sanitize(policy, text, spans, SanitizeParams(seed=seed),
-                                      memory=self._memory)
+                                      memory=memory)
 
     # -- utility (fast on "pool", refined/recommend on "slm") ----------------------------
     def set_provider(self, provider: str | None) -> None:

@@ -106,6 +106,11 @@ class PayloadController(QObject):
         self.request(immediate=True)
         self.sig_prepared.emit(prepared)
 
+    def new_document(self) -> None:
+        """Another document: nothing prepared for the last one is reused (its placeholder
+        numbering included)."""
+        self.prepared, self.prepared_key = None, None
+
     def on_policy_changed(self) -> None:
         """Another policy applies: its preparation starts afresh."""
         self.prepared = None
@@ -174,6 +179,7 @@ class PayloadController(QObject):
             return
         self.blocked = None
         app, seed = self.app, self.seed
+        memory = app.document_memory           # this document's, whenever the step runs
         if policy.uses_dx:
             if self.epsilon is None:
                 return                     # the range is still loading
@@ -183,7 +189,7 @@ class PayloadController(QObject):
                 self.sig_preparing.emit(True)
 
                 def op(ctx: OpContext):
-                    p = app.prepare(policy, text, spans, seed)
+                    p = app.prepare(policy, text, spans, seed, memory)
                     ctx.check()
                     return p, _preview(p.at(eps), text, all_spans), p.vault
             elif self.prepared_key != key:
@@ -202,7 +208,7 @@ class PayloadController(QObject):
             key = None
 
             def op(ctx: OpContext):
-                sanitized, vault = app.sanitize(policy, text, spans, seed)
+                sanitized, vault = app.sanitize(policy, text, spans, seed, memory)
                 return None, _preview(sanitized, text, all_spans), vault
             lane = "pool"
         holder: dict[str, int] = {}

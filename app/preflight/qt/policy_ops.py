@@ -121,6 +121,12 @@ class PolicyController(QObject):
 
         QtOp(self, lambda ctx: app.policy(name), chosen, failed, lane="pool").run()
 
+    def new_document(self) -> None:
+        """Legend changes belong to one document: the next starts from the active policy."""
+        if self.modified:
+            self.modified = False
+            self.load()
+
     def settings_changed(self) -> None:
         """The settings were saved: the ε range and the policies may have changed."""
         if self.epsilon_range is not None:

@@ -51,6 +51,7 @@ class QtMainWindow(QMainWindow):
         self.doc, self.policies, self.payload = c.doc, c.policies, c.payload
         self.utility, self.answers, self.privacy = c.utility, c.answers, c.privacy
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
+        self._opening_file = False           # set while an opened file's text goes in
         build_layout(self, app)
         self._wire()
         install_shortcuts(self)              # keys, menus, Help → Keyboard shortcuts
@@ -70,12 +71,13 @@ class QtMainWindow(QMainWindow):
     # -- wiring --------------------------------------------------------------------------
     def _wire(self) -> None:
         d, p, pay, u, a = self.doc, self.policies, self.payload, self.utility, self.answers
+        # first: a document replaced whole starts over before it is detected
+        self.original.sig_text_edited.connect(self._on_text_edited)
         self.original.sig_text_edited.connect(d.set_text)
         self.original.sig_span_clicked.connect(d.toggle_span)
         self.original.sig_deny_requested.connect(d.add_to_deny_list)
         self.original.sig_file_dropped.connect(self.open_file)
         self.original.sig_paste_refused.connect(self._on_paste_refused)
-        self.original.sig_text_edited.connect(self._on_text_edited)
         self.original.extend_span_menu = self._span_menu
         self.legend.sig_category_clicked.connect(self._legend_menu)
         self.controls.sig_policy_changed.connect(p.set_policy)
@@ -187,10 +189,20 @@ class QtMainWindow(QMainWindow):
         self.status_text.setText(why)
         show_error(self, why.split(". ", 1)[0] + ".", why.split(". ", 1)[1])
 
-    def _on_text_edited(self, text: str, _edit) -> None:
-        """An emptied document starts over: no answer, no question, no indicators."""
-        if not text.strip():
+    def _on_text_edited(self, text: str, edit) -> None:
+        """An emptied document, or one replaced whole (select all, then paste or type),
+        is a new document: no answer, no question, no indicators, no legend change of
+        the last one, and placeholders from ``<PERSON_1>`` again (numbers continued from
+        another document would tell the provider it exists, and link people across
+        them). An opened file starts over in :meth:`open_file`."""
+        if self._opening_file:
+            return
+        replaced = edit is not None and edit[0] == 0 and edit[1] > 0 and edit[2] == len(text)
+        if not text.strip() or replaced:
             self._reset_document_state()
+            self.app.new_document(None, text)
+            self.payload.new_document()
+            self.policies.new_document()
 
     def _reset_document_state(self) -> None:
         self.answers.stop()
@@ -329,7 +341,13 @@ class QtMainWindow(QMainWindow):
     def open_file(self, path: str) -> None:
         def done(doc: Document) -> None:
             self._reset_document_state()         # a new document starts over
-            self.original.set_document_text(doc.text)
+            self.payload.new_document()
+            self.policies.new_document()
+            self._opening_file = True            # its placeholders are the file's own
+            try:
+                self.original.set_document_text(doc.text)
+            finally:
+                self._opening_file = False
             # what could not be read is said where the file's opening is, never dropped
             self.status_text.setText(" ".join((f"Opened {Path(path).name}.", *doc.notices)))
             self.status_text.setToolTip("\n".join(doc.notices))

@@ -155,7 +155,10 @@ class QtOriginalView(QPlainTextEdit):
             p = self._old_map.to_py(pos)
             r = self._old_map.to_py(pos + removed) - p
             a = new_map.to_py(pos + added) - p
-            if p + r <= len(self._text) and p + a <= len(text):
+            # a change that reaches the end counts the document's closing block separator
+            # too (select all + paste: removed = old length + 1): it is not text
+            r, a = min(r, len(self._text) - p), min(a, len(text) - p)
+            if p <= len(self._text) and p <= len(text):
                 edit = (p, r, a)
         self._edit = None
         self._text = text
