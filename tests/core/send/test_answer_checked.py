@@ -165,3 +165,15 @@ def test_a_fact_the_user_wrote_in_the_question_is_not_invented(server, tmp_path)
     result = session.execute(plan, YES)
     flagged = {f.text for f in result.answer_check.unsupported}
     assert flagged == {"$61,000"}
+
+
+def test_a_very_long_answer_is_checked_on_its_beginning_and_says_so():
+    from preflight.core.send.answer_review import CHECKED_CHARS, review_answer
+
+    filler = "The review went well. " * (CHECKED_CHARS // 20)
+    answer = "It starts in January 2031. " + filler + "It ends in March 2040."
+    check, note = review_answer(MAIL, answer, FakeDetector())
+    assert {f.text for f in check.unsupported} == {"January 2031"}
+    assert note is not None and f"{CHECKED_CHARS:,}" in note
+    short, none = review_answer(MAIL, "It starts in January 2031.", FakeDetector())
+    assert none is None and {f.text for f in short.unsupported} == {"January 2031"}

@@ -8,7 +8,9 @@ realized utility that is shown and learned from is discounted by it
 (:func:`~preflight.core.utility.answer_check.faithful_utility`, in :mod:`.learning`).
 
 A check never costs the user the answer: a detector that fails leaves the names unchecked
-(numbers, amounts, dates and contradictions still are) and says so in a note."""
+(numbers, amounts, dates and contradictions still are) and says so in a note. Its cost is
+bounded: an answer longer than :data:`CHECKED_CHARS` (a provider that sends pages, up to
+the stream's 1 MiB limit) is checked on its beginning, and a note says how much."""
 
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ NAMES_UNCHECKED = ("Names and places in the answer were not checked against your
                    "(the PII detector did not answer); numbers and dates were.")
 
 
+#: The answer's characters the check reads (a summary or an answer is far shorter; a
+#: 1 MiB answer checked whole took 160 MiB and seconds).
+CHECKED_CHARS = 20_000
+
+
 def review_answer(document: str, answer: str, detector: Detector | None,
                   payload: str | None = None) -> tuple[AnswerCheck, str | None]:
     """(the check of ``answer`` against ``document``, a note or None).
@@ -32,13 +39,19 @@ def review_answer(document: str, answer: str, detector: Detector | None,
     read the original): a flagged fact found there came through the sanitization's noise.
     """
     detect = detector.detect if detector is not None else None
+    cut = None
+    if len(answer) > CHECKED_CHARS:
+        answer = answer[:CHECKED_CHARS]
+        cut = (f"The answer was checked against your document on its first "
+               f"{CHECKED_CHARS:,} characters only.")
     try:
-        return check_answer(document, answer, detect=detect, payload=payload), None
+        return check_answer(document, answer, detect=detect, payload=payload), cut
     except Exception as exc:  # noqa: BLE001 - the detector's failure, not the answer's
         if detect is None:
             raise
         log.warning("answer check without the detector (%s)", type(exc).__name__)
-        return check_answer(document, answer, payload=payload), NAMES_UNCHECKED
+        note = NAMES_UNCHECKED if cut is None else f"{cut} {NAMES_UNCHECKED}"
+        return check_answer(document, answer, payload=payload), note
 
 
 def noise_line(check: AnswerCheck, dx: bool) -> str:
