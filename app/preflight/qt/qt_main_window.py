@@ -23,7 +23,7 @@ from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, show_error
-from preflight.qt.qt_history import QtHistoryDialog
+from preflight.qt.qt_history import open_history
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_main_layout import build_layout
 from preflight.qt.qt_panels import decision_text
@@ -199,16 +199,16 @@ class QtMainWindow(QMainWindow):
             return
         replaced = edit is not None and edit[0] == 0 and edit[1] > 0 and edit[2] == len(text)
         if not text.strip() or replaced:
-            self._reset_document_state()
+            self._start_new_document()
             self.app.new_document(None, text)
-            self.payload.new_document()
-            self.policies.new_document()
 
-    def _reset_document_state(self) -> None:
+    def _start_new_document(self) -> None:
         self.answers.stop()
         self.answer.reset()
         self.controls.question.clear()
         self.decision.setText("")
+        self.payload.new_document()
+        self.policies.new_document()
 
     def _on_preview(self, res: PreviewResult | None) -> None:
         if res is None:
@@ -340,9 +340,7 @@ class QtMainWindow(QMainWindow):
 
     def open_file(self, path: str) -> None:
         def done(doc: Document) -> None:
-            self._reset_document_state()         # a new document starts over
-            self.payload.new_document()
-            self.policies.new_document()
+            self._start_new_document()
             self._opening_file = True            # its placeholders are the file's own
             try:
                 self.original.set_document_text(doc.text)
@@ -390,19 +388,7 @@ class QtMainWindow(QMainWindow):
             view.refresh_colors()
 
     def open_history(self) -> None:
-        def show(rows) -> None:
-            dlg = QtHistoryDialog(rows, self)
-            dlg.sig_export.connect(self._export_history)
-            self.sig_history_shown.emit(dlg)
-            dlg.open()
-
-        QtOp(self, lambda ctx: self.app.history(), show,
-             lambda exc: show_error(self, *error_text(exc))).run()
-
-    def _export_history(self, path: str) -> None:
-        QtOp(self, lambda ctx: self.app.export_history(Path(path)),
-             lambda n: self.status_text.setText(f"Exported {n} record(s) to {path}."),
-             lambda exc: show_error(self, *error_text(exc))).run()
+        open_history(self, self.app, self.sig_history_shown.emit, self.status_text.setText)
 
     # -- shutdown ----------------------------------------------------------------------------
     def closeEvent(self, e) -> None:  # noqa: N802 - Qt override
