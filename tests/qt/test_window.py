@@ -134,9 +134,9 @@ def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
                     timeout=5000)
     a = window.assessment
     assert a.utility.text() != "—"
-    pred = window.utility.prediction           # the bundle's conformal band, in words
-    assert f"{pred.level:.0%} interval {pred.low:.2f}–{pred.high:.2f}" in \
-        a.utility_detail.text()
+    pred = window.utility.prediction           # the bundle's conformal band, in words,
+    band = f"{pred.level:.0%} interval {pred.low:.2f}–{pred.high:.2f}"   # beside the number
+    assert a.utility_band.text() == band and band not in a.utility_detail.text()
     assert "%" in a.changed.text() and "detected" in a.pii_left.text()
     qtbot.waitUntil(lambda: bool(a.chart.series.count() == 12), timeout=3000)
     assert a.tokens.text() != "—" and "$" in a.cost.text()
@@ -585,3 +585,28 @@ def test_typing_inside_a_document_keeps_its_placeholders(qtbot, rig):
     win.original.setTextCursor(cur)
     win.original.insertPlainText(" Later Anna Berg joined.")
     qtbot.waitUntil(lambda: _result_has(win, "<PERSON_3>"), timeout=5000)
+
+
+def test_an_instant_number_after_a_refined_one_for_the_same_setting_says_why(qtbot, window,
+                                                                             rig):
+    # One number per setting: the refined value of this policy and ε was shown; a new noise
+    # sample gets the instant value first, and the window says why the number moved.
+    _wait_ready(qtbot, window)
+    u, a = window.utility, window.assessment
+    qtbot.waitUntil(lambda: bool(u.prediction and u.prediction.refined), timeout=5000)
+    refined = u.prediction.value
+    assert "refined" not in a.utility_detail.text().split(";")[0]
+    rig.slm.run_delay = 60                 # the next refinement never finishes
+    before = window.payload.result
+    window.payload.resample()
+    qtbot.waitUntil(lambda: bool(u.prediction is not None and not u.prediction.refined
+                                 and window.payload.result is not before), timeout=5000)
+    assert a.utility_caption.text() == "predicted utility — instant estimate"
+    assert a.utility_detail.text().startswith(
+        f"a new noise sample: the refined {refined:.2f} was for the text before")
+    # a new document says nothing about the last one's numbers
+    window.original.setPlainText("")
+    window.original.setPlainText(SAMPLE.replace("Jane", "Joan"))
+    qtbot.waitUntil(lambda: bool(u.prediction is not None
+                                 and window.payload.result is not before), timeout=5000)
+    assert "was for the text before" not in a.utility_detail.text()

@@ -209,6 +209,7 @@ class QtMainWindow(QMainWindow):
         self.decision.setText("")
         self.payload.new_document()
         self.policies.new_document()
+        self.utility.new_document()
 
     def _on_preview(self, res: PreviewResult | None) -> None:
         if res is None:

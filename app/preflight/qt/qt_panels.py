@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from preflight.app.prediction import Prediction
 from preflight.app.presentation import (
-    PrivacyIndicators, explanation_lines, format_cost, utility_number,
+    PrivacyIndicators, band_text, explanation_lines, format_cost, utility_number,
 )
 from preflight.core.send.cost import CostEstimate
 from preflight.qt import qt_theme
@@ -68,7 +68,12 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_why.setWordWrap(True)
         self.calibration = QLabel("")   # learning on the flow: fitted to this provider?
         self.calibration.setObjectName("muted")
+        # The band beside the number, at the number's reading size: "likely 0.47–0.69".
+        self.utility_band = QLabel("")
+        self.utility_band.setObjectName("utilityBand")
+        self.utility_band.setAccessibleName("Likely range of the utility")
         col.addWidget(self.utility_caption)
+        col.addWidget(self.utility_band)
         self.where = QLabel("")         # this computer, or the company assessor
         self.where.setObjectName("muted")
         row.addWidget(self.utility)
@@ -162,23 +167,24 @@ class QtAssessmentPanel(QGroupBox):
             self.utility.setStyleSheet("")        # no colour for what was not computed
             self.utility_detail.setText("")
             self.utility_why.setText("")
+            self.utility_band.setText("")
             return
         color = colors.good if pred.value >= min_utility else colors.bad
         self.calibration.setText(pred.calibration)
         self.where.setText(pred.where)
         self.utility.setText(utility_number(pred.value, min_utility))
         self.utility.setStyleSheet(f"color: {color.name()};")
-        # The sentence (vs. the unsanitized text), the band and the drivers: shared words
-        # with `preflight assess` (app.presentation).
+        # The band beside the number; under it the sentence (vs. the unsanitized text) and
+        # the drivers: shared words with `preflight assess` (app.presentation).
         est = pred.explained
-        lines = explanation_lines(est)
-        if not lines or (est is not None and est.low is None):
-            band = (f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f}, held-out error)"
-                    if pred.rmse is not None and pred.low is not None and pred.high is not None
-                    else "")
-            lines = lines[:1] + ([band] if band else []) + lines[1:]
-        head = "; ".join(lines[:2])
-        self.utility_why.setText(lines[2] if len(lines) > 2 else "")
+        band = band_text(pred.low, pred.high, pred.level)
+        if not band and pred.rmse is not None and pred.low is not None and pred.high is not None:
+            band = f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f})"
+        shown = band_text(est.low, est.high, est.level) if est is not None else ""
+        lines = [line for line in explanation_lines(est) if not shown or line != shown]
+        head = "; ".join(([pred.note] if pred.note else []) + lines[:1])
+        self.utility_band.setText(band)
+        self.utility_why.setText(lines[1] if len(lines) > 1 else "")
         if pred.refined:
             self.utility_caption.setText("predicted utility — refined with the local model")
             self.utility_detail.setText(head)

@@ -12,6 +12,7 @@ vouches for nothing and is dropped.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -58,6 +59,8 @@ class UtilityController(QObject):
         self.prediction: Prediction | None = None
         self._predicted_result: Any = None   # the preview result self.prediction is for
         self.recommendation: Recommendation | None = None
+        # per setting (policy, ε): the last refined value shown and the result key it was for
+        self._refined_for: dict[tuple, tuple[float, tuple]] = {}
         self.curve: list[tuple[float, float]] = []
         self._curve_prepared: Any = None     # the preparation ``curve`` was made for
         self._fast, self._refine, self._curve = Latest(), Latest(), Latest()
@@ -135,10 +138,29 @@ class UtilityController(QObject):
                 and self._predicted_result is res):
             return             # the refined prediction of this text stays; an instant one
                                # that finished later says less
-        self.prediction = pred
+        self.prediction = self._with_note(pred, res)
         self._predicted_result = res
-        self.sig_prediction.emit(pred)
+        self.sig_prediction.emit(self.prediction)
         self._place_on_curve()
+
+    def _with_note(self, pred: Prediction, res: Any) -> Prediction:
+        """One number per setting: an instant value shown for a setting (policy, ε) whose
+        refined value was shown for another text says why the number moved."""
+        key = tuple(getattr(res, "key", ()) or ())
+        if len(key) < 5:
+            return pred
+        setting = (key[1], key[4])
+        if pred.refined:
+            self._refined_for[setting] = (pred.value, key)
+            return pred
+        before = self._refined_for.get(setting)
+        if before is None or before[1] == key:
+            return pred
+        changed = ("the document changed" if before[1][0] != key[0]
+                   else "a new noise sample" if before[1][3] != key[3]
+                   else "the protected items changed")
+        return replace(pred, note=f"{changed}: the refined {before[0]:.2f} was for the "
+                                  "text before")
 
     def _on_prediction_error(self, exc: BaseException) -> None:
         if isinstance(exc, Cancelled):
@@ -275,6 +297,11 @@ class UtilityController(QObject):
             return
         self.sig_status.emit(" ".join(error_text(exc)).strip())
         self.sig_refining.emit(False)
+
+    def new_document(self) -> None:
+        """A new document: nothing said about the last one's predictions carries over."""
+        self._refined_for.clear()
+        self.recommendation = None
 
     def cancel_all(self) -> None:
         for group in (self._fast, self._refine, self._curve, self._estimate,
