@@ -19,6 +19,8 @@ from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_re
 from preflight.core.pii.recognizers.street_suffixes import (
     CAPITALS_ONLY, is_abbreviation, split_by_strength,
 )
+from preflight.core.types import Evidence
+
 
 STRONG_SUFFIXES, WEAK_SUFFIXES = split_by_strength()
 
@@ -119,6 +121,8 @@ _WHY_LINE = "A line holding only a street number, a name, a street suffix and a 
 
 class StreetAddressRecognizer(RuleRecognizer):
     """US/UK street addresses with optional unit, city, state and ZIP/postcode."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("STREET_ADDRESS", re.compile(

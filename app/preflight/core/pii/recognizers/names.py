@@ -22,6 +22,7 @@ from preflight.core.pii.person_evidence import (
     common_words, dictionary_words_only, given_names, known_names, lexicon_of,
 )
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
+from preflight.core.types import Evidence
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
                        r"(?![\w'’-])")
@@ -44,6 +45,8 @@ class AllCapsNameRecognizer(PersonRecognizer):
     or surname (:func:`~preflight.core.pii.person_evidence.known_names`), re-cased as a person would
     write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
     because re-casing never changes a word's length (words where it would are skipped)."""
+
+    evidence = Evidence.STATISTICAL | Evidence.GUESS
 
     WHY = "Written in capitals; the NER model tags it as a person's name once re-cased"
 
@@ -283,6 +286,8 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
     """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
     name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
 
+    evidence = Evidence.RULE
+
     RULES = (
         Rule("PERSON", re.compile(rf"\b{_TITLE}({_SIGNED})"), 0.8,
              "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1,
@@ -341,6 +346,8 @@ class PeopleLineRecognizer(PersonRecognizer):
     capitalized words with a listed given name or surname, and no word of a group or a
     service ("All staff", "Finance team"). The model reads such a line as one firm, or
     tags some of the names only."""
+
+    evidence = Evidence.RULE
 
     WHY = "A name in a list of people (To:, Cc:, Attendees:…)"
     ITEM = _LISTED_ITEM
@@ -409,6 +416,8 @@ class CopyrightHolderRecognizer(PeopleLineRecognizer):
     words. The model tags such holders as firms or places, or skips the hyphenated ones
     ("Jean-loup Gailly"); firms ("Google LLC", "Free Software Foundation") stay out."""
 
+    evidence = Evidence.PERSON_PROOF
+
     WHY = "A person named as a copyright holder"
     ITEM = _HOLDER_ITEM
     SEPARATOR = _HOLDER_SEPARATOR
@@ -437,6 +446,8 @@ class MailHeaderNameRecognizer(_ReadsDictionary, RuleRecognizer):
     trailers), and a name that opens a line beside its web page (a credit line). Where a
     line lists people (not in a mail header), a name on no list counts too
     (:func:`_listed_person`)."""
+
+    evidence = Evidence.PERSON_PROOF
 
     RULES = (
         # "Name <address>" in a header, and anywhere else: a Debian changelog's
@@ -492,6 +503,8 @@ _CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]{_NAME}){{0,2}}\b")
 class EmailNameRecognizer(PersonRecognizer):
     """Capitalized words near an email address whose local part spells them
     ("Jane Roe <jane.roe@…>")."""
+
+    evidence = Evidence.PERSON_PROOF
 
     WHY = "Capitalized words that match the user name of a nearby email address"
 

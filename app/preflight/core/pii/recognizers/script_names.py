@@ -16,6 +16,7 @@ import re
 
 from preflight.core.pii.recognizers.base import make_result
 from preflight.core.pii.recognizers.names import PersonRecognizer
+from preflight.core.types import Evidence
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 _RTL_INDIC = "\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u0980-\u09ff\u0e00-\u0e7f"
@@ -38,6 +39,8 @@ _LATIN_AFTER = re.compile(r"[^\w\n]{1,3}[A-Za-zÀ-ɏ]")
 
 class ScriptNameRecognizer(PersonRecognizer):
     """Short runs of another script inside a line of English text (module docstring)."""
+
+    evidence = Evidence.RULE
 
     WHY = "Written in another script inside English text, as names are"
 
