@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from preflight.core.pii.name_shapes import name_evidence
+from preflight.core.pii.name_shapes import CASED_NAME_WORD, name_evidence
 from preflight.core.pii.person_evidence import lexicon_of
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 from preflight.core.pii.recognizers.names import COMPANY_SUFFIX as _SUFFIX, PEOPLE_LINE
@@ -16,7 +16,7 @@ from preflight.core.types import Evidence
 
 _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
 _WORD = r"[A-Z][\w&'’.-]*"
-_SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+_SURNAME = CASED_NAME_WORD
 
 
 #: Kinds of institution whose premises carry a name ("Brixton Prison").
