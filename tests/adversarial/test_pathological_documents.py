@@ -95,7 +95,8 @@ def given_spans(text: str) -> list[Span]:
     found = [Span(m.start(), m.end(), "EMAIL_ADDRESS", Category.DIRECT_IDENTIFIER, 1.0,
                   "EmailRecognizer", "pattern") for m in re.finditer(r"\S+@\S+", text)]
     found += [Span(m.start(), m.end(), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                   "SpacyRecognizer", "ner", NER_EVIDENCE) for m in re.finditer(r"^\w+ \w+", text, re.M)]
+                   "SpacyRecognizer", "ner", NER_EVIDENCE)
+              for m in re.finditer(r"^\w+ \w+", text, re.M)]
     return sorted(found, key=lambda s: s.start)
 
 

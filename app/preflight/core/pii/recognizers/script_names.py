@@ -24,12 +24,13 @@ _RTL_INDIC = "\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u0980-\u09ff\
 # a name in CJK: two to four characters (a family name and a given name), or two such
 # words; in Arabic, Hebrew, Indic or Thai script: one to four words; in Cyrillic or
 # Greek: one to three capitalized words
+_CYR_GREEK_WORD = (rf"[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+"
+                   rf"(?:-[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+)?")
 _RUNS = re.compile(
     rf"(?<![{_CJK}])[{_CJK}]{{2,4}}(?:[ \u3000][{_CJK}]{{1,3}})?(?![{_CJK}])"
     rf"|(?<![{_RTL_INDIC}\w])[{_RTL_INDIC}]{{2,14}}(?:[ \t][{_RTL_INDIC}]{{2,14}}){{0,3}}"
     rf"(?![{_RTL_INDIC}\w])"
-    rf"|(?<![\w])[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+(?:-[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+)?"
-    rf"(?:[ \t]+[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+(?:-[{CYRILLIC_GREEK_UP}][{CYRILLIC_GREEK_LO}]+)?){{0,2}}"
+    rf"|(?<![\w]){_CYR_GREEK_WORD}(?:[ \t]+{_CYR_GREEK_WORD}){{0,2}}"
     rf"(?![\w])")
 # the nearest word before or after a run, on its line, is a word in Latin letters
 _LATIN_BEFORE = re.compile(r"[A-Za-zÀ-ɏ][\w'’.-]*[^\w\n]{1,3}$")
