@@ -21,7 +21,6 @@ from preflight.core.pii.recognizers.street_suffixes import (
 )
 from preflight.core.types import Evidence
 
-
 STRONG_SUFFIXES, WEAK_SUFFIXES = split_by_strength()
 
 US_STATES = (
