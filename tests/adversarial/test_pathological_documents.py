@@ -23,6 +23,7 @@ from _sessions import session_for  # noqa: E402
 
 from preflight.core.config import ProviderSettings  # noqa: E402
 from preflight.core.pii.detector import PiiDetector  # noqa: E402
+from preflight.core.pii.recognizers.base import NER_EVIDENCE  # noqa: E402
 from preflight.core.sanitize.base import SanitizeParams  # noqa: E402
 from preflight.core.sanitize.policy import find_policy  # noqa: E402
 from preflight.core.sanitize.policy_apply import PolicyMechanism  # noqa: E402
@@ -94,7 +95,8 @@ def given_spans(text: str) -> list[Span]:
     found = [Span(m.start(), m.end(), "EMAIL_ADDRESS", Category.DIRECT_IDENTIFIER, 1.0,
                   "EmailRecognizer", "pattern") for m in re.finditer(r"\S+@\S+", text)]
     found += [Span(m.start(), m.end(), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                   "SpacyRecognizer", "ner") for m in re.finditer(r"^\w+ \w+", text, re.M)]
+                   "SpacyRecognizer", "ner", NER_EVIDENCE)
+              for m in re.finditer(r"^\w+ \w+", text, re.M)]
     return sorted(found, key=lambda s: s.start)
 
 

@@ -6,7 +6,7 @@ All offsets are Python string indices (code points) into the exact input string.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, Flag, auto
 from typing import Any, Mapping
 
 
@@ -17,6 +17,29 @@ class Category(str, Enum):
     QUASI_IDENTIFIER = "quasi_identifier"        # dates, places, organizations, ages
     CONFIDENTIAL_ATTRIBUTE = "confidential_attribute"  # health, medical, payment, asset
     SECRET = "secret"                            # API keys, passwords, tokens
+
+
+class Evidence(Flag):
+    """What a detection rests on, as the recognizer that made it declares (its class
+    attribute ``evidence``, read by :func:`~preflight.core.pii.recognizers.base.
+    evidence_of`). The detector's later passes treat a span by these flags, never by the
+    recognizer's name. No flag (``RULE``): a pattern, checksum, word list or layout."""
+
+    RULE = 0
+    #: A statistical model's guess: cleaned against the document's words, loses a tie
+    #: to a rule, and is no independent evidence when a request is scanned again.
+    STATISTICAL = auto()
+    #: Named from capitalized words: an organization, place, group or date loses a
+    #: leading "the", and a generic reference or public body is dropped.
+    GUESS = auto()
+    #: A place named by the kind of institution after or before it ("Brixton Prison"):
+    #: yields to a person it overlaps, outranks the model's person guess inside it.
+    KIND_WORD = auto()
+    #: Evidence for a person that outweighs the model's doubts (a name spelling its
+    #: e-mail address, a mail header's display name, a copyright holder, census names).
+    PERSON_PROOF = auto()
+    #: A copy of another detection of the same text elsewhere in the document.
+    COPY = auto()
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +53,7 @@ class Span:
     score: float
     recognizer: str
     why: str             # one line a user can read: what matched and why it counts
+    evidence: Evidence = Evidence.RULE   # what the detection rests on (its recognizer's)
 
     def __post_init__(self) -> None:
         if not 0 <= self.start < self.end:

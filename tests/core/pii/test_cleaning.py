@@ -7,6 +7,8 @@ import pytest
 
 from preflight.core.pii.cleaning import DocTerms, labelled_number, strip_label_words
 from preflight.core.pii.names import covering_surname_given
+from preflight.core.pii.entities import EVIDENCE_KEY
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.types import Category, Span
 
 
@@ -41,7 +43,7 @@ def test_labelled_number(text, value, labelled):
 def _person(text: str, value: str) -> Span:
     start = text.index(value)
     return Span(start, start + len(value), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                "SpacyRecognizer", "x")
+                "SpacyRecognizer", "x", NER_EVIDENCE)
 
 
 @pytest.mark.parametrize("text, tagged, whole", [
@@ -71,7 +73,8 @@ def _ner_date(text: str, value: str):
 
     start = text.index(value)
     return RecognizerResult("DATE_TIME", start, start + len(value), 0.85,
-                            {RecognizerResult.RECOGNIZER_NAME_KEY: "SpacyRecognizer"})
+                            {RecognizerResult.RECOGNIZER_NAME_KEY: "SpacyRecognizer",
+                             EVIDENCE_KEY: NER_EVIDENCE})
 
 
 @pytest.mark.parametrize("text, value, typ", [

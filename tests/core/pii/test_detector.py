@@ -11,6 +11,8 @@ from presidio_analyzer import RecognizerResult
 from preflight.core.config import DetectionSettings
 from preflight.core.errors import ConfigError, InputError
 from preflight.core.pii.detector import PiiDetector
+from preflight.core.pii.entities import EVIDENCE_KEY
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.types import Category
 
 SAMPLE = ("Hi 👋 Jane Roe,\r\nmy card 4111 1111 1111 1111 and mail jane.roe@example.com.\r\n"
@@ -152,7 +154,8 @@ class _FakeAnalyzer:
     def analyze(self, text, language, ad_hoc_recognizers=None, **kw):
         def r(typ, s, e, score, rec):
             return RecognizerResult(typ, s, e, score, recognition_metadata={
-                "recognizer_name": rec, "recognizer_identifier": rec})
+                "recognizer_name": rec, "recognizer_identifier": rec,
+                EVIDENCE_KEY: NER_EVIDENCE})
         return [r("PERSON", 0, 9, 0.85, "SpacyRecognizer"),        # "Ann Lee's" → trimmed
                 r("DATE_TIME", 0, 3, 0.85, "SpacyRecognizer"),
                 r("PERSON", 14, 19, 0.85, "SpacyRecognizer"),      # "12345": digits → dropped
@@ -213,7 +216,8 @@ def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
     from preflight.core.types import Category, Span
 
     text = "Call Ann Lee at home. Annette met ann lee. Lee said hi to Leeds."
-    first = Span(5, 12, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "x")
+    first = Span(5, 12, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "x",
+                 NER_EVIDENCE)
     found = {(text[s.start:s.end], s.recognizer) for s in propagate_values(text, [first])}
     assert ("ann lee", "PropagatedValue") in found
     assert ("Lee", "PropagatedValue") in found          # a last name written alone

@@ -79,11 +79,12 @@ def test_a_facility_is_protected_as_one(real_detector, text, facility):
 
 
 def _span(text: str, value: str, typ: str, recognizer: str = "SpacyRecognizer"):
+    from preflight.core.pii.recognizers.base import NER_EVIDENCE
     from preflight.core.types import Category, Span
 
     start = text.index(value)
     return Span(start, start + len(value), typ, Category.QUASI_IDENTIFIER, 0.85, recognizer,
-                "test")
+                "test", NER_EVIDENCE)
 
 
 @pytest.mark.parametrize("text, tagged, whole", [

@@ -10,7 +10,8 @@ from preflight.core.pii.cleaning import DocTerms
 from preflight.core.pii.generic_refs import (
     generic_reference, law_title, public_body, refine_named_spans, whole_country,
 )
-from preflight.core.types import Category, Span
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
+from preflight.core.types import Category, Evidence, Span
 
 NAMED = ("ORGANIZATION", "LOCATION")
 
@@ -111,16 +112,18 @@ def test_generic_reference_reads_the_document():
     assert not generic_reference(text, start, start + len("Audit Board of Kessling"), terms)
 
 
-def _span(text: str, value: str, typ: str, recognizer: str = "SpacyRecognizer") -> Span:
+def _span(text: str, value: str, typ: str, recognizer: str = "SpacyRecognizer",
+          evidence: Evidence = NER_EVIDENCE) -> Span:
     start = text.index(value)
     return Span(start, start + len(value), typ, Category.QUASI_IDENTIFIER, 0.85, recognizer,
-                "test")
+                "test", evidence)
 
 
 def test_refine_cuts_the_article_and_an_open_bracket_only_from_ner_spans():
     text = "Payment from the Kessling Trust (Rule 4 and the Orvik Group Ltd were late."
     spans = [_span(text, "the Kessling Trust (Rule 4", "ORGANIZATION"),
-             _span(text, "the Orvik Group Ltd", "ORGANIZATION", "OrganizationCueRecognizer")]
+             _span(text, "the Orvik Group Ltd", "ORGANIZATION", "OrganizationCueRecognizer",
+                   Evidence.RULE)]
     out = refine_named_spans(text, spans, _terms(text))
     assert [text[s.start:s.end] for s in out] == ["Kessling Trust", "the Orvik Group Ltd"]
 

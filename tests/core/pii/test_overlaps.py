@@ -8,11 +8,13 @@ import pytest
 
 from preflight.core.pii.entities import category_of
 from preflight.core.pii.overlaps import merge_same_type, resolve_overlaps
-from preflight.core.types import Span
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
+from preflight.core.types import Evidence, Span
 
 
 def S(start, end, typ, score=0.85, rec="P"):
-    return Span(start, end, typ, category_of(typ), score, rec, "why")
+    evidence = NER_EVIDENCE if rec == NER else Evidence.RULE
+    return Span(start, end, typ, category_of(typ), score, rec, "why", evidence)
 
 
 NER = "SpacyRecognizer"

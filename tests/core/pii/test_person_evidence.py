@@ -9,17 +9,20 @@ from preflight.core.pii.cleaning import DocTerms
 from preflight.core.pii.person_evidence import (
     known_names, recheck_organizations, recheck_persons,
 )
-from preflight.core.types import Category, Span
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
+from preflight.core.types import Category, Evidence, Span
 
 
-def _person(text: str, value: str, recognizer: str = "SpacyRecognizer") -> Span:
+def _person(text: str, value: str, recognizer: str = "SpacyRecognizer",
+            evidence: Evidence = NER_EVIDENCE) -> Span:
     start = text.index(value)
     return Span(start, start + len(value), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                recognizer, "")
+                recognizer, "", evidence)
 
 
-def _check(text: str, value: str, recognizer: str = "SpacyRecognizer", others=()):
-    spans = [_person(text, value, recognizer), *others]
+def _check(text: str, value: str, recognizer: str = "SpacyRecognizer", others=(),
+           evidence: Evidence = NER_EVIDENCE):
+    spans = [_person(text, value, recognizer, evidence), *others]
     out = recheck_persons(text, spans, DocTerms(text))
     mine = [s for s in out if text[s.start:s.end] == value]
     return mine[0].type if mine else None
@@ -48,7 +51,7 @@ def test_company_cues_retype_to_organization(text, value):
 def test_same_text_tagged_organization_elsewhere_wins():
     text = "Esselte rose. Analysts like Esselte."
     org = Span(text.rindex("Esselte"), len(text) - 1, "ORGANIZATION",
-               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "", NER_EVIDENCE)
     assert _check(text, "Esselte", others=[org]) == "ORGANIZATION"
 
 
@@ -57,13 +60,14 @@ def test_a_name_the_header_vouches_for_is_a_person_where_the_model_says_company(
     # model's ORGANIZATION copy nor "tagged ORGANIZATION elsewhere" keeps it a company
     # (a policy that keeps organizations would have sent the sender's first name).
     text = "From: Thorkild Thomsen <jt@x.net>\n\nThorkild here again.\n\nCheers,\nThorkild\n"
-    header = _person(text, "Thorkild Thomsen", "MailHeaderNameRecognizer")
+    header = _person(text, "Thorkild Thomsen", "MailHeaderNameRecognizer",
+                     Evidence.PERSON_PROOF)
     body = text.index("Thorkild here")
     org = Span(body, body + 8, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.85,
-               "SpacyRecognizer", "")
+               "SpacyRecognizer", "", NER_EVIDENCE)
     sign = text.rindex("Thorkild")
     model_person = Span(sign, sign + 8, "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                        "SpacyRecognizer", "")
+                        "SpacyRecognizer", "", NER_EVIDENCE)
     out = recheck_organizations(text, recheck_persons(text, [header, org, model_person],
                                                       DocTerms(text)))
     assert [(s.start, s.type) for s in out] == [
@@ -106,7 +110,8 @@ def test_names_are_kept(text, value):
 
 def test_rule_found_names_are_not_rechecked():
     # a name a rule found with its own cue (here a title) is left as it is
-    assert _check("Dear Java,", "Java", recognizer="NameCueRecognizer") == "PERSON"
+    assert _check("Dear Java,", "Java", recognizer="NameCueRecognizer",
+                  evidence=Evidence.RULE) == "PERSON"
 
 
 def test_name_list_is_broad():
@@ -135,9 +140,9 @@ def test_a_date_cut_at_a_line_break_takes_its_day_back():
 
     text = "We met on\n3 March 2024 and on 12 4 May."
     cut = Span(text.index("March"), text.index("March") + 10, "DATE_TIME",
-               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "", NER_EVIDENCE)
     may = Span(text.index("May"), text.index("May") + 3, "DATE_TIME",
-               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+               Category.QUASI_IDENTIFIER, 0.85, "SpacyRecognizer", "", NER_EVIDENCE)
     fixed = complete_dates(text, [cut, may])
     assert text[fixed[0].start:fixed[0].end] == "3 March 2024"
     assert text[fixed[1].start:fixed[1].end] == "4 May"

@@ -9,13 +9,14 @@ import pytest
 
 from preflight.core.pii.cleaning import DocTerms, plausible_ner
 from preflight.core.pii.person_evidence import given_name_gender, recheck_organizations
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.types import Category, Span
 
 
 def _ner(text: str, value: str, type_: str) -> Span:
     start = text.index(value)
     return Span(start, start + len(value), type_, Category.QUASI_IDENTIFIER, 0.85,
-                "SpacyRecognizer", "")
+                "SpacyRecognizer", "", NER_EVIDENCE)
 
 
 @pytest.mark.parametrize("text,value,type_", [

@@ -24,6 +24,7 @@ from preflight.core.sanitize.policy_apply import PolicyMechanism
 from preflight.core.send.audit import AuditLog
 from preflight.core.send.session import Confirmation, SendBlocked, SendSession
 from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.types import Category, Span
 
 # The board minutes write the chair's name in lower case (a pasted chat line) and her
@@ -45,7 +46,8 @@ class SplitVerdictDetector(FakeDetector):
     def detect(self, text: str) -> list[Span]:
         typ, cat = (("LOCATION", Category.QUASI_IDENTIFIER) if len(text) > 80
                     else ("PERSON", Category.DIRECT_IDENTIFIER))
-        return [Span(m.start(), m.end(), typ, cat, 0.85, "SpacyRecognizer", f"NER {typ}")
+        return [Span(m.start(), m.end(), typ, cat, 0.85, "SpacyRecognizer", f"NER {typ}",
+                     NER_EVIDENCE)
                 for m in re.finditer(re.escape(self.value), text)]
 
 

@@ -20,6 +20,7 @@ from preflight.core.sanitize.operators import PlaceholderOperator
 from preflight.core.sanitize.policy import PRESETS, Action, Policy
 from preflight.core.send.plan import Finding
 from preflight.core.send.providers import create_client
+from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.send.rescan import rescan
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
@@ -79,7 +80,8 @@ class TickersReadAsNames:
             i = text.find(t)
             if i >= 0:
                 spans.append(Span(i, i + len(t), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                                  "SpacyRecognizer", "The NER model tagged it as a name"))
+                                  "SpacyRecognizer", "The NER model tagged it as a name",
+                                  NER_EVIDENCE))
         return sorted(spans, key=lambda s: s.start)
 
 
@@ -161,7 +163,7 @@ def test_an_ordinary_word_detected_once_does_not_block_elsewhere(noise):
 
     text = f"{noise} records. The {noise.lower()} will call."
     span = Span(0, len(noise), "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
-                "SpacyRecognizer", "")
+                "SpacyRecognizer", "", NER_EVIDENCE)
 
     class Quiet:
         warnings: list[str] = []
@@ -178,7 +180,8 @@ def test_a_name_detected_once_still_blocks_where_it_was_missed():
     from preflight.core.types import Category
 
     text = "Kline wrote it. Later Kline signed."
-    span = Span(0, 5, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "")
+    span = Span(0, 5, "PERSON", Category.DIRECT_IDENTIFIER, 0.85, "SpacyRecognizer", "",
+                NER_EVIDENCE)
 
     class Quiet:
         warnings: list[str] = []

@@ -9,10 +9,8 @@ import re
 from collections.abc import Container
 from typing import Any
 
-from preflight.core.pii.entities import (
-    STATISTICAL_RECOGNIZERS, WHY_KEY, category_of, why_for,
-)
-from preflight.core.types import Category, Span
+from preflight.core.pii.entities import EVIDENCE_KEY, WHY_KEY, category_of, why_for
+from preflight.core.types import Category, Evidence, Span
 
 # Acronyms the small model likes to call organizations next to the numbers they label.
 NOT_ORGS = {"SSN", "IBAN", "DOB", "API", "ID", "PIN", "CVV", "URL", "IP", "PO", "ZIP",
@@ -176,11 +174,14 @@ def alone_on_line(text: str, start: int, end: int) -> bool:
 
 def to_span(text: str, result: Any, deny_category: Category,
             terms: DocTerms | None = None) -> Span | None:
-    """A Presidio result → a cleaned :class:`Span` (None when cleaning leaves nothing)."""
+    """A Presidio result → a cleaned :class:`Span` (None when cleaning leaves nothing).
+    A result without declared evidence (an analyzer built elsewhere) counts as a rule's:
+    never dropped as the model's junk."""
     meta = result.recognition_metadata or {}
     recognizer = meta.get("recognizer_name") or "unknown"
+    evidence = meta.get(EVIDENCE_KEY, Evidence.RULE)
     start, end, typ = result.start, result.end, result.entity_type
-    if recognizer in STATISTICAL_RECOGNIZERS:
+    if Evidence.STATISTICAL in evidence:
         start, end = trim(text, start, end)
         if typ == "PERSON":
             start, end = strip_label_words(text, start, end)
@@ -201,7 +202,8 @@ def to_span(text: str, result: Any, deny_category: Category,
         # would then send the number
         typ, why = "PHONE_NUMBER", _WHY_PHONE_NOT_DATE
     category = deny_category if typ == "DENY_LIST" else category_of(typ)
-    return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why)
+    return Span(start, end, typ, category, float(min(1.0, result.score)), recognizer, why,
+                evidence)
 
 
 _ET_AL = re.compile(r"[ \t]+et[ \t]+al\.?$")

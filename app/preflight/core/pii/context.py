@@ -81,8 +81,13 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
     results by recognizer once (Presidio filters the whole result list twice per
     recognizer: recognizers × results work) and skips recognizers that do not override
     ``enhance_using_context``. Same results, same order — except, with ``rule_ties``,
-    where a rule and the NER model found the same span (:func:`rule_evidence_wins`)."""
+    where a rule and the NER model found the same span (:func:`rule_evidence_wins`). Each
+    result is marked with the evidence its recognizer declares (``EVIDENCE_KEY``: the
+    one place a result meets the recognizer object that made it)."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+    from preflight.core.pii.entities import EVIDENCE_KEY
+    from preflight.core.pii.recognizers.base import evidence_of
 
     key = RecognizerResult.RECOGNIZER_IDENTIFIER_KEY
     default = EntityRecognizer.enhance_using_context
@@ -97,6 +102,10 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
             for recognizer in recognizers:
                 rid = recognizer.id
                 mine = by_id.get(rid, [])
+                if mine:
+                    evidence = evidence_of(recognizer)
+                    for r in mine:
+                        r.recognition_metadata[EVIDENCE_KEY] = evidence
                 if type(recognizer).enhance_using_context is not default:
                     mine = recognizer.enhance_using_context(
                         text=text, raw_recognizer_results=mine,
@@ -113,7 +122,7 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
 
 
 def rule_evidence_wins(results: list) -> list:
-    """Where a strong rule (:data:`~preflight.core.pii.entities.PERSON_EVIDENCE_RECOGNIZERS`:
+    """Where a strong rule (evidence :attr:`~preflight.core.types.Evidence.PERSON_PROOF`:
     a name spelling its e-mail address, an address's display name) found a person inside
     (or exactly on) a span the NER model calls a person, the rule's finding survives
     Presidio's de-duplication: its score is raised just above the model's. De-duplication
@@ -122,20 +131,17 @@ def rule_evidence_wins(results: list) -> list:
     "R. A. Hettinga" with no listed name) and may be dropped, or cut to its first line (a
     THANKS file's "Andres Soolo  andres@…\nAndrew Burgess  aab@…" is one model span) —
     with the rule's evidence gone with it."""
-    from presidio_analyzer import RecognizerResult
+    from preflight.core.pii.entities import EVIDENCE_KEY
+    from preflight.core.types import Evidence
 
-    from preflight.core.pii.entities import (
-        PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS,
-    )
+    def has(r, flag: Evidence) -> bool:
+        return flag in r.recognition_metadata.get(EVIDENCE_KEY, Evidence.RULE)
 
-    name = RecognizerResult.RECOGNIZER_NAME_KEY
-    model = [r for r in results if r.entity_type == "PERSON"
-             and r.recognition_metadata.get(name) in STATISTICAL_RECOGNIZERS]
+    model = [r for r in results if r.entity_type == "PERSON" and has(r, Evidence.STATISTICAL)]
     if not model:
         return results
     for r in results:
-        if (r.entity_type != "PERSON"
-                or r.recognition_metadata.get(name) not in PERSON_EVIDENCE_RECOGNIZERS):
+        if r.entity_type != "PERSON" or not has(r, Evidence.PERSON_PROOF):
             continue
         score = max((m.score for m in model if m.start <= r.start and r.end <= m.end),
                     default=None)

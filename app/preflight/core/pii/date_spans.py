@@ -17,8 +17,7 @@ import dataclasses
 import re
 from typing import Sequence
 
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-from preflight.core.types import Span
+from preflight.core.types import Evidence, Span
 
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\b",
                     re.IGNORECASE)
@@ -102,5 +101,5 @@ def drop_vague_dates(text: str, spans: Sequence[Span]) -> list[Span]:
     """``spans`` without the NER model's DATE_TIME spans that name no date
     (:func:`vague_date`): nothing in them narrows down a person or an event."""
     return [s for s in spans if not (s.type == "DATE_TIME"
-                                     and s.recognizer in STATISTICAL_RECOGNIZERS
+                                     and Evidence.STATISTICAL in s.evidence
                                      and vague_date(text[s.start:s.end]))]

@@ -47,7 +47,7 @@ from preflight.core.config import DetectionSettings
 from preflight.core.errors import ConfigError, InputError, ModelUnavailableError
 from preflight.core.pii.canonical import canonicalize
 from preflight.core.pii.cleaning import DocTerms, to_span
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
+from preflight.core.pii.entities import EVIDENCE_KEY
 from preflight.core.pii.date_spans import complete_dates, drop_vague_dates
 from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
 from preflight.core.pii.generic_refs import refine_named_spans
@@ -60,7 +60,7 @@ from preflight.core.pii.person_evidence import (
 from preflight.core.pii.presidio_loader import import_presidio
 from preflight.core.pii.propagate import PROPAGATED, name_parts, propagate_values
 from preflight.core.ports import ModelLocator
-from preflight.core.types import Category, Span
+from preflight.core.types import Category, Evidence, Span
 
 __all__ = ["PiiDetector", "build_analyzer", "propagate_values", "PROPAGATED", "text_windows",
            "NER_MAPPING"]
@@ -77,7 +77,6 @@ NER_MAPPING = {
 }
 NER_IGNORED = ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT",
                "PRODUCT", "QUANTITY", "WORK_OF_ART"]
-NER_RECOGNIZERS = STATISTICAL_RECOGNIZERS
 #: Detection window size and overlap (characters of canonical text).
 WINDOW_CHARS = 16_000
 WINDOW_OVERLAP = 800
@@ -256,7 +255,7 @@ class PiiDetector:
             if own_start <= r.start + start < own_end or cut_off:
                 meta = dict(r.recognition_metadata or {})
                 a, b = r.start + start, r.end + start
-                if meta.get("recognizer_name") in STATISTICAL_RECOGNIZERS:
+                if Evidence.STATISTICAL in meta.get(EVIDENCE_KEY, Evidence.RULE):
                     a, b = _first_line(paragraph, a, b, self._lexicon)
                     if r.entity_type == "PERSON":
                         b = _before_address(paragraph, a, b)
@@ -524,6 +523,10 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         InternalHostRecognizer(), FacilityRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
+    from preflight.core.pii.recognizers.base import evidence_of
+
+    for recognizer in registry.recognizers:
+        evidence_of(recognizer)   # each declares its evidence: refused here, not mid-scan
     from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass
 
     return grouped_context_pass(AnalyzerEngine)(registry=registry, nlp_engine=engine, supported_languages=["en"],

@@ -60,20 +60,12 @@ CATEGORY_BY_TYPE: dict[str, Category] = {
 
 #: Key of the one-line explanation in a Presidio result's ``recognition_metadata``.
 WHY_KEY = "preflight_why"
+#: Key of the :class:`~preflight.core.types.Evidence` its recognizer declares, in a
+#: Presidio result's ``recognition_metadata`` (set by the analyzer, read by cleaning).
+EVIDENCE_KEY = "preflight_evidence"
 
 #: Higher wins when detections overlap (see :mod:`preflight.core.pii.overlaps`).
 CATEGORY_PRIORITY: dict[Category, int] = {S: 3, D: 2, C: 1, Q: 0}
-
-
-#: Recognizers whose evidence is the NER model's guess rather than a pattern or checksum.
-STATISTICAL_RECOGNIZERS = frozenset({"SpacyRecognizer", "AllCapsNameRecognizer"})
-#: Rules whose evidence for a person outweighs the model's doubts about the same span: a
-#: name that spells its e-mail address, a display name in a mail header, a copyright
-#: holder, and a title, given name or cue whose words the census or the dictionary vouch
-#: for (:mod:`~preflight.core.pii.recognizers.person_cues`). (A bare title or salutation
-#: rule is weaker: "Mr. Speaker".)
-PERSON_EVIDENCE_RECOGNIZERS = frozenset({"EmailNameRecognizer", "MailHeaderNameRecognizer",
-                                         "CopyrightHolderRecognizer", "NameShapeRecognizer"})
 
 
 def category_of(entity_type: str) -> Category:

@@ -48,12 +48,8 @@ from collections.abc import Iterable
 
 from preflight.core.pii.cleaning import DocTerms
 from preflight.core.pii.countries import country_adjective, whole_country
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-from preflight.core.types import Span
+from preflight.core.types import Evidence, Span
 
-#: Recognizers whose organization and place spans are guesses from capitals: the model,
-#: and the rule that takes capitalized words before "Prison", "Hospital", "court"….
-GUESSING_RECOGNIZERS = STATISTICAL_RECOGNIZERS | {"FacilityRecognizer"}
 #: Span types the NER model gives to capitalized phrases of formal prose.
 NAMED_TYPES = frozenset({"ORGANIZATION", "LOCATION"})
 #: Types whose spans lose a leading "the" (dates too: "the same day" → "same day").
@@ -99,14 +95,14 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
     others = [(s.start, s.end) for s in spans if s.type not in NAMED_TYPES]
     out = []
     for span in spans:
-        if span.recognizer == "FacilityRecognizer" and any(
+        if Evidence.KIND_WORD in span.evidence and any(
                 a < span.end and span.start < b for a, b in persons):
             continue      # "… Bartosz Wiśniewski police officers": a person, no facility
-        if span.recognizer in STATISTICAL_RECOGNIZERS and (
+        if Evidence.STATISTICAL in span.evidence and (
                 (span.type == "PERSON" and country_adjective(text[span.start:span.end]))
                 or (span.type == "DATE_TIME" and _year_of_law(text, span))):
             continue      # "a Sierra Leonean national"; "the Police Act 1997"
-        if span.recognizer not in GUESSING_RECOGNIZERS or span.type not in TRIMMED_TYPES:
+        if Evidence.GUESS not in span.evidence or span.type not in TRIMMED_TYPES:
             out.append(span)
             continue
         span = _without_determiner(text, span)
@@ -115,7 +111,7 @@ def refine_named_spans(text: str, spans: Iterable[Span], terms: DocTerms) -> lis
         if span.type in NAMED_TYPES:
             span = _whole_name(text, _before_open_bracket(text, span))
             if names_nobody(text, span.start, span.end, terms) or (
-                    span.recognizer == "FacilityRecognizer"
+                    Evidence.KIND_WORD in span.evidence
                     and _common_lead(text, span, terms)):
                 continue
             span = _with_alias(text, span, others)
@@ -127,14 +123,14 @@ def _facilities_over_guessed_persons(text: str, spans: list[Span]) -> list[Span]
     """``spans`` without the model's person guesses inside a facility written as one: after
     "the" ("the Hilvan prison", "The Kahta court") or with its kind capitalized ("HM
     Prison Brixton"). A person a rule found keeps its span and the facility goes."""
-    facilities = [s for s in spans if s.recognizer == "FacilityRecognizer"
+    facilities = [s for s in spans if Evidence.KIND_WORD in s.evidence
                   and (_THE_BEFORE.search(text, max(0, s.start - 5), s.start)
                        or any(w[0].isupper() and w.casefold() in _facility_heads()
                               for w in _WORD.findall(text, s.start, s.end)))]
     if not facilities:
         return spans
     return [s for s in spans if not (
-        s.type == "PERSON" and s.recognizer in STATISTICAL_RECOGNIZERS
+        s.type == "PERSON" and Evidence.STATISTICAL in s.evidence
         and any(f.start <= s.start and s.end <= f.end for f in facilities))]
 
 

@@ -14,10 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-# Capitals and small letters of the cased scripts names are written in (Latin with
-# accents, Vietnamese, Cyrillic, Greek).
-UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
-LO = "a-zß-öø-ÿā-žǎǐǒǔ\u1e00-\u1effа-яёєіїα-ωάέήίόύώςı"
+#: Capitals and small letters of Cyrillic and Greek (Russian, Ukrainian, Belarusian,
+#: Serbian, Greek), for character classes.
+CYRILLIC_GREEK_UP = "А-ЯЁЄІЇЎΑ-ΩΆΈΉΊΌΎΏ"
+CYRILLIC_GREEK_LO = "а-яёєіїўα-ωάέήίόύώςϊϋΐΰ"
+#: Capitals and small letters of the cased scripts names are written in (Latin with
+#: accents, pinyin tones, Vietnamese, Cyrillic, Greek), for character classes.
+UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽ" + CYRILLIC_GREEK_UP
+LO = "a-zß-öø-ÿā-žǎǐǒǔ\u1e00-\u1effı" + CYRILLIC_GREEK_LO
 
 #: Honorifics written before a name: any capitalized word after one is a name unless it
 #: is a common word or an office ("Mr Bean", not "Mr President"). A dot after an
@@ -60,11 +64,17 @@ PARTICLES = ("van", "von", "der", "den", "de", "del", "della", "delle", "dei", "
 PARTICLE = rf"(?:(?i:{'|'.join(sorted(PARTICLES, key=len, reverse=True))}))"
 #: Initials: "E.", "C.A.", "H.W.", "L.-E.".
 INITIALS = rf"(?:[{UP}]\.(?:-?[{UP}]\.)*)"
-# one word of a name: "Kowalski", "O’Reilly", "McDonald", "Williams-Johnston", "al-Saud",
-# "d’Estaing", or in capitals ("DUPONT", "O’NEILL")
-_CASED = rf"[{UP}][{LO}]+(?:['’][{UP}]?[{LO}]+)*"
+# The one grammar of a name word, for every rule that reads names: "Kowalski",
+# "O’Reilly", "McDonald", "LaMont", "Williams-Johnston", "Jean-loup", "al-Saud",
+# "d’Estaing", "Петров", or in capitals ("DUPONT", "O’NEILL").
+_CASED = rf"(?:Mc|Mac|La|Le|De|Di|Da|Du|Van|Von)?[{UP}][{LO}]+(?:['’][{UP}]?[{LO}]+)*"
 _CAPS = rf"[{UP}]{{2,}}(?:['’][{UP}]+)*"
-_PREFIX = rf"(?:(?i:al|el|ad|ar|as|at|az|an|ash|bin|ben|ibn|abu|d|l|o|mc|mac)['’-])?"
+_PREFIX = r"(?:(?i:al|el|ad|ar|as|at|az|an|ash|bin|ben|ibn|abu|d|l|o|mc|mac)['’-])?"
+#: A name word written with a capital and small letters, as running text writes a name
+#: (what the rules that read capitals take: an all-capitals word there is an acronym).
+CASED_NAME_WORD = rf"(?:{_PREFIX}{_CASED}(?:-(?:{_CASED}|[{LO}]+))*)"
+#: A name word in either case, capitals too (a name the cue or title before it vouches
+#: for: "Mr DUPONT").
 NAME_WORD = rf"(?:{_PREFIX}(?:{_CASED}|{_CAPS})(?:-(?:{_CASED}|{_CAPS}|[{LO}]+))*)"
 #: A name after its title or cue: initials or a name word, then up to three more name
 #: words, initials, or particles before a name word ("E. Kanar", "W. Ganshof van der

@@ -16,7 +16,7 @@ import re
 
 from preflight.core.pii.cleaning import LABEL_WORDS, DocTerms
 from preflight.core.pii.name_shapes import NAME_WORD, PARTICLE, name_evidence
-from preflight.core.types import Category, Span
+from preflight.core.types import Category, Evidence, Span
 
 # A capitalized word in any cased script (Latin, Cyrillic, Greek...).
 _CAP = r"[^\W\d_a-z](?:[^\W\d_]|['’-](?=[^\W\d_]))+"
@@ -135,14 +135,12 @@ def _tagged_given_name_before(text: str, spans: list[Span], start: int, lexicon)
     a place, an organization or a group, and that reads as a name, is taken in: the
     model splits "Tamsin Doreen Mason" into a place and a person, and a policy that
     keeps places would send the given name."""
-    from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
-
     m = _WORD_BEFORE.search(text, max(0, start - 40), start)
     if m is None:
         return start
     a, b = m.span("name")
     tagged = any(s.start == a and s.end == b and s.type in _MISTYPED
-                 and s.recognizer in STATISTICAL_RECOGNIZERS for s in spans)
+                 and Evidence.STATISTICAL in s.evidence for s in spans)
     return a if tagged and name_evidence(m.group("name"), lexicon, surname=True) else start
 
 

@@ -28,17 +28,18 @@ dropping it whole would send its host under a policy that protects URLs.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable
 
-from preflight.core.pii.entities import CATEGORY_PRIORITY, STATISTICAL_RECOGNIZERS
-from preflight.core.types import Span
+from preflight.core.pii.entities import CATEGORY_PRIORITY
+from preflight.core.types import Evidence, Span
 
 
 def _better(a: Span, b: Span) -> bool:
     """True when ``a`` should represent a merged group rather than ``b`` (pattern evidence,
     then score, then length)."""
     def key(s: Span) -> tuple:
-        return (s.recognizer not in STATISTICAL_RECOGNIZERS, s.score, s.end - s.start)
+        return (Evidence.STATISTICAL not in s.evidence, s.score, s.end - s.start)
     return key(a) > key(b)
 
 
@@ -65,7 +66,7 @@ def merge_same_type(spans: Iterable[Span]) -> list[Span]:
 def _rebuild(best: Span, start: int, end: int) -> Span:
     if (best.start, best.end) == (start, end):
         return best
-    return Span(start, end, best.type, best.category, best.score, best.recognizer, best.why)
+    return dataclasses.replace(best, start=start, end=end)
 
 
 #: Detections at or above this score outrank weaker ones whatever their category.
@@ -77,7 +78,7 @@ SPLITTABLE_TYPES = frozenset({"URL"})
 def _rank(span: Span) -> tuple:
     return (
         span.score < CONFIDENT,
-        span.recognizer in STATISTICAL_RECOGNIZERS,
+        Evidence.STATISTICAL in span.evidence,
         -CATEGORY_PRIORITY.get(span.category, 0),
         -span.score,
         -(span.end - span.start),

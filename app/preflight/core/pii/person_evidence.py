@@ -35,8 +35,7 @@ from typing import Any
 
 from preflight.core import paths
 from preflight.core.pii.cleaning import NAME_AFFIXES, DocTerms, dictionary_words_only
-from preflight.core.pii.entities import PERSON_EVIDENCE_RECOGNIZERS, STATISTICAL_RECOGNIZERS
-from preflight.core.types import Category, Span
+from preflight.core.types import Category, Evidence, Span
 
 # Exchange suffixes of Reuters/Bloomberg codes: "VOLV ST", "IBM.N", "7203.T", "BP.L".
 _EXCHANGES = (r"(?:N|O|OQ|A|L|T|PA|DE|F|AS|BR|MI|MC|SW|S|ST|CO|HE|OL|TO|V|AX|HK|SS|SZ|KS|"
@@ -148,7 +147,7 @@ def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> 
     vouched = vouched_names(text, spans)
     out = []
     for span in spans:
-        if span.recognizer in STATISTICAL_RECOGNIZERS:
+        if Evidence.STATISTICAL in span.evidence:
             why = None
             kind = {"ORGANIZATION": "an organization", "LOCATION": "a place",
                     "NRP": "a group"}.get(span.type)
@@ -278,11 +277,11 @@ def pipeline_lexicon(nlp: Any) -> Any | None:
 
 def vouched_names(text: str, spans: list[Span]) -> frozenset[str]:
     """The words (case-folded) of the person names a strong rule found in this document
-    (:data:`~preflight.core.pii.entities.PERSON_EVIDENCE_RECOGNIZERS`: a mail header's
+    (evidence :attr:`~preflight.core.types.Evidence.PERSON_PROOF`: a mail header's
     display name, a name spelling its e-mail address): names as sure as a listed one,
     whatever the lists hold ("Jorgen", "Thomsen")."""
     return frozenset(w.casefold() for s in spans
-                     if s.type == "PERSON" and s.recognizer in PERSON_EVIDENCE_RECOGNIZERS
+                     if s.type == "PERSON" and Evidence.PERSON_PROOF in s.evidence
                      for w in _WORD.findall(text[s.start:s.end])
                      if len(w) > 1 and w.rstrip(".").casefold() not in NAME_AFFIXES)
 
@@ -295,7 +294,7 @@ def recheck_persons(text: str, spans: list[Span], terms: DocTerms) -> list[Span]
     org_values = {text[s.start:s.end].casefold() for s in spans if s.type == "ORGANIZATION"}
     out = []
     for span in spans:
-        if span.type != "PERSON" or span.recognizer not in STATISTICAL_RECOGNIZERS:
+        if span.type != "PERSON" or Evidence.STATISTICAL not in span.evidence:
             out.append(span)
             continue
         verdict = _verdict(text, span, terms, org_values, vouched)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES, alone_on_line
 from preflight.core.pii.overlaps import CoveringRanges
-from preflight.core.types import Category, Span
+from preflight.core.types import Category, Evidence, Span
 
 #: Types whose value, once detected, is searched for everywhere else in the document.
 PROPAGATED_CATEGORIES = {Category.DIRECT_IDENTIFIER, Category.SECRET}
@@ -159,7 +159,7 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
                 m.start(), m.end(), source.type, source.category,
                 round(source.score * 0.95, 4), PROPAGATED,
                 f"Same {'name' if case_sensitive else 'value'} as a {label} detected "
-                "elsewhere in this document",
+                "elsewhere in this document", Evidence.COPY,
             ))
 
     sources = [text[s.start:s.end].strip() for s in by_value.values()]

@@ -43,7 +43,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
-from preflight.core.pii.entities import STATISTICAL_RECOGNIZERS
 from preflight.core.pii.overlaps import CoveringRanges
 from preflight.core.pii.propagate import name_parts, trie_regex
 from preflight.core.ports import Detector
@@ -51,7 +50,7 @@ from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, Finding, degraded_finding, finding_id,
 )
 from preflight.core.send.providers import PreparedRequest
-from preflight.core.types import Category, SanitizedText, Span
+from preflight.core.types import Category, Evidence, SanitizedText, Span
 
 LEAK, VALIDATED, NOTE = "leak", "validated", "note"
 
@@ -64,16 +63,16 @@ VALIDATED_TYPES = frozenset({
     "UK_NHS", "CRYPTO", "MEDICAL_LICENSE", "API_KEY", "SECRET", "DENY_LIST", "ID_NUMBER",
     "NATIONAL_ID", "INTERNAL_HOST",
 })
-#: Recognizers whose spans are no independent evidence (the NER model's guess, or a copy
-#: of another detection of the same text).
-NOT_EVIDENCE = STATISTICAL_RECOGNIZERS | {"PropagatedValue"}
+#: Evidence that is no independent evidence (the NER model's guess, or a copy of another
+#: detection of the same text).
+NOT_EVIDENCE = Evidence.STATISTICAL | Evidence.COPY
 MIN_LEAK_CHARS = 3      # shorter values ("Al", "3") match too much prose to block on
 
 
 def is_validated(span: Span) -> bool:
     """Whether ``span`` is a direct identifier or secret on pattern/checksum evidence."""
     return (span.category in BLOCKING_CATEGORIES and span.type in VALIDATED_TYPES
-            and span.recognizer not in NOT_EVIDENCE)
+            and not span.evidence & NOT_EVIDENCE)
 
 
 def kept_ranges(sanitized: SanitizedText) -> list[tuple[int, int]] | None:
@@ -384,7 +383,7 @@ def _finding(type_: str, category: Category, value: str, part: str, start: int, 
 def _note_reason(span: Span, kept_value: bool) -> str:
     if kept_value:
         return f"a value the policy keeps ({_cat(span.category)})"
-    if span.recognizer in NOT_EVIDENCE:
+    if span.evidence & NOT_EVIDENCE:
         return (f"the NER model's guess, not a validated identifier ({_cat(span.category)}); "
                 "check it reads as intended")
     return f"remains in the text ({_cat(span.category)}, no checksum or strict format)"

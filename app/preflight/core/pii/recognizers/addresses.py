@@ -19,6 +19,7 @@ from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_re
 from preflight.core.pii.recognizers.street_suffixes import (
     CAPITALS_ONLY, is_abbreviation, split_by_strength,
 )
+from preflight.core.types import Evidence
 
 STRONG_SUFFIXES, WEAK_SUFFIXES = split_by_strength()
 
@@ -45,8 +46,12 @@ _SP = r"[ \t]+"
 _SEP = r"(?:[ \t]*,[ \t]*\n?[ \t]*|[ \t]*\n[ \t]*|[ \t]+)"     # ", " or newline or spaces
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?"
 _DIRECTION = r"(?:[NSEW]|NE|NW|SE|SW|North|South|East|West|Northeast|Northwest|Southeast|Southwest)\.?"
-_FIRST_NAME_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th))"
-_NAME_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th)|(?:de|la|del|van|von|of|the))"
+# A word of a street's name: a capitalized word (an abbreviation's dot too: "St. Mary"),
+# an ordinal ("5th") or a joining word ("Avenue of the Americas"). Not a person's name
+# word (:mod:`~preflight.core.pii.name_shapes`): a street is named in the Latin letters of
+# the US and UK forms this recognizer reads, numbers and all.
+_FIRST_STREET_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th))"
+_STREET_WORD = r"(?:[A-Z][A-Za-z'’.-]*|\d{1,3}(?:st|nd|rd|th)|(?:de|la|del|van|von|of|the))"
 _UNIT = (r"(?:,?[ \t]*(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Room|Rm|Bldg|Building|Flat|#)"
          r"\.?[ \t]*#?[ \t]*[A-Za-z0-9-]{1,6}\b)")
 _CITY = r"[A-Z][A-Za-z'’.-]+(?:[ \t]+[A-Z][A-Za-z'’.-]+){0,3}"
@@ -81,8 +86,8 @@ _NOT_A_NAME = r"(?!(?:AM|PM|A\.M\.|P\.M\.)(?![A-Za-z]))"
 
 def _street(end: str, number_required: bool = True, max_words: int = 4) -> str:
     number = rf"{_NUMBER}{_SP}" if number_required else rf"(?:{_NUMBER}{_SP})?"
-    return (rf"{number}(?:{_DIRECTION}{_SP})?{_NOT_A_NAME}{_FIRST_NAME_WORD}{_SP}"
-            rf"(?:{_NAME_WORD}{_SP}){{0,{max_words - 1}}}?"
+    return (rf"{number}(?:{_DIRECTION}{_SP})?{_NOT_A_NAME}{_FIRST_STREET_WORD}{_SP}"
+            rf"(?:{_STREET_WORD}{_SP}){{0,{max_words - 1}}}?"
             rf"{end}(?:{_SP}{_DIRECTION}(?![A-Za-z]))?{_UNIT}?")
 
 
@@ -119,6 +124,8 @@ _WHY_LINE = "A line holding only a street number, a name, a street suffix and a 
 
 class StreetAddressRecognizer(RuleRecognizer):
     """US/UK street addresses with optional unit, city, state and ZIP/postcode."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("STREET_ADDRESS", re.compile(

@@ -3,6 +3,11 @@
 Each :class:`Rule` is a regex (optionally a capture group), an optional validator
 (checksum, entropy...), and optional context words that raise the score or are required.
 Results carry their own one-line "why" in ``recognition_metadata["preflight_why"]``.
+
+Every recognizer class declares what its findings rest on in its own body
+(``evidence = Evidence.…``, :class:`~preflight.core.types.Evidence`), not inherited:
+:func:`evidence_of` refuses a class of ours that does not, so a new recognizer cannot
+silently borrow another's treatment.
 """
 
 from __future__ import annotations
@@ -14,8 +19,31 @@ from dataclasses import dataclass
 from presidio_analyzer import EntityRecognizer, RecognizerResult
 
 from preflight.core.pii.entities import WHY_KEY
+from preflight.core.types import Evidence
 
-__all__ = ["WHY_KEY", "Rule", "RuleRecognizer", "context_regex", "has_context", "make_result"]
+__all__ = ["WHY_KEY", "Evidence", "Rule", "RuleRecognizer", "context_regex", "evidence_of",
+           "has_context", "make_result"]
+
+#: What the NER model's recognizer (Presidio's ``SpacyRecognizer``) finds: guesses.
+NER_EVIDENCE = Evidence.STATISTICAL | Evidence.GUESS
+
+
+def evidence_of(recognizer: EntityRecognizer) -> Evidence:
+    """The evidence ``recognizer``'s class declares in its own body. Presidio's own
+    classes are not ours to declare on: its NER recognizer guesses (:data:`NER_EVIDENCE`),
+    the others match patterns with checksums or context. Raises ``TypeError`` for any
+    other class that declares nothing (a programming error, found when the analyzer is
+    built)."""
+    cls = type(recognizer)
+    declared = vars(cls).get("evidence")
+    if isinstance(declared, Evidence):
+        return declared
+    if cls.__module__.startswith("presidio_analyzer."):
+        from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+        return NER_EVIDENCE if isinstance(recognizer, SpacyRecognizer) else Evidence.RULE
+    raise TypeError(f"{cls.__name__} declares no evidence: set `evidence = Evidence.…` "
+                    "in its class body (see preflight.core.types.Evidence)")
 
 
 def context_regex(words: Iterable[str]) -> re.Pattern[str]:

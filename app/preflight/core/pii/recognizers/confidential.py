@@ -17,6 +17,8 @@ from preflight.core.pii.recognizers.amounts import amount_pattern
 from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
+from preflight.core.types import Evidence
+
 
 CONDITIONS = [
     "diabetes", "type 1 diabetes", "type 2 diabetes", "hypertension", "high blood pressure",
@@ -123,11 +125,15 @@ MEDICAL_RULES = (
 class HealthRecognizer(RuleRecognizer):
     """Health conditions, allergies, diagnoses (DePrompt HEALTH)."""
 
+    evidence = Evidence.RULE
+
     RULES = HEALTH_RULES
 
 
 class MedicalRecognizer(RuleRecognizer):
     """Medications, doses and procedures (DePrompt MEDICAL)."""
+
+    evidence = Evidence.RULE
 
     RULES = MEDICAL_RULES
 
@@ -151,6 +157,8 @@ _PAYMENT_CUES = context_regex([
 
 class MoneyRecognizer(EntityRecognizer):
     """Amounts with a currency: ASSET after a holdings/property cue, else PAYMENT."""
+
+    evidence = Evidence.RULE
 
     def __init__(self, name: str | None = None) -> None:
         super().__init__(supported_entities=["PAYMENT", "ASSET"], name=name,
@@ -179,6 +187,8 @@ class MoneyRecognizer(EntityRecognizer):
 
 class AssetRecognizer(RuleRecognizer):
     """Holdings written as share counts, and securities codes (ISIN)."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("ASSET", re.compile(r"\b\d[\d,]*(?:\.\d+)?[ \t]+shares[ \t]+(?:of[ \t]+)?"

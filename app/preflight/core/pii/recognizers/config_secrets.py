@@ -26,6 +26,7 @@ from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.recognizers.base import make_result
 from preflight.core.pii.recognizers.prose_secrets import not_masked
+from preflight.core.types import Evidence
 
 _I = re.IGNORECASE
 #: Parts of a name that make its value a secret.
@@ -144,6 +145,8 @@ def _basic_credentials(value: str) -> bool:
 
 class ConfigSecretRecognizer(EntityRecognizer):
     """Values given to secret names in configuration, code and commands."""
+
+    evidence = Evidence.RULE
 
     WHY = "A value assigned to a name that says it is a password, key, token or secret"
     XML_WHY = "The value of a password, key or token element in XML"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer
+from preflight.core.types import Evidence
 
 _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|Jun(?:e)?|Jul(?:y)?|"
            r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
@@ -26,6 +27,8 @@ _DOB = re.compile(rf"{_CUE}[^.;\n\d]{{0,30}}?(?:[ \t:]|\bon\b|\bin\b)[ \t]*({DAT
 
 class DateOfBirthRecognizer(RuleRecognizer):
     """A date that follows a birth cue within the same clause."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("DATE_OF_BIRTH", _DOB, 0.9,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from presidio_analyzer.predefined_recognizers import EmailRecognizer
 
 from preflight.core.pii.suffixes import INTERNAL_SUFFIXES, is_mail_domain, offline_extractor
+from preflight.core.types import Evidence
 
 __all__ = ["INTERNAL_SUFFIXES", "OfflineEmailRecognizer", "make_tldextract_offline",
            "offline_extractor"]
@@ -30,6 +31,8 @@ def make_tldextract_offline() -> None:
 
 class OfflineEmailRecognizer(EmailRecognizer):
     """Presidio's email pattern with an offline top-level-domain check."""
+
+    evidence = Evidence.RULE
 
     def __init__(self) -> None:
         super().__init__(name="OfflineEmailRecognizer")

@@ -11,6 +11,7 @@ from stdnum.us import rtn
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_regex, make_result
 from preflight.core.pii.recognizers.validators import card_ok, digits, iban_length
+from preflight.core.types import Evidence
 
 # digit groups joined by at most one space or dash (also a run without separators)
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,])\d+(?:[ -]\d+)*(?![\d])")
@@ -20,6 +21,8 @@ _CARD_CONTEXT = context_regex(["card", "credit", "debit", "visa", "mastercard", 
 
 class CardNumberRecognizer(EntityRecognizer):
     """Payment card numbers: 12–19 digits, any grouping, known issuer range and Luhn."""
+
+    evidence = Evidence.RULE
 
     WHY = "Matches a card number (issuer range and length) and passes the Luhn checksum"
 
@@ -66,6 +69,8 @@ class IbanChecksumRecognizer(EntityRecognizer):
     and layout in the IBAN registry, and mod-97. (The country's own bank-code checks are
     left out: a mistyped bank code still names an account.)"""
 
+    evidence = Evidence.RULE
+
     WHY = "Matches an IBAN (country length) and passes the mod-97 checksum"
 
     def __init__(self, name: str | None = None) -> None:
@@ -110,6 +115,8 @@ def _routing_ok(value: str) -> bool:
 
 class BankAccountRecognizer(RuleRecognizer):
     """Account and routing numbers introduced as such (DePrompt's payment/asset codes)."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("BANK_ACCOUNT", re.compile(

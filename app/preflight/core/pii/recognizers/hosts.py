@@ -24,6 +24,7 @@ from presidio_analyzer.predefined_recognizers import UrlRecognizer
 
 from preflight.core.pii.recognizers.base import make_result
 from preflight.core.pii.suffixes import INTERNAL_SUFFIXES, offline_extractor
+from preflight.core.types import Evidence
 
 #: Where a host name ends: not inside a label, not before another label.
 HOST_END = r"(?![a-z0-9\-]|\.[a-z0-9])"
@@ -43,6 +44,8 @@ class WholeHostUrlRecognizer(PatternRecognizer):
     """Presidio's URL recognizer whose matches never stop inside a host name.
 
     Registered under Presidio's name, so its "why" line stays."""
+
+    evidence = Evidence.RULE
 
     def __init__(self) -> None:
         base = _whole_host(UrlRecognizer.BASE_URL_REGEX)
@@ -94,6 +97,8 @@ def _package_name(host: str) -> bool:
 
 class InternalHostRecognizer(EntityRecognizer):
     """Host names of a company's own network (see the module docstring)."""
+
+    evidence = Evidence.RULE
 
     WHY = ("An internal host name (a private-network suffix such as .local, .corp or "
            ".internal): it names the company's machines")

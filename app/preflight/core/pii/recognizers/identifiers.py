@@ -16,6 +16,7 @@ import re
 from presidio_analyzer.predefined_recognizers import NhsRecognizer
 
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, context_regex
+from preflight.core.types import Evidence
 
 _I = re.IGNORECASE
 
@@ -73,6 +74,8 @@ IDENTIFIER_RULES: tuple[Rule, ...] = (
 class LabeledIdentifierRecognizer(RuleRecognizer):
     """SSNs next to their word and user handles."""
 
+    evidence = Evidence.RULE
+
     RULES = IDENTIFIER_RULES
 
 
@@ -82,6 +85,8 @@ class ContextualNhsRecognizer(NhsRecognizer):
     confidence and beat the phone number around it. A passing number keeps the
     pattern's 0.5, raised by an NHS word nearby (Presidio's context words); a failing
     one is dropped. Registered under Presidio's name, so its "why" stays."""
+
+    evidence = Evidence.RULE
 
     def __init__(self) -> None:
         super().__init__(name="NhsRecognizer")

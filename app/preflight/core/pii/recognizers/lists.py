@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.recognizers.base import make_result
+from preflight.core.types import Evidence
 
 
 def term_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
@@ -25,6 +26,8 @@ def term_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
 
 class DenyListRecognizer(EntityRecognizer):
     """Every whole-word, case-insensitive occurrence of a deny-list term."""
+
+    evidence = Evidence.RULE
 
     WHY = "On your deny-list"
 

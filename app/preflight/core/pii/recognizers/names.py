@@ -16,12 +16,13 @@ from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import GENERIC_ORG_WORDS, generic_addressee
 from preflight.core.pii.name_shapes import (
-    ROLE_AFTER_TITLE, name_evidence, words_read_as_name,
+    CASED_NAME_WORD, ROLE_AFTER_TITLE, UP, name_evidence, words_read_as_name,
 )
 from preflight.core.pii.person_evidence import (
     common_words, dictionary_words_only, given_names, known_names, lexicon_of,
 )
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
+from preflight.core.types import Evidence
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
                        r"(?![\w'’-])")
@@ -44,6 +45,8 @@ class AllCapsNameRecognizer(PersonRecognizer):
     or surname (:func:`~preflight.core.pii.person_evidence.known_names`), re-cased as a person would
     write them ("JOHN SMITH" → "John Smith"; stop words lower-cased). Offsets are kept
     because re-casing never changes a word's length (words where it would are skipped)."""
+
+    evidence = Evidence.STATISTICAL | Evidence.GUESS
 
     WHY = "Written in capitals; the NER model tags it as a person's name once re-cased"
 
@@ -102,16 +105,10 @@ def _recase(chunk: str, vocab) -> str:
     return _CAPS_WORD.sub(fix, chunk)
 
 
-# Capitals and small letters of the cased scripts names are commonly written in (Latin
-# with accents and Vietnamese letters, Cyrillic, Greek), so "Dear Иван Петров," is a name
-# too.
-_UP = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĖĘĚĜĞĠĢĤĪĮİĶĹĻĽŁŃŅŇŌŐŒŔŘŚŜŞŠŢŤŪŮŰŲŹŻŽА-ЯЁЄІЇΑ-ΩΆΈΉΊΌΎΏ"
-_LO = "a-zß-öø-ÿā-ž\u1e00-\u1effа-яёєіїα-ωάέήίόύώς"  # Vietnamese too (Latin Extended Additional)
-_NAME = (rf"(?:Mc|Mac|O['’]|La|Le|De|Di|Da|Du|Van|Von)?[{_UP}][{_LO}]+(?:['’][{_LO}]+)?"
-         rf"(?:-[{_UP}][{_LO}]+)?")  # "LaMont", "DeShawn", "VanDyke" too
-_FULL = rf"{_NAME}(?:[ \t]+[{_UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
-# one word of a name as a display name writes it: "Jean-loup" too
-_NAME_WORD = rf"{_NAME}|[{_UP}][{_LO}]+-[{_LO}]+"
+# a name word in any cased script (:mod:`~preflight.core.pii.name_shapes`), so "Dear Иван
+# Петров," and "Mr McDonald" are names too
+_NAME = CASED_NAME_WORD
+_FULL = rf"{_NAME}(?:[ \t]+[{UP}]\.)?(?:[ \t]+{_NAME}){{0,2}}"
 _CJK_NAME = r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{2,4}"
 # a field value: "Jane Roe", "Roe, Jane" or a Chinese/Japanese/Korean name
 _FIELD_NAME = rf"(?:{_NAME},[ \t]+{_FULL}|{_FULL}|{_CJK_NAME})"
@@ -159,9 +156,9 @@ def _credited_name(value: str) -> bool:
 # The display name of an address in a pasted e-mail header: `From: "R. A. Hettinga"
 # <rah@…>`, `To: Jane Roe <…>`, `From: rah@… (R. A. Hettinga)`.
 _HEADER = r"(?im:^[ \t]*(?:From|To|Cc|Bcc|Reply-To|Sender)[ \t]*:[ \t]*)"
-_INITIALS = rf"(?:[{_UP}]\.[ \t]*){{1,3}}"
+_INITIALS = rf"(?:[{UP}]\.[ \t]*){{1,3}}"
 # a display name's middle initial may go without its dot ("Kurt D Schwehr")
-_DISPLAY_FULL = rf"(?:{_NAME_WORD})(?:[ \t]+[{_UP}]\.?)?(?:[ \t]+(?:{_NAME_WORD})){{0,3}}"
+_DISPLAY_FULL = rf"{_NAME}(?:[ \t]+[{UP}]\.?)?(?:[ \t]+{_NAME}){{0,3}}"
 _DISPLAY = rf"(?:{_INITIALS}{_NAME}|{_NAME},[ \t]+{_FULL}|{_DISPLAY_FULL})"
 _ADDRESS = r"[^\s<>()@\"]+@[^\s<>()\"]+"
 # a display name outside a header does not start with a label or a greeting ("Contact",
@@ -214,10 +211,10 @@ def _unlisted_person_name(value: str) -> bool:
     Gailly"), none a common English word or a word of a role, service or company: a
     display name on no list of names that still reads as a person's."""
     words = value.split()
-    shaped = [w for w in words if re.fullmatch(_NAME_WORD, w)]
+    shaped = [w for w in words if re.fullmatch(_NAME, w)]
     if not 2 <= len(words) <= 4 or len(shaped) < 2 or generic_addressee(value):
         return False
-    if any(not re.fullmatch(_NAME_WORD, w) and not re.fullmatch(rf"[{_UP}]\.?", w)
+    if any(not re.fullmatch(_NAME, w) and not re.fullmatch(rf"[{UP}]\.?", w)
            for w in words):
         return False
     folded = [w.strip(".,").casefold() for w in words]
@@ -283,6 +280,8 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
     """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
     name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
 
+    evidence = Evidence.RULE
+
     RULES = (
         Rule("PERSON", re.compile(rf"\b{_TITLE}({_SIGNED})"), 0.8,
              "Capitalized words after a personal title (Mr., Ms., Dr.…)", group=1,
@@ -341,6 +340,8 @@ class PeopleLineRecognizer(PersonRecognizer):
     capitalized words with a listed given name or surname, and no word of a group or a
     service ("All staff", "Finance team"). The model reads such a line as one firm, or
     tags some of the names only."""
+
+    evidence = Evidence.RULE
 
     WHY = "A name in a list of people (To:, Cc:, Attendees:…)"
     ITEM = _LISTED_ITEM
@@ -409,6 +410,8 @@ class CopyrightHolderRecognizer(PeopleLineRecognizer):
     words. The model tags such holders as firms or places, or skips the hyphenated ones
     ("Jean-loup Gailly"); firms ("Google LLC", "Free Software Foundation") stay out."""
 
+    evidence = Evidence.PERSON_PROOF
+
     WHY = "A person named as a copyright holder"
     ITEM = _HOLDER_ITEM
     SEPARATOR = _HOLDER_SEPARATOR
@@ -437,6 +440,8 @@ class MailHeaderNameRecognizer(_ReadsDictionary, RuleRecognizer):
     trailers), and a name that opens a line beside its web page (a credit line). Where a
     line lists people (not in a mail header), a name on no list counts too
     (:func:`_listed_person`)."""
+
+    evidence = Evidence.PERSON_PROOF
 
     RULES = (
         # "Name <address>" in a header, and anywhere else: a Debian changelog's
@@ -492,6 +497,8 @@ _CAP_SEQ = re.compile(rf"\b{_NAME}(?:[ \t]{_NAME}){{0,2}}\b")
 class EmailNameRecognizer(PersonRecognizer):
     """Capitalized words near an email address whose local part spells them
     ("Jane Roe <jane.roe@…>")."""
+
+    evidence = Evidence.PERSON_PROOF
 
     WHY = "Capitalized words that match the user name of a nearby email address"
 

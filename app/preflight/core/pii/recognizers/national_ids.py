@@ -35,6 +35,7 @@ from stdnum.se import personnummer as se_pnr
 from stdnum.us import ein as us_ein, itin as us_itin, ssn as us_ssn
 
 from preflight.core.pii.recognizers.base import make_result
+from preflight.core.types import Evidence
 
 
 class _Nino:
@@ -196,6 +197,8 @@ def _groups(text: str, pos: int) -> list[tuple[int, int]]:
 
 class NationalIdRecognizer(EntityRecognizer):
     """National identifiers after their label, and in their own written form."""
+
+    evidence = Evidence.RULE
 
     def __init__(self, name: str | None = None) -> None:
         entities = sorted({kind.entity for kind in KINDS})

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import re
 
-from preflight.core.pii.name_shapes import name_evidence
+from preflight.core.pii.name_shapes import CASED_NAME_WORD, name_evidence
 from preflight.core.pii.person_evidence import lexicon_of
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 from preflight.core.pii.recognizers.names import COMPANY_SUFFIX as _SUFFIX, PEOPLE_LINE
+from preflight.core.types import Evidence
 
 _FIRST_NOT = r"(?!(?:The|This|That|These|Those|Our|We|A|An|In|For|By|With|At|On|Of|And)\b)"
 _WORD = r"[A-Z][\w&'’.-]*"
-_SURNAME = r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+_SURNAME = CASED_NAME_WORD
 
 
 #: Kinds of institution whose premises carry a name ("Brixton Prison").
@@ -58,6 +59,8 @@ class OrganizationCueRecognizer(RuleRecognizer):
     """Capitalized names closed by a company suffix, and "A, B and C" firm names (not on
     a line that lists people: a memo's "To:", minutes' "Attendees:")."""
 
+    evidence = Evidence.RULE
+
     RULES = (
         Rule("ORGANIZATION", re.compile(
             rf"(?<![\w-]){_FIRST_NOT}(?:{_WORD}[ \t]+){{0,3}}?{_WORD},?[ \t]+{_SUFFIX}(?![\w-])"),
@@ -81,6 +84,8 @@ class FacilityRecognizer(RuleRecognizer):
     are a guess from their capitals: the detector checks them as it checks the NER
     model's (:mod:`~preflight.core.pii.generic_refs`), so "the Supreme Court" or
     "Yesterday hospital …" is no facility."""
+
+    evidence = Evidence.GUESS | Evidence.KIND_WORD
 
     RULES = (_FACILITY_RULE,)
 

@@ -29,6 +29,7 @@ from preflight.core.pii.person_evidence import (
 from preflight.core.pii.recognizers.base import make_result
 from preflight.core.pii.recognizers.names import COMPANY_SUFFIX, PersonRecognizer
 from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
+from preflight.core.types import Evidence
 
 _TITLED = re.compile(rf"(?P<title>{TITLE})(?P<name>{NAME_BODY})")
 # a run of capitalized words on one line (middle initials and particles between them)
@@ -74,6 +75,8 @@ _NOT_NAME_WORDS = ADDRESSEE_WORDS | {"again", "in", "advance", "for", "you", "so
 
 class NameShapeRecognizer(PersonRecognizer):
     """Titles, given name + surname, and names in any case after a cue (module docstring)."""
+
+    evidence = Evidence.PERSON_PROOF
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if entities and "PERSON" not in entities:

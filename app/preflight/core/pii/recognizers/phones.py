@@ -15,6 +15,7 @@ from preflight.core.pii.recognizers.base import (
     Rule, RuleRecognizer, context_regex, has_context, make_result,
 )
 from preflight.core.pii.recognizers.validators import digits
+from preflight.core.types import Evidence
 
 _EXT = r"(?:[ \t]*(?:x|ext\.?|extension)[ \t]*\d{1,6})?"
 _PHONE_CONTEXT = context_regex(["phone", "phoned", "phones", "tel", "telephone", "mobile",
@@ -29,6 +30,8 @@ def _digit_count_ok(value: str) -> bool:
 
 class PhonePatternRecognizer(RuleRecognizer):
     """North American and international phone number shapes."""
+
+    evidence = Evidence.RULE
 
     RULES = (
         Rule("PHONE_NUMBER", re.compile(
@@ -111,6 +114,8 @@ class PhoneNumberParserRecognizer(EntityRecognizer):
     the regions in turn. A national form needs its groups written apart (or a phone word
     before it) and a trunk prefix (0 or 8); dates, IP addresses and the digits after an
     IBAN's country code are not phone numbers."""
+
+    evidence = Evidence.RULE
 
     WHY = "Parses as a valid phone number ({form}) for {region}"
 

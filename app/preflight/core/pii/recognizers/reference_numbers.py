@@ -18,6 +18,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.recognizers.base import make_result
+from preflight.core.types import Evidence
 
 _ENGLISH = (
     r"invoices?|inv|bills?|receipts?|(?:purchase[ \t]+)?orders?|(?-i:PO)|tickets?|incidents?|"
@@ -132,6 +133,8 @@ def read_code(text: str, pos: int, plate: bool) -> tuple[int, int] | None:
 
 class ReferenceNumberRecognizer(EntityRecognizer):
     """Codes after an identifying label (see the module docstring)."""
+
+    evidence = Evidence.RULE
 
     WHY = "A code written after an identifying label (invoice, ticket, case, claim, file…)"
     LIST_WHY = "One of several codes listed after an identifying label"

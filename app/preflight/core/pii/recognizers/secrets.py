@@ -14,6 +14,7 @@ from preflight.core.pii.recognizers.prose_secrets import (
     CUE_WORDS, PROSE_SECRET_RULES, not_masked, secret_shaped,
 )
 from preflight.core.pii.recognizers.validators import char_classes, shannon_entropy
+from preflight.core.types import Evidence
 
 _KEY_CONTEXT = context_regex([
     "key", "api key", "apikey", "token", "secret", "password", "passwd", "credential",
@@ -100,6 +101,8 @@ CONTEXT_SECRET_RULES: tuple[Rule, ...] = (
 class SecretsRecognizer(RuleRecognizer):
     """Known vendor key formats and credentials in context (code and prose)."""
 
+    evidence = Evidence.RULE
+
     RULES = VENDOR_KEY_RULES + CONTEXT_SECRET_RULES + PROSE_SECRET_RULES
 
 
@@ -149,6 +152,8 @@ class HighEntropyTokenRecognizer(EntityRecognizer):
     Long hex strings (hashes, ids) count only with a key/token/secret word nearby.
     """
 
+    evidence = Evidence.RULE
+
     def __init__(self, name: str | None = None) -> None:
         super().__init__(supported_entities=["SECRET"], name=name, supported_language="en")
 
@@ -186,6 +191,8 @@ class CueSecretRecognizer(EntityRecognizer):
     """A random-looking value a few words after a credential word, whatever the syntax
     between them ("Here are the creds for staging — deploy / Qw3rty!9", "login details:
     user jdoe, Xk29!fLq")."""
+
+    evidence = Evidence.RULE
 
     WHY = "A random-looking value a few words after a password, key or credential word"
 
