@@ -1,0 +1,65 @@
+"""Where detection spends its time: the entity recognizer's matrix products run on numpy's
+BLAS with one thread while it runs, and a batch hands back the texts it was given."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PARAGRAPHS = [
+    "Dear Mr Okafor, the hearing at the Leeds office is moved to 14 May.",
+    "Signed on behalf of Harwick & Stone LLP by Priya Raman, partner.",
+    "No names here, only a reminder to renew the parking permit.",
+]
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_the_recognizer_runs_on_numpy_blas_not_blis(real_detector):
+    from thinc.api import NumpyOps
+
+    model = real_detector._engine().nlp_engine.nlp["en"].get_pipe("ner").model
+    ops = {type(node.ops): getattr(node.ops, "use_blis", None) for node in model.walk()}
+    assert ops == {NumpyOps: False}
+
+
+def test_detection_runs_blas_on_one_thread_and_gives_the_threads_back(ner_path):
+    import spacy
+    from spacy.language import Language
+    from threadpoolctl import threadpool_limits
+
+    from preflight.core.pii.detector import PiiDetector, build_analyzer
+
+    seen: list[list[int]] = []
+    name = "preflight_test_blas_probe"
+    if name not in Language.factories:
+        @Language.component(name)
+        def probe(doc):
+            seen.append(_blas_threads())
+            return doc
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe(name)
+    detector = PiiDetector(analyzer=build_analyzer(nlp))
+    with threadpool_limits(limits=2, user_api="blas"):
+        detector.detect("\n\n".join(PARAGRAPHS))
+        after = _blas_threads()
+    assert seen and all(threads and set(threads) == {1} for threads in seen)
+    assert set(after) == {2}
+
+
+def test_a_batch_gives_the_same_texts_and_entities_as_one_call_each(real_detector):
+    engine = real_detector._engine().nlp_engine
+    batch = list(engine.process_batch(PARAGRAPHS, "en", batch_size=len(PARAGRAPHS)))
+    assert [text for text, _ in batch] == PARAGRAPHS
+    for text, artifacts in batch:
+        one = engine.process_text(text, "en")
+        assert [(e.start_char, e.end_char, e.label_) for e in artifacts.entities] == [
+            (e.start_char, e.end_char, e.label_) for e in one.entities]
+        assert artifacts.lemmas == one.lemmas
+        assert artifacts.tokens_indices == one.tokens_indices
