@@ -63,3 +63,31 @@ def test_a_batch_gives_the_same_texts_and_entities_as_one_call_each(real_detecto
             (e.start_char, e.end_char, e.label_) for e in one.entities]
         assert artifacts.lemmas == one.lemmas
         assert artifacts.tokens_indices == one.tokens_indices
+
+
+def test_supported_entities_are_listed_once_until_the_recognizers_change(ner_path):
+    import spacy
+    from presidio_analyzer import Pattern, PatternRecognizer
+
+    from preflight.core.pii.detector import build_analyzer
+
+    analyzer = build_analyzer(spacy.blank("en"))
+    asked = []
+    listing = analyzer.registry.get_recognizers
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("all_fields"))
+        return listing(*args, **kwargs)
+
+    analyzer.registry.get_recognizers = spy
+    for text in PARAGRAPHS:
+        analyzer.analyze(text=text, language="en")
+    # once per call to pick the recognizers, once in all for the entity list
+    assert len(asked) == len(PARAGRAPHS) + 1
+    before = set(analyzer.get_supported_entities("en"))
+    analyzer.registry.add_recognizer(PatternRecognizer(
+        supported_entity="PARKING_PERMIT", name="PermitRecognizer",
+        patterns=[Pattern("permit", r"\bPP-\d{6}\b", 0.9)]))
+    assert set(analyzer.get_supported_entities("en")) == before | {"PARKING_PERMIT"}
+    found = analyzer.analyze(text="Permit PP-204518 expires in June.", language="en")
+    assert "PARKING_PERMIT" in {r.entity_type for r in found}

@@ -81,13 +81,26 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
     results by recognizer once (Presidio filters the whole result list twice per
     recognizer: recognizers × results work) and skips recognizers that do not override
     ``enhance_using_context``. Same results, same order — except, with ``rule_ties``,
-    where a rule and the NER model found the same span (:func:`rule_evidence_wins`)."""
+    where a rule and the NER model found the same span (:func:`rule_evidence_wins`).
+
+    The supported entities (asked by every ``analyze`` call without an entity list, each
+    time from every recognizer) are kept until the registry's recognizers change."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
 
     key = RecognizerResult.RECOGNIZER_IDENTIFIER_KEY
     default = EntityRecognizer.enhance_using_context
 
     class GroupedContextAnalyzer(engine_cls):
+        def get_supported_entities(self, language=None):  # noqa: D102 - Presidio's, kept
+            # the recognizers themselves (compared by identity) and what each supports
+            key = (language, tuple((r, r.supported_language, tuple(r.supported_entities))
+                                   for r in self.registry.recognizers))
+            cached = self.__dict__.get("_preflight_entities")
+            if cached is None or cached[0] != key:
+                cached = (key, super().get_supported_entities(language=language))
+                self.__dict__["_preflight_entities"] = cached
+            return list(cached[1])
+
         def _enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers,
                                    context=None):
             by_id: dict[str, list] = {}
