@@ -35,7 +35,7 @@ def load_pipeline(path: Path, exclude: Sequence[str]) -> Any:
     """``spacy.load`` with thinc's numpy operations on numpy's BLAS instead of BLIS.
 
     The BLIS wheel thinc ships falls back to its generic (unvectorized) kernels on CPUs
-    it was not built for (an AMD Zen 4 server here: 2.5x slower than numpy's OpenBLAS on
+    it was not built for (an AMD EPYC server here: 2.5x slower than numpy's OpenBLAS on
     the recognizer's products); numpy's OpenBLAS picks its kernels at run time on every
     x86 and ARM CPU. Same weights, same entities."""
     import spacy
@@ -52,9 +52,10 @@ _controller: Any = None
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS on one thread while the entity recognizer runs: its products are
-    small (a paragraph's tokens × 96), and OpenBLAS's extra threads spin-wait for them,
-    which costs more CPU than they save. Other threads' BLAS calls are back to their own
-    thread count at exit."""
+    small (a batch of paragraphs' tokens by a few hundred weights), and OpenBLAS's extra
+    threads spin-wait for them, which costs more CPU than they save. The limit is
+    process-wide while it lasts (BLAS libraries only; torch's OpenMP pool is untouched)
+    and the previous thread counts are restored at exit."""
     global _controller
     from threadpoolctl import ThreadpoolController
 
