@@ -17,7 +17,9 @@ Each run detects every document of a corpus once with each detector, the two in 
 both see the same load from other processes; medians over the runs after two warm-up
 passes, wall and CPU time (CPU time is less disturbed by other processes sharing the
 cores), and the ratio ours / vanilla of the medians. Vanilla analyzes each document in
-one call, as it is used. Also measures the window's live-preview path on the ``paper``
+one call, as it is used. Each run also times our NER model alone (``ner_…``) on the texts
+our detector hands it (the distinct paragraphs of the canonical view, in windows and
+batches), so ``ours`` minus ``ner`` is what the rest of the detector costs. Also measures the window's live-preview path on the ``paper``
 text: 60-word paragraphs, one edited per run, ``detect_incremental`` timed. Peak memory
 is the process's maximum resident set size read after each detector has loaded and run;
 vanilla loads second, so its figure includes ours.
@@ -84,16 +86,46 @@ def corpus(name: str, words: int, tab: Path, spam_cache: Path) -> list[str]:
     raise SystemExit(f"unknown corpus {name!r} (use {', '.join(CORPORA)})")
 
 
-def time_pair(ours, vanilla, texts: list[str], runs: int) -> dict[str, list[float]]:
-    """Wall and CPU seconds per run over all ``texts``, ours and vanilla in turn."""
+def ner_alone(detector):
+    """A function running ``detector``'s NER model alone on what the detector hands it
+    for a text (its canonical view's distinct paragraphs, cut in windows, in batches),
+    as the detector runs it; the texts are prepared on the first call."""
+    from preflight.core.pii.canonical import canonicalize
+    from preflight.core.pii.detector import NER_BATCH_CHARS, _batches, text_windows
+    from preflight.core.pii.lean_nlp import one_blas_thread
+    from preflight.core.pii.paragraphs import paragraph_units
+
+    nlp = detector._engine().nlp_engine.nlp["en"]
+    prepared: dict[str, list[str]] = {}
+
+    def windows(text: str) -> list[str]:
+        canon = canonicalize(text).text
+        paragraphs = dict.fromkeys(canon[a:b] for a, b in paragraph_units(canon))
+        return [p[a:b] for p in paragraphs for a, b, _, _ in text_windows(p)]
+
+    def run(text: str) -> None:
+        if text not in prepared:
+            prepared[text] = windows(text)
+        with one_blas_thread():
+            for batch in _batches(prepared[text], NER_BATCH_CHARS):
+                for _ in nlp.pipe(batch, batch_size=len(batch)):
+                    pass
+    return run
+
+
+def time_pair(ours, vanilla, texts: list[str], runs: int, ner=None
+              ) -> dict[str, list[float]]:
+    """Wall and CPU seconds per run over all ``texts``, ours and vanilla in turn (and our
+    NER model alone, ``ner``, when given)."""
+    fns = [("ours", ours), ("vanilla", vanilla)] + ([("ner", ner)] if ner else [])
     for _ in range(2):                      # warm-up: lazy loading, caches
-        for fn in (ours, vanilla):
+        for _name, fn in fns:
             for t in texts:
                 fn(t)
-    out: dict[str, list[float]] = {k: [] for k in ("ours_wall", "ours_cpu", "vanilla_wall",
-                                                   "vanilla_cpu")}
+    out: dict[str, list[float]] = {f"{name}_{k}": [] for name, _ in fns
+                                   for k in ("wall", "cpu")}
     for _ in range(runs):
-        for name, fn in (("ours", ours), ("vanilla", vanilla)):
+        for name, fn in fns:
             t0, c0 = time.perf_counter(), time.process_time()
             for t in texts:
                 fn(t)
@@ -102,20 +134,22 @@ def time_pair(ours, vanilla, texts: list[str], runs: int) -> dict[str, list[floa
     return out
 
 
-def incremental_runs(detector, text: str, runs: int) -> list[float]:
-    """Seconds per ``detect_incremental`` call after a one-word edit in one paragraph."""
+def incremental_runs(detector, text: str, runs: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds per ``detect_incremental`` call after a one-word edit in one
+    paragraph."""
     words = text.split()
     paras = [" ".join(words[i:i + 60]) for i in range(0, len(words), 60)]
     detector.detect_incremental("\n\n".join(paras))
-    times = []
+    wall, cpu = [], []
     for i in range(runs):
         k = i % len(paras)
         paras[k] = paras[k] + (" too" if i % 2 == 0 else " also")
         edited = "\n\n".join(paras)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         detector.detect_incremental(edited)
-        times.append(time.perf_counter() - t0)
-    return times
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return wall, cpu
 
 
 def summary(times: dict[str, list[float]], n_words: int) -> dict[str, float]:
@@ -124,6 +158,9 @@ def summary(times: dict[str, list[float]], n_words: int) -> dict[str, float]:
     out = {f"{k}_ms_per_1000_words": round(v * 1000 * per_k, 1) for k, v in med.items()}
     out["ratio_cpu"] = round(med["ours_cpu"] / med["vanilla_cpu"], 2)
     out["ratio_wall"] = round(med["ours_wall"] / med["vanilla_wall"], 2)
+    if "ner_cpu" in med:
+        out["rest_cpu_ms_per_1000_words"] = round(
+            (med["ours_cpu"] - med["ner_cpu"]) * 1000 * per_k, 1)
     return out
 
 
@@ -163,11 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, docs in texts.items():
         n_words = sum(len(t.split()) for t in docs)
         times = time_pair(ours.detect, lambda t: vanilla.analyze(t, language="en"), docs,
-                          args.runs)
+                          args.runs, ner_alone(ours))
         result[name] = {"documents": len(docs), "words": n_words, **summary(times, n_words)}
     if "paper" in texts:
-        edits = incremental_runs(ours, texts["paper"][0], args.runs * 3)
-        result["incremental_ms_per_edit_median"] = round(statistics.median(edits) * 1000, 1)
+        wall, cpu = incremental_runs(ours, texts["paper"][0], args.runs * 3)
+        result["incremental_wall_ms_per_edit_median"] = round(statistics.median(wall) * 1000, 1)
+        result["incremental_cpu_ms_per_edit_median"] = round(statistics.median(cpu) * 1000, 1)
     result.update({
         "load_average_1min": round(os.getloadavg()[0], 2),
         "ours_load_s": round(load_ours, 2),

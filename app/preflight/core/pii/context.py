@@ -83,7 +83,10 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
     ``enhance_using_context``. Same results, same order — except, with ``rule_ties``,
     where a rule and the NER model found the same span (:func:`rule_evidence_wins`). Each
     result is marked with the evidence its recognizer declares (``EVIDENCE_KEY``: the
-    one place a result meets the recognizer object that made it)."""
+    one place a result meets the recognizer object that made it).
+
+    The supported entities (asked by every ``analyze`` call without an entity list, each
+    time from every recognizer) are kept until the registry's recognizers change."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
 
     from preflight.core.pii.entities import EVIDENCE_KEY
@@ -93,6 +96,16 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
     default = EntityRecognizer.enhance_using_context
 
     class GroupedContextAnalyzer(engine_cls):
+        def get_supported_entities(self, language=None):  # noqa: D102 - Presidio's, kept
+            # the recognizers themselves (compared by identity) and what each supports
+            key = (language, tuple((r, r.supported_language, tuple(r.supported_entities))
+                                   for r in self.registry.recognizers))
+            cached = self.__dict__.get("_preflight_entities")
+            if cached is None or cached[0] != key:
+                cached = (key, super().get_supported_entities(language=language))
+                self.__dict__["_preflight_entities"] = cached
+            return list(cached[1])
+
         def _enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers,
                                    context=None):
             by_id: dict[str, list] = {}

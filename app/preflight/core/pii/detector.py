@@ -34,6 +34,7 @@ themselves live in their own modules.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import logging
@@ -165,8 +166,10 @@ class PiiDetector:
             # Only the entity recognizer is used. In en_core_web_sm the NER has its own
             # embedding layer, so tok2vec/tagger/parser/lemmatizer can go: same entities,
             # about 40 % less time. Lemmas (Presidio's context words) are the lower-case
-            # token text (lean_nlp.py).
-            nlp = spacy.load(path, exclude=_UNUSED_PIPES)
+            # token text; the model's products run on numpy's BLAS (lean_nlp.py).
+            from preflight.core.pii.lean_nlp import load_pipeline
+
+            nlp = load_pipeline(path, _UNUSED_PIPES)
             self.ner_available = "ner" in nlp.pipe_names
             add_lexicon(nlp, path)
             return nlp
@@ -227,7 +230,7 @@ class PiiDetector:
         extra = {"ad_hoc_recognizers": [deny]} if deny is not None else {}
         out: list[list[RawResult]] = [[] for _ in paragraphs]
         engine = getattr(analyzer, "nlp_engine", None)
-        with self._lock:
+        with self._lock, _one_blas_thread(engine):
             artifacts: Iterable[Any] = (
                 itertools.repeat(None) if engine is None else
                 (a for batch in _batches(texts, NER_BATCH_CHARS)
@@ -305,6 +308,16 @@ class PiiDetector:
                     name_parts(text[s.start:s.end].strip()) if s.type == "PERSON" else ()))}
         spans.extend(propagate_values(text, spans, allowed_values - kept))
         return resolve_overlaps(spans)
+
+
+def _one_blas_thread(engine: Any) -> contextlib.AbstractContextManager[Any]:
+    """:func:`~preflight.core.pii.lean_nlp.one_blas_thread` around a spaCy engine's
+    work (Presidio is imported once there is an engine)."""
+    if engine is None:
+        return contextlib.nullcontext()
+    from preflight.core.pii.lean_nlp import one_blas_thread
+
+    return one_blas_thread()
 
 
 def _batches(texts: Sequence[str], chars: int) -> Iterator[list[str]]:
