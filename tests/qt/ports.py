@@ -102,9 +102,15 @@ class PatternDetector:
         for m in NAME.finditer(text):
             add(m, "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
                 "Two capitalized words read as a name")
-        for word in self.detection.deny_list:
-            for m in re.finditer(rf"\b{re.escape(word)}\b", text, re.IGNORECASE):
-                add(m, "DENY_LIST", Category.DIRECT_IDENTIFIER, 1.0, "On your deny-list")
+        if self.detection.deny_list or self.detection.deny_entries:
+            # the product's own deny-list matching (values in clear and keyed hashes)
+            from preflight.core.pii.recognizers.lists import deny_recognizer
+
+            for r in deny_recognizer(self.detection).analyze(text, None):
+                secret = r.entity_type == "SECRET"
+                m = re.compile(r".+", re.S).match(text, r.start, r.end)
+                add(m, r.entity_type, Category.SECRET if secret else Category.DIRECT_IDENTIFIER,
+                    1.0, "On your deny-list")
         allowed = {v.casefold() for v in self.detection.allow_list}
         return sorted((s for s in spans if text[s.start:s.end].casefold() not in allowed),
                       key=lambda s: s.start)
@@ -119,13 +125,21 @@ class InProcessDetector:
         self.settings = services.settings
         self.warnings: list[str] = []
         self.closed = False
+        self._own: tuple[Any, Any] | None = None
 
     def _detector(self) -> Any:
         if self.closed:
             from preflight.core.errors import PreflightError
 
             raise PreflightError("The PII detector was closed.", "Restart Preflight.")
-        return self.services.detector()
+        detection = self.settings.detection
+        if detection == self.services.settings.detection:
+            return self.services.detector()
+        # settings of its own (the window's "this document only" values), as the child
+        # process receives them with each call
+        if self._own is None or self._own[0] != detection:
+            self._own = (detection, self.services.make_detector(detection))
+        return self._own[1]
 
     def warm(self) -> list[str]:
         self.warnings = list(self._detector().warnings)

@@ -94,7 +94,7 @@ def test_operator_policy_and_deny_list(qtbot, ctl):
                     timeout=3000)
     assert "falcon" in ctl.payload.result.sanitized.text
     ctl.doc.add_to_deny_list("Falcon")
-    assert load_settings().detection.deny_list == ["Falcon"]      # saved
+    assert [e.kind for e in load_settings().detection.deny_entries] == ["term"]   # saved
     qtbot.waitUntil(lambda: bool(ctl.payload.result
                                  and "falcon" not in ctl.payload.result.sanitized.text),
                     timeout=3000)

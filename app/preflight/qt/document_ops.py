@@ -131,14 +131,30 @@ class DocumentController(QObject):
         self.sig_ready.emit()
 
     def add_to_deny_list(self, value: str) -> None:
-        value = value.strip()
-        if not value:
+        """"Always protect": saved as a keyed hash (never the value), typed as a secret
+        when it looks like one."""
+        if not value.strip():
             return
-        settings = self.app.settings
-        if value not in settings.detection.deny_list:
-            settings.detection.deny_list.append(value)
-            self.app.save_settings(settings)
-        self.sig_status.emit(f"Added to the deny-list ({len(value)} characters).")
+        try:
+            entry = self.app.deny.always(value)
+        except Exception as exc:  # noqa: BLE001 - one line for the user, never a traceback
+            self.sig_error.emit(*error_text(exc))
+            return
+        self.sig_status.emit(
+            "Already on your deny-list." if entry is None else
+            f"Protected in every document from now on ({entry.label()}); "
+            "saved without the value.")
+        self.redetect()
+
+    def protect_in_document(self, value: str) -> None:
+        """"Protect for this document only": held in memory, forgotten with the document."""
+        if not value.strip():
+            return
+        added = self.app.deny.this_document(value)
+        kind = "a secret" if self.app.deny.kind_of(value) == "secret" else "a name or term"
+        self.sig_status.emit(
+            f"Protected as {kind} in this document only (not saved; a new document "
+            "forgets it)." if added else "Already protected in this document.")
         self.redetect()
 
     # -- detection -----------------------------------------------------------------------
