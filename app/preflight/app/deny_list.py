@@ -58,6 +58,10 @@ class DenyListDoor:
             logfilter.register_secret(value.strip())
         return entry
 
+    def key_missing(self, entry: DenyEntry) -> bool:
+        """True when ``entry``'s key is gone (it can no longer be found in documents)."""
+        return deny_store.key_for(entry.key_id) is None
+
     def always(self, value: str) -> DenyEntry | None:
         """Protect ``value`` in every document from now on (None: already protected)."""
         settings = copy.deepcopy(self._settings())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 import types
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from preflight.core.utility.slm_roles import ASSESSOR_SLMS
 #: 3: the deny-list is saved as keyed hashes (``detection.deny_entries``); an older
 #: Preflight would ignore them and let those values pass, so it refuses the file.
 SCHEMA_VERSION = 3
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -270,14 +273,26 @@ def load_settings(path: Path | None = None, *, org: OrgPolicy | None = None) -> 
                           f"{pol.epsilon_max:g}).", _FIX)
     if settings.schema_version < 2 and settings.assessor_slm == "slm":
         settings.assessor_slm = ASSESSOR_SLMS[0]
-    det = settings.detection
-    if det.deny_list:       # an older file's values in clear: hashed now, gone at next save
-        from preflight.core.pii.deny_store import migrate
-
-        migrate(det.deny_list, det.deny_entries)
     settings.schema_version = SCHEMA_VERSION
+    if settings.detection.deny_list:
+        _migrate_deny_list(settings, path)
     pol.min_utility = _org(org).clamp_min_utility(pol.min_utility)
     return settings
+
+
+def _migrate_deny_list(settings: Settings, path: Path) -> None:
+    """An older file's deny-list values in clear become keyed hashes, and the file is
+    rewritten at once so they leave the disk (else at the next save). The file's own
+    values are written back as they were: nothing the company clamps is saved here."""
+    from preflight.core.pii.deny_store import migrate
+
+    det = settings.detection
+    migrate(det.deny_list, det.deny_entries)
+    try:
+        save_settings(settings, path, org=OrgPolicy.none())
+    except PreflightError as exc:
+        log.warning("the deny-list was hashed but the settings file could not be "
+                    "rewritten yet: %s", exc.message)
 
 
 def _org(org: OrgPolicy | None) -> OrgPolicy:

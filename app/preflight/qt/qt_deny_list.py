@@ -62,7 +62,9 @@ class QtDenyListBox(QGroupBox):
     def _fill(self) -> None:
         self.list.clear()
         for entry in self.entries:
-            self.list.addItem(entry.label())
+            lost = " · key missing: remove it and add the value again" \
+                if self._deny.key_missing(entry) else ""
+            self.list.addItem(entry.label() + lost)
         self.remove_button.setEnabled(bool(self.entries))
 
     def _add(self) -> None:

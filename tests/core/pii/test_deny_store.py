@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from preflight.core.config import (
     DetectionSettings, Settings, load_settings, save_settings, settings_path,
@@ -80,16 +82,17 @@ def test_the_settings_folder_never_holds_the_value(_isolated_home):
 
 
 def test_an_older_file_is_migrated_and_its_values_leave_the_disk(_isolated_home):
+    """A settings file of an earlier version held the values in clear."""
     path = settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"schema_version": 2, "detection": {
         "deny_list": ["Osprey", "Qx7#Lm2pZ9"]}}), encoding="utf-8")
-    settings = load_settings()
+    settings = load_settings()                   # rewrites the file: no value stays
     assert settings.detection.deny_list == []
     assert [e.kind for e in settings.detection.deny_entries] == ["term", "secret"]
-    save_settings(settings)                      # the next save writes no value
     assert _files_holding(_isolated_home, "Osprey") == []
     assert _files_holding(_isolated_home, "Qx7#Lm2pZ9") == []
+    save_settings(settings)
     again = load_settings()
     assert again.schema_version == 3 and again.detection == settings.detection
     found = run(DenyListRecognizer(entries=again.detection.deny_entries),
@@ -140,6 +143,24 @@ def test_a_lost_key_fails_closed_with_a_fix():
     assert "Settings → Policy" in err.value.hint
 
 
+def test_a_migration_that_cannot_rewrite_the_file_still_hashes(_isolated_home, monkeypatch):
+    from preflight.core import config
+
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"detection": {"deny_list": ["Osprey"]}}), encoding="utf-8")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(config, "atomic_write_text", full_disk)
+        settings = load_settings()               # loads all the same, values hashed
+    assert settings.detection.deny_list == [] and len(settings.detection.deny_entries) == 1
+    save_settings(settings)                      # the next save that can write removes it
+    assert _files_holding(_isolated_home, "Osprey") == []
+
+
 def test_a_bad_entry_in_the_file_names_its_key():
     path = settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,3 +168,25 @@ def test_a_bad_entry_in_the_file_names_its_key():
         {"digest": "xyz", "lengths": [3], "kind": "term"}]}}), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"detection.deny_entries\[0\].digest must be 32"):
         load_settings()
+
+
+_ALPHABET = "aAbBéÉ1_-.+#( )\n\t"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(_ALPHABET, max_size=60), st.lists(st.text(_ALPHABET, min_size=1, max_size=8),
+                                                 min_size=1, max_size=4))
+def test_hashed_matching_finds_what_the_clear_pattern_finds(text, values):
+    """Differential: the keyed-hash search against the clear-text pattern it replaced
+    (whole words, case-insensitive, any whitespace inside) on arbitrary text."""
+    from preflight.core.pii.recognizers.lists import term_pattern
+
+    values = [v for v in values if v.strip()]
+    assume(values)
+    rec = DenyListRecognizer(values)
+    found = {(r.start, r.end) for r in rec.analyze(text, None)}
+    old = term_pattern(values)
+    assert {m.span() for m in old.finditer(text)} <= found
+    for start, end in found:     # each is a whole-word match of one value
+        assert any((m := term_pattern([v]).match(text, start)) and m.end() == end
+                   for v in values)

@@ -1,7 +1,9 @@
 """The deny-list kept without its values: keyed hashes, the key outside the settings.
 
 A value the user protects for good (a missed password, a codename) is stored as a
-:class:`DenyEntry`: HMAC-SHA256 of the value's normalized form (words split on
+:class:`DenyEntry`: a keyed BLAKE2b hash (a MAC by design; 128 bits, and about twice as
+faster than HMAC-SHA256 here, which matters because every candidate window of a document
+is hashed) of the value's normalized form (words split on
 whitespace, case-folded, joined by one space — how the deny-list has always matched)
 under a per-profile random key, the length of each of its words (so the recognizer hashes
 only text windows of that shape), its kind (a secret or a term) and a masked hint for the
@@ -15,13 +17,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import logging
 import os
 import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from preflight.core import paths
 from preflight.core.errors import ConfigError
@@ -32,7 +34,7 @@ SECRET, TERM = "secret", "term"
 KEY_FILE = "deny-list.key"
 _KEYRING_SERVICE = "preflight"
 _KEY_BYTES = 32
-_DIGEST_HEX = 32          # 128 bits of the HMAC: collisions are out of reach
+_DIGEST_HEX = 32          # 128 bits of the keyed hash: collisions are out of reach
 _MAX_HINT_DOTS = 8
 
 
@@ -92,13 +94,23 @@ def masked(value: str) -> str:
 
 
 def key_id(key: bytes) -> str:
-    return hmac.digest(key, b"preflight deny-list key id", "sha256").hex()[:12]
+    return hashlib.blake2b(b"", key=key, digest_size=6, person=b"deny-list key").hexdigest()
+
+
+def hasher(key: bytes) -> Any:
+    """The keyed hash, ready for a value (``.copy()`` it: the key is set up once)."""
+    return hashlib.blake2b(key=key, digest_size=_DIGEST_HEX // 2, person=b"deny-list value")
+
+
+def encoded(value: str) -> bytes:
+    return normalized(value).encode("utf-8", "surrogatepass")
 
 
 def digest(key: bytes, value: str) -> str:
     """The keyed hash of ``value``'s normalized form."""
-    msg = normalized(value).encode("utf-8", "surrogatepass")
-    return hmac.digest(key, msg, "sha256").hex()[:_DIGEST_HEX]
+    h = hasher(key)
+    h.update(encoded(value))
+    return h.hexdigest()
 
 
 def make_entry(value: str, key: bytes) -> DenyEntry:

@@ -40,10 +40,13 @@ def term_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])", re.IGNORECASE)
 
 
-def _shape_pattern(lengths: Sequence[int]) -> re.Pattern[str]:
-    """Every window of these word lengths, whole words (overlapping: a lookahead)."""
-    words = r"\s+".join(rf"\S{{{n}}}" for n in lengths)
-    return re.compile(rf"(?=(?<![\w])({words})(?![\w]))")
+_RUN = re.compile(r"(?<![\w])(?=(\S+))")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _rest_pattern(lengths: Sequence[int]) -> re.Pattern[str]:
+    """The words after the first: whitespace, then words of these lengths, whole words."""
+    return re.compile("".join(rf"\s+\S{{{n}}}" for n in lengths) + r"(?![\w])")
 
 
 class DenyListRecognizer(EntityRecognizer):
@@ -58,8 +61,9 @@ class DenyListRecognizer(EntityRecognizer):
     def __init__(self, terms: Iterable[str] = (), entries: Iterable[DenyEntry] = (),
                  entity: str = "DENY_LIST", name: str | None = None) -> None:
         self.entity = entity
-        # shape -> [(key, {digest: entity})]
-        self._tables: dict[tuple[int, ...], list[tuple[bytes, dict[str, str]]]] = {}
+        # shape -> [(keyed hasher, {digest: entity})]
+        self._tables: dict[tuple[int, ...], list[tuple[Any, dict[bytes, str]]]] = {}
+        self._hashers: dict[bytes, Any] = {}
         own_key = secrets.token_bytes(32)
         for term in terms:
             if term and term.strip():
@@ -78,18 +82,25 @@ class DenyListRecognizer(EntityRecognizer):
                 f"missing (it was in the OS keyring or {deny_store.key_file()}), so "
                 f"{'it' if missing == 1 else 'they'} cannot be found in documents.",
                 "Remove them in Settings → Policy and add them again.")
-        self._patterns = {shape: _shape_pattern(shape) for shape in self._tables}
+        self._single = {shape[0]: tables for shape, tables in self._tables.items()
+                        if len(shape) == 1}
+        self._several: dict[int, list[tuple[re.Pattern[str], list]]] = {}
+        for shape, tables in self._tables.items():
+            if len(shape) > 1:
+                self._several.setdefault(shape[0], []).append((_rest_pattern(shape[1:]),
+                                                               tables))
         super().__init__(supported_entities=[entity, "SECRET"], name=name,
                          supported_language="en")
 
     def _add(self, entry: DenyEntry, key: bytes) -> None:
         entity = entry.entity if entry.entity == "SECRET" else self.entity
+        hasher = self._hashers.setdefault(key, deny_store.hasher(key))
         tables = self._tables.setdefault(tuple(entry.lengths), [])
-        for k, table in tables:
-            if k == key:
-                table[entry.digest] = entity
+        for h, table in tables:
+            if h is hasher:
+                table[bytes.fromhex(entry.digest)] = entity
                 return
-        tables.append((key, {entry.digest: entity}))
+        tables.append((hasher, {bytes.fromhex(entry.digest): entity}))
 
     @property
     def empty(self) -> bool:
@@ -101,16 +112,40 @@ class DenyListRecognizer(EntityRecognizer):
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         # Ad-hoc recognizers' entities are not in Presidio's "all entities" list: no filter.
         out: list[Any] = []
-        for shape, pattern in self._patterns.items():
-            tables = self._tables[shape]
-            for m in pattern.finditer(text):
-                window = m.group(1)
-                for key, table in tables:
-                    entity = table.get(deny_store.digest(key, window))
-                    if entity is not None:
-                        why = WHY_SECRET if entity == "SECRET" else WHY_TERM
-                        out.append(make_result(self, entity, m.start(1), m.end(1), 1.0, why))
-                        break
+
+        def check(start: int, end: int, tables, one_word: bool = False) -> None:
+            window = text[start:end]
+            # one word needs no whitespace folding: the same bytes as deny_store.encoded
+            msg = (window.casefold().encode("utf-8", "surrogatepass") if one_word
+                   else deny_store.encoded(window))
+            for hasher, table in tables:
+                h = hasher.copy()
+                h.update(msg)
+                entity = table.get(h.digest())
+                if entity is not None:
+                    why = WHY_SECRET if entity == "SECRET" else WHY_TERM
+                    out.append(make_result(self, entity, start, end, 1.0, why))
+                    return
+
+        # One pass: from each place a word may start, the run of non-space characters.
+        # A one-word window is the run cut at its end or at a non-word character (a run
+        # of word characters only at its end); the first word of several is the whole
+        # run (whitespace follows it), and the rest is matched right after it.
+        single, several = self._single, self._several
+        for m in _RUN.finditer(text):
+            run, start = m.group(1), m.start(1)
+            size = len(run)
+            if run.isalnum():
+                if size in single:
+                    check(start, start + size, single[size], one_word=True)
+            elif single:
+                for n in single:
+                    if n == size or (n < size and not _WORD_CHAR.match(run, n)):
+                        check(start, start + n, single[n], one_word=True)
+            for rest, tables in several.get(size, ()):
+                tail = rest.match(text, start + size)
+                if tail is not None:
+                    check(start, tail.end(), tables)
         return sorted(out, key=lambda r: (r.start, -r.end))
 
 
