@@ -1,16 +1,16 @@
 """The deny-list kept without its values: keyed hashes, the key outside the settings.
 
 A value the user protects for good (a missed password, a codename) is stored as a
-:class:`DenyEntry`: a keyed BLAKE2b hash (a MAC by design; 128 bits, and about twice as
-faster than HMAC-SHA256 here, which matters because every candidate window of a document
-is hashed) of the value's normalized form (words split on
-whitespace, case-folded, joined by one space — how the deny-list has always matched)
-under a per-profile random key, the length of each of its words (so the recognizer hashes
-only text windows of that shape), its kind (a secret or a term) and a masked hint for the
-Settings page ("S•••••••1"). The key lives in the OS keyring when one works, else in an
-owner-only file (0600) beside the settings; each entry names its key by a short id, so a
-lost key is noticed instead of silently matching nothing. docs/SECURITY.md says what
-someone who reads the settings folder can and cannot learn.
+:class:`DenyEntry`: a keyed BLAKE2b hash of the value's normalized form (words split on
+whitespace, case-folded, joined by one space — how the deny-list has always matched;
+BLAKE2b is a MAC by design and about twice as fast as HMAC-SHA256 here, which matters
+because every candidate window of a document is hashed) under a per-profile random key,
+the length of each of its words (so the recognizer hashes only text windows of that
+shape), its kind (a secret or a term) and a masked hint for the Settings page
+("S•••••••1"). The key lives in the OS keyring when one works, else in an owner-only file
+(0600) beside the settings; each entry names its key by a short id, so a lost key is
+noticed instead of silently matching nothing. docs/SECURITY.md says what someone who
+reads the settings folder can and cannot learn.
 """
 
 from __future__ import annotations
