@@ -195,7 +195,8 @@ def main() -> int:
         shoot(menu, "09-protect-menu")
         always = [a for a in menu.actions() if a.text().startswith("Always protect")]
         menu.close()
-        always[0].trigger()
+        always[0].trigger()                         # saved in the background
+        wait_until(app, lambda: win.app.settings.detection.deny_entries, 60, "deny-list")
         win.app.deny.always("Summer2024!")          # a password the detector missed
         settle(app, 0.5)
 

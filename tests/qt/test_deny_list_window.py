@@ -49,7 +49,7 @@ def _typed(win, value: str) -> list[str]:
 def _ready(qtbot, win, text: str) -> None:
     done = win.doc.detections_done
     win.original.setPlainText(text)
-    qtbot.waitUntil(lambda: bool(win.doc.detections_done > done), timeout=5000)
+    qtbot.waitUntil(lambda: bool(win.doc.detections_done > done), timeout=30000)
 
 
 def test_always_protect_stores_no_value_and_finds_it_again(qtbot, rig, _isolated_home,
@@ -59,7 +59,7 @@ def test_always_protect_stores_no_value_and_finds_it_again(qtbot, rig, _isolated
     assert _typed(win, SECRET) == []                    # the detector missed it
     _select(win, SECRET)
     _choose(win, "Always protect this text (add to deny-list)")
-    qtbot.waitUntil(lambda: _typed(win, SECRET) == ["SECRET"], timeout=5000)
+    qtbot.waitUntil(lambda: _typed(win, SECRET) == ["SECRET"], timeout=30000)
     assert "secret" in win.status_text.text() and SECRET not in win.status_text.text()
 
     assert _files_holding(_isolated_home, SECRET) == []          # settings and data folders
@@ -80,7 +80,7 @@ def test_a_codename_stays_a_name_and_matches_whole_words(qtbot, rig, tmp_path):
     _ready(qtbot, win, "Budget for Blue Heron, due soon.")
     _select(win, "Blue Heron")
     _choose(win, "Always protect this text (add to deny-list)")
-    qtbot.waitUntil(lambda: _typed(win, "Blue Heron") == ["DENY_LIST"], timeout=5000)
+    qtbot.waitUntil(lambda: _typed(win, "Blue Heron") == ["DENY_LIST"], timeout=30000)
 
     from preflight.core.pii.detector import PiiDetector
 
@@ -97,7 +97,7 @@ def test_this_document_only_is_never_saved_and_ends_with_the_document(qtbot, rig
     _select(win, "Osprey")
     _choose(win, "Protect for this document only")
     qtbot.waitUntil(lambda: _typed(win, "Osprey") == ["DENY_LIST", "DENY_LIST"],
-                    timeout=5000)
+                    timeout=30000)
     assert "this document only" in win.status_text.text()
     assert _files_holding(_isolated_home, "Osprey") == []
     assert load_settings().detection.deny_entries == []
@@ -108,7 +108,7 @@ def test_this_document_only_is_never_saved_and_ends_with_the_document(qtbot, rig
     mime.setText("Osprey is the name of a bird.")
     win.original.insertFromMimeData(mime)
     qtbot.waitUntil(lambda: bool(win.doc.detections_done > done
-                                 and win.doc.text.startswith("Osprey is")), timeout=5000)
+                                 and win.doc.text.startswith("Osprey is")), timeout=30000)
     assert _typed(win, "Osprey") == []
 
 
@@ -117,6 +117,7 @@ def test_settings_policy_shows_masked_entries_adds_and_removes(qtbot, rig, _isol
     _ready(qtbot, win, MEMO)
     _select(win, SECRET)
     _choose(win, "Always protect this text (add to deny-list)")
+    qtbot.waitUntil(lambda: _typed(win, SECRET) == ["SECRET"], timeout=30000)
     dlg = win.open_settings("policy")
     box = dlg.policy.deny
     assert [box.list.item(i).text() for i in range(box.list.count())] == [
@@ -124,7 +125,8 @@ def test_settings_policy_shows_masked_entries_adds_and_removes(qtbot, rig, _isol
     assert box.value.echoMode() == box.value.EchoMode.Password
     box.value.setText("Nightjar")
     box.add_button.click()
-    assert box.value.text() == ""
+    assert box.value.text() == ""                         # gone from the field at once
+    qtbot.waitUntil(lambda: box.list.count() == 2, timeout=30000)
     assert box.list.item(1).text() == "N••••••• · 8 characters · name or term"
     box.list.setCurrentRow(0)
     box.remove_button.click()
@@ -132,4 +134,4 @@ def test_settings_policy_shows_masked_entries_adds_and_removes(qtbot, rig, _isol
     saved = load_settings().detection.deny_entries
     assert [e.hint for e in saved] == ["N•••••••"]
     assert _files_holding(_isolated_home, "Nightjar") == []
-    qtbot.waitUntil(lambda: _typed(win, SECRET) == [], timeout=5000)   # removed: found no more
+    qtbot.waitUntil(lambda: _typed(win, SECRET) == [], timeout=30000)   # removed: found no more

@@ -232,9 +232,10 @@ def test_settings_add_provider_hides_banner(qtbot, rig):
     dlg.providers.name.setText("work-llm")
     dlg.providers.name.editingFinished.emit()
     dlg.policy.min_util.setValue(0.7)
-    for value in ("Falcon", "Osprey"):
+    for count, value in enumerate(("Falcon", "Osprey"), 1):
         dlg.policy.deny.value.setText(value)
         dlg.policy.deny.add_button.click()
+        qtbot.waitUntil(lambda n=count: dlg.policy.deny.list.count() == n, timeout=30000)
     dlg.accept()
     saved = load_settings()
     assert saved.providers[0].name == "work-llm"

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from preflight.app.presentation import error_text
 from preflight.qt.qt_dialogs import show_error
+from preflight.qt.qt_workers import QtOp
 
 
 class QtDenyListBox(QGroupBox):
@@ -72,18 +73,22 @@ class QtDenyListBox(QGroupBox):
         self.value.clear()                  # the clear value leaves the widget at once
         if not value.strip():
             return
-        try:
-            entry = self._deny.entry(value)
-        except Exception as exc:  # noqa: BLE001 - one line for the user, never a traceback
-            show_error(self, *error_text(exc))
-            return
-        if any(e.digest == entry.digest and e.key_id == entry.key_id for e in self.entries):
-            self.list.setCurrentRow(next(i for i, e in enumerate(self.entries)
-                                         if e.digest == entry.digest))
-            return
-        self.entries.append(entry)
-        self._fill()
-        self.list.setCurrentRow(len(self.entries) - 1)
+        self.add_button.setEnabled(False)   # the first add loads the secret-shape tests
+        QtOp(self, lambda ctx: self._deny.entry(value), self._added, self._failed,
+             lane="deny").run()
+
+    def _added(self, entry: Any) -> None:
+        self.add_button.setEnabled(True)
+        same = [i for i, e in enumerate(self.entries)
+                if e.digest == entry.digest and e.key_id == entry.key_id]
+        if not same:
+            self.entries.append(entry)
+            self._fill()
+        self.list.setCurrentRow(same[0] if same else len(self.entries) - 1)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.add_button.setEnabled(True)
+        show_error(self, *error_text(exc))
 
     def _remove(self) -> None:
         rows = sorted({self.list.row(item) for item in self.list.selectedItems()},
