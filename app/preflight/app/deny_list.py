@@ -30,12 +30,6 @@ class DenyListDoor:
         self._lock = threading.Lock()
         self._document: list[str] = []
 
-    @property
-    def document_terms(self) -> int:
-        """How many values the open document protects on its own."""
-        with self._lock:
-            return len(self._document)
-
     def for_detection(self, settings: Settings) -> Settings:
         """``settings`` plus the open document's own values (a copy: never saved)."""
         with self._lock:

@@ -102,10 +102,6 @@ class DenyListRecognizer(EntityRecognizer):
                 return
         tables.append((hasher, {bytes.fromhex(entry.digest): entity}))
 
-    @property
-    def empty(self) -> bool:
-        return not self._tables
-
     def load(self) -> None:
         pass
 
