@@ -174,6 +174,32 @@ def main() -> int:
         win.resize(before)
         settle(app, 0.3)
 
+    def protect_shots(win) -> None:
+        """The selection's right-click menu (always / this document only), then two
+        values protected for good: Settings → Policy shows them masked."""
+        from PySide6.QtGui import QTextCursor
+
+        if "Project Falcon" not in win.original.toPlainText():
+            done = win.doc.detections_done
+            win.original.setPlainText(DOC)
+            wait_until(app, lambda: win.doc.detections_done > done, 300, "detection")
+        view = win.original
+        start = view.toPlainText().index("Project Falcon")
+        cursor = view.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(start + len("Project Falcon"), QTextCursor.MoveMode.KeepAnchor)
+        view.setTextCursor(cursor)
+        pos = view.cursorRect().center()
+        menu = view.context_menu(pos)
+        menu.popup(view.mapToGlobal(pos))
+        shoot(menu, "09-protect-menu")
+        always = [a for a in menu.actions() if a.text().startswith("Always protect")]
+        menu.close()
+        always[0].trigger()                         # saved in the background
+        wait_until(app, lambda: win.app.settings.detection.deny_entries, 60, "deny-list")
+        win.app.deny.always("Summer2024!")          # a password the detector missed
+        settle(app, 0.5)
+
     if args.scale:          # the second run: only the scaled small-screen shot
         win = window("light")
         win.original.setPlainText(DOC)
@@ -303,6 +329,8 @@ def main() -> int:
                 got[0].resize(1100, 600)
                 shoot(got[0], "06-history")
                 got[0].close()
+            if not args.only or args.only in ("09-protect-menu", "07-settings-policy"):
+                protect_shots(win)
             for tab in ("providers", "models", "policy"):
                 dlg = win.open_settings(tab)
                 if tab == "models":

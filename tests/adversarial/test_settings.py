@@ -93,7 +93,8 @@ def test_valid_settings_round_trip_and_ints_are_numbers(tmp_path):
                     "policy": {"epsilon_min": 2, "epsilon_max": None}, "unknown_key": 1})
     s = load_settings()
     assert s.detection.score_threshold == 1.0 and isinstance(s.detection.score_threshold, float)
-    assert s.detection.deny_list == ["ACME"] and s.policy.epsilon_max is None
+    assert s.detection.deny_list == [] and s.policy.epsilon_max is None   # moved, hashed
+    assert [e.hint for e in s.detection.deny_entries] == ["••••"]
     save_settings(s)
     assert load_settings() == s
     assert oct(settings_path().stat().st_mode & 0o777) == "0o600"

@@ -22,6 +22,7 @@ from preflight.app.documents import read_for_window
 from preflight.app.window_doorway import WindowDoorway
 from preflight.cli import main as cli
 from preflight.core.config import DetectionSettings, Settings, load_settings, save_settings
+from preflight.core.pii import deny_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docfiles import make_docx  # noqa: E402
@@ -31,8 +32,13 @@ PARAGRAPHS = [
     "Jane Doe met Max Power in Berlin to plan Project Bluebird.",
     "Write to jane.doe@example.com or call +1 415 555 0100 before Friday.",
 ]
-SETTINGS = Settings(detection=DetectionSettings(deny_list=["Bluebird"],
-                                                allow_list=["Berlin"]))
+
+
+def _user_settings() -> Settings:
+    """A saved deny-list entry (a keyed hash: the key is this profile's) and an allow-list."""
+    settings = Settings(detection=DetectionSettings(allow_list=["Berlin"]))
+    deny_store.add(settings.detection.deny_entries, "Bluebird")
+    return settings
 
 
 def cli_json(*argv: str) -> dict:
@@ -50,7 +56,7 @@ def faces(tmp_path_factory):
 
 @pytest.mark.slow
 def test_cli_and_window_agree(faces: Path) -> None:
-    save_settings(SETTINGS)                       # the (isolated) user's settings file
+    save_settings(_user_settings())               # the (isolated) user's settings file
     doc = faces
     text = read_for_window(doc)
     cli_spans = cli_json("detect", str(doc), "--json")["entities"]

@@ -9,7 +9,8 @@ provider is a loopback HTTP server (``loopback.py``). Each fake is checked again
 core protocol it stands in for (``test_ports.py``); no model is ever loaded.
 
 - :class:`PatternDetector` (``Detector``): capitalized name pairs, "<Word> Corp/GmbH/Inc"
-  organizations, e-mail addresses, ``sk-`` keys, the deny-list; the allow-list is left.
+  organizations, e-mail addresses, ``sk-`` keys, the deny-list (first, by the product's
+  own recognizer: saved keyed hashes and values in memory); the allow-list is left.
 - :class:`ScriptedSLM` (``LanguageModel`` + ``AnsweringModel``): the assessor's answers
   are the text's first words; the user's local answer is :attr:`ScriptedSLM.local_text`,
   streamed word by word; the reconstruction attack restores what :attr:`restores` maps.
@@ -91,6 +92,15 @@ class PatternDetector:
             if not any(s.start < m.end() and m.start() < s.end for s in spans):
                 spans.append(Span(m.start(), m.end(), etype, cat, score, "fake", why))
 
+        if self.detection.deny_list or self.detection.deny_entries:
+            # the product's own deny-list matching (values in clear and keyed hashes)
+            from preflight.core.pii.recognizers.lists import deny_recognizer
+
+            for r in deny_recognizer(self.detection).analyze(text, None):
+                secret = r.entity_type == "SECRET"
+                m = re.compile(r".+", re.S).match(text, r.start, r.end)
+                add(m, r.entity_type, Category.SECRET if secret else Category.DIRECT_IDENTIFIER,
+                    1.0, "On your deny-list")
         for m in SECRET.finditer(text):
             add(m, "API_KEY", Category.SECRET, 1.0, "Looks like an API key")
         for m in EMAIL.finditer(text):
@@ -102,9 +112,6 @@ class PatternDetector:
         for m in NAME.finditer(text):
             add(m, "PERSON", Category.DIRECT_IDENTIFIER, 0.85,
                 "Two capitalized words read as a name")
-        for word in self.detection.deny_list:
-            for m in re.finditer(rf"\b{re.escape(word)}\b", text, re.IGNORECASE):
-                add(m, "DENY_LIST", Category.DIRECT_IDENTIFIER, 1.0, "On your deny-list")
         allowed = {v.casefold() for v in self.detection.allow_list}
         return sorted((s for s in spans if text[s.start:s.end].casefold() not in allowed),
                       key=lambda s: s.start)
@@ -119,13 +126,21 @@ class InProcessDetector:
         self.settings = services.settings
         self.warnings: list[str] = []
         self.closed = False
+        self._own: tuple[Any, Any] | None = None
 
     def _detector(self) -> Any:
         if self.closed:
             from preflight.core.errors import PreflightError
 
             raise PreflightError("The PII detector was closed.", "Restart Preflight.")
-        return self.services.detector()
+        detection = self.settings.detection
+        if detection == self.services.settings.detection:
+            return self.services.detector()
+        # settings of its own (the window's "this document only" values), as the child
+        # process receives them with each call
+        if self._own is None or self._own[0] != detection:
+            self._own = (detection, self.services.make_detector(detection))
+        return self._own[1]
 
     def warm(self) -> list[str]:
         self.warnings = list(self._detector().warnings)

@@ -232,12 +232,15 @@ def test_settings_add_provider_hides_banner(qtbot, rig):
     dlg.providers.name.setText("work-llm")
     dlg.providers.name.editingFinished.emit()
     dlg.policy.min_util.setValue(0.7)
-    dlg.policy.deny.setPlainText("Falcon\nOsprey")
+    for count, value in enumerate(("Falcon", "Osprey"), 1):
+        dlg.policy.deny.value.setText(value)
+        dlg.policy.deny.add_button.click()
+        qtbot.waitUntil(lambda n=count: dlg.policy.deny.list.count() == n, timeout=30000)
     dlg.accept()
     saved = load_settings()
     assert saved.providers[0].name == "work-llm"
     assert saved.policy.min_utility == 0.7
-    assert saved.detection.deny_list == ["Falcon", "Osprey"]
+    assert [e.hint for e in saved.detection.deny_entries] == ["F•••••", "O•••••"]
     assert win.app.settings == saved
     assert not win.banner.isVisible()
     assert win.send_button.text().startswith("Send to work-llm")

@@ -28,18 +28,13 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from preflight.app import ops_status, privacy_report, provider_keys, rules
+from preflight.app import deny_list, ops_status, privacy_report, provider_keys, rules
 from preflight.app.answer_stream import AnswerChunk, TapRestorer
 from preflight.app.policy_rows import policy_choices, with_saved_policy
 from preflight.app.prediction import Prediction, held_out_rmse
 from preflight.app.presentation import calibration_text
 from preflight.app.services import Services, build_services
-from preflight.core.config import (
-    ProviderSettings,
-    Settings,
-    load_settings,
-    save_settings,
-)
+from preflight.core.config import ProviderSettings, Settings, load_settings, save_settings
 from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
@@ -74,6 +69,8 @@ class WindowDoorway:
         # The open document's placeholders stay the same across edits and sends (kept in
         # memory only: a pasted document has no name to key a file by).
         self._memory = PlaceholderMemory()
+        self.deny = deny_list.DenyListDoor(lambda: self.settings, self.save_settings,
+                                           lambda: self._detector)
 
     @property
     def settings(self) -> Settings:
@@ -91,8 +88,7 @@ class WindowDoorway:
         save_settings(settings)
         with self._lock:
             self.services.update_settings(settings)
-            if self._detector is not None:
-                self._detector.settings = settings      # deny/allow lists changed
+            self.deny.retarget()                        # deny/allow lists changed
             self._session = None
 
     # -- detection (lane "detect") -------------------------------------------------------
@@ -104,7 +100,7 @@ class WindowDoorway:
                 host = self._detector_host
                 if host is None:
                     from preflight.app.detect_process import DetectorProcess as host
-                self._detector = host(self.settings)
+                self._detector = host(self.deny.for_detection(self.settings))
             return self._detector
 
     def warm_detector(self) -> list[str]:
@@ -167,6 +163,7 @@ class WindowDoorway:
         same memory as the CLI's for that path); anything else starts afresh."""
         self._memory = (self.services.placeholder_memory(str(source), text)
                         if source is not None else PlaceholderMemory())
+        self.deny.new_document()        # "this document only" values end with it
 
     @property
     def document_memory(self) -> PlaceholderMemory:

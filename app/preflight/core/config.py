@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from preflight.core.assessor_endpoint import URL_RULE
 from preflight.core.errors import ConfigError, PreflightError
 from preflight.core.fsutil import NotARegularFile, atomic_write_text, read_regular
 from preflight.core.org_policy import OrgPolicy, load_org_policy
+from preflight.core.pii.deny_store import DenyEntry
 from preflight.core.pii.floor import DEFAULT_SCORE_THRESHOLD
 from preflight.core.tasks import ANSWER_MAX_TOKENS, ANSWER_TOKENS_RANGE
 from preflight.core.org_policy_file import url_problem
@@ -34,12 +37,20 @@ from preflight.core.utility.slm_roles import ASSESSOR_SLMS
 #: 2: the assessor's default SLM became Qwen2.5-Coder-0.5B. A version-1 file names
 #: ``assessor_slm: "slm"`` because SmolLM2 was the default then (every key is written),
 #: not because the user chose it: such a file follows the new default when loaded.
-SCHEMA_VERSION = 2
+#: 3: the deny-list is saved as keyed hashes (``detection.deny_entries``); an older
+#: Preflight would ignore them and let those values pass, so it refuses the file.
+SCHEMA_VERSION = 3
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class DetectionSettings:
-    deny_list: list[str] = field(default_factory=list)     # codenames, client names: always PII
+    # Values in clear, held in memory only (the CLI's --deny, one document's): never
+    # saved; an older file's are moved into deny_entries when it is loaded.
+    deny_list: list[str] = field(default_factory=list)
+    # The saved deny-list (codenames, clients, missed secrets): keyed hashes, no value.
+    deny_entries: list[DenyEntry] = field(default_factory=list)
     allow_list: list[str] = field(default_factory=list)    # never flagged
     score_threshold: float = DEFAULT_SCORE_THRESHOLD
     language: str = "en"
@@ -126,6 +137,11 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "detection.deny_list_category": (lambda v: v in _CATEGORIES,
                                      f"must be one of {', '.join(_CATEGORIES)}"),
     "detection.language": (lambda v: bool(v.strip()), "must not be empty"),
+    "deny_entries.digest": (lambda v: bool(re.fullmatch(r"[0-9a-f]{32}", v)),
+                            "must be 32 hexadecimal digits"),
+    "deny_entries.lengths": (lambda v: bool(v) and all(n > 0 for n in v),
+                             "must list positive word lengths"),
+    "deny_entries.kind": (lambda v: v in ("secret", "term"), "must be secret or term"),
     "policy.epsilon_min": (lambda v: v is None or v > 0, "must be positive (or null)"),
     "policy.epsilon_max": (lambda v: v is None or v > 0, "must be positive (or null)"),
     "policy.min_utility": (lambda v: -1.0 <= v <= 1.0, "must be between -1 and 1"),
@@ -188,7 +204,7 @@ def _from_dict(cls: type, data: Any, prefix: str = "") -> Any:
         raise _Invalid(prefix.rstrip(".") or "the file", f"must be an object (found {_found(data)})")
     hints = get_type_hints(cls)
     kwargs = {}
-    rule_prefix = "providers." if cls is ProviderSettings else prefix
+    rule_prefix = {ProviderSettings: "providers.", DenyEntry: "deny_entries."}.get(cls, prefix)
     for f in dataclasses.fields(cls):
         if f.name not in data:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -258,8 +274,25 @@ def load_settings(path: Path | None = None, *, org: OrgPolicy | None = None) -> 
     if settings.schema_version < 2 and settings.assessor_slm == "slm":
         settings.assessor_slm = ASSESSOR_SLMS[0]
     settings.schema_version = SCHEMA_VERSION
+    if settings.detection.deny_list:
+        _migrate_deny_list(settings, path)
     pol.min_utility = _org(org).clamp_min_utility(pol.min_utility)
     return settings
+
+
+def _migrate_deny_list(settings: Settings, path: Path) -> None:
+    """An older file's deny-list values in clear become keyed hashes, and the file is
+    rewritten at once so they leave the disk (else at the next save). The file's own
+    values are written back as they were: nothing the company clamps is saved here."""
+    from preflight.core.pii.deny_store import migrate
+
+    det = settings.detection
+    migrate(det.deny_list, det.deny_entries)
+    try:
+        save_settings(settings, path, org=OrgPolicy.none())
+    except PreflightError as exc:
+        log.warning("the deny-list was hashed but the settings file could not be "
+                    "rewritten yet: %s", exc.message)
 
 
 def _org(org: OrgPolicy | None) -> OrgPolicy:
@@ -272,7 +305,9 @@ def save_settings(settings: Settings, path: Path | None = None, *,
     below the company's (``org``; None: read from its file) is refused."""
     _org(org).check_min_utility(settings.policy.min_utility)
     path = path or settings_path()
-    payload = json.dumps(dataclasses.asdict(settings), indent=2, ensure_ascii=False)
+    data = dataclasses.asdict(settings)
+    del data["detection"]["deny_list"]      # values in clear are never written
+    payload = json.dumps(data, indent=2, ensure_ascii=False)
     try:
         atomic_write_text(path, payload, mode=0o600)
     except NotARegularFile as exc:

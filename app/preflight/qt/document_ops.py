@@ -131,14 +131,37 @@ class DocumentController(QObject):
         self.sig_ready.emit()
 
     def add_to_deny_list(self, value: str) -> None:
-        value = value.strip()
-        if not value:
+        """"Always protect": saved as a keyed hash (never the value), typed as a secret
+        when it looks like one. Off the GUI thread: the first use loads the detector's
+        secret-shape tests (Presidio), and the key may come from the OS keyring."""
+        if value.strip():
+            QtOp(self, lambda ctx: self.app.deny.always(value), self._on_protected,
+                 self._on_protect_failed, lane="deny").run()
+
+    def _on_protected(self, entry: Any) -> None:
+        self.sig_status.emit(
+            "Already on your deny-list." if entry is None else
+            f"Protected in every document from now on ({entry.label()}); "
+            "saved without the value.")
+        self.redetect()
+
+    def _on_protect_failed(self, exc: BaseException) -> None:
+        self.sig_error.emit(*error_text(exc))
+
+    def protect_in_document(self, value: str) -> None:
+        """"Protect for this document only": held in memory, forgotten with the document."""
+        if not value.strip():
             return
-        settings = self.app.settings
-        if value not in settings.detection.deny_list:
-            settings.detection.deny_list.append(value)
-            self.app.save_settings(settings)
-        self.sig_status.emit(f"Added to the deny-list ({len(value)} characters).")
+        deny = self.app.deny
+        QtOp(self, lambda ctx: (deny.this_document(value), deny.kind_of(value)),
+             self._on_protected_here, self._on_protect_failed, lane="deny").run()
+
+    def _on_protected_here(self, result: tuple[bool, str]) -> None:
+        added, kind = result
+        kind = "a secret" if kind == "secret" else "a name or term"
+        self.sig_status.emit(
+            f"Protected as {kind} in this document only (not saved; a new document "
+            "forgets it)." if added else "Already protected in this document.")
         self.redetect()
 
     # -- detection -----------------------------------------------------------------------

@@ -76,6 +76,7 @@ class QtMainWindow(QMainWindow):
         self.original.sig_text_edited.connect(d.set_text)
         self.original.sig_span_clicked.connect(d.toggle_span)
         self.original.sig_deny_requested.connect(d.add_to_deny_list)
+        self.original.sig_protect_here_requested.connect(d.protect_in_document)
         self.original.sig_file_dropped.connect(self.open_file)
         self.original.sig_paste_refused.connect(self._on_paste_refused)
         self.original.extend_span_menu = self._span_menu

@@ -9,6 +9,7 @@ keyring, or — only when there is none and the user agrees — into memory for 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -33,6 +34,7 @@ from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.probe import validate_base_url
 from preflight.qt.qt_answers_tab import QtAnswersTab
+from preflight.qt.qt_deny_list import QtDenyListBox
 from preflight.qt.qt_dialogs import show_error
 from preflight.qt.qt_models_tab import QtModelsTab
 from preflight.qt.qt_org_policy import lock_epsilon_spins, lock_min_utility, locked_note
@@ -60,7 +62,7 @@ def _lines(widget: QPlainTextEdit) -> list[str]:
 
 class QtPolicyTab(QWidget):
     def __init__(self, settings: Settings, parent: QWidget | None = None,
-                 org: OrgPolicy | None = None) -> None:
+                 org: OrgPolicy | None = None, deny: Any = None) -> None:
         super().__init__(parent)
         org = org if org is not None else OrgPolicy.none()
         self.settings = settings
@@ -95,15 +97,9 @@ class QtPolicyTab(QWidget):
         self.policies = QtPoliciesBox(settings)
         lay.addWidget(self.policies, 2)
         row = QHBoxLayout()
-        deny_box = QGroupBox("Deny-list (always PII: codenames, clients…)")
-        dl = QVBoxLayout(deny_box)
-        self.deny = QPlainTextEdit("\n".join(det.deny_list))
-        self.deny.setObjectName("denyList")
-        self.deny.setAccessibleName("Deny-list, one entry per line")
-        self.deny.setTabChangesFocus(True)
-        self.deny.setPlaceholderText("one entry per line")
-        dl.addWidget(self.deny)
-        row.addWidget(deny_box)
+        # edits det.deny_entries in place: masked entries, never a value in clear
+        self.deny = QtDenyListBox(det.deny_entries, deny)
+        row.addWidget(self.deny)
         allow_box = QGroupBox("Allow-list (never flagged)")
         al = QVBoxLayout(allow_box)
         self.allow = QPlainTextEdit("\n".join(det.allow_list))
@@ -120,7 +116,6 @@ class QtPolicyTab(QWidget):
         pol.epsilon_max = self.eps_max.value() or None
         pol.min_utility = self.min_util.value()
         self.policies.store()
-        det.deny_list = _lines(self.deny)
         det.allow_list = _lines(self.allow)
         self.settings.store_original_in_audit = self.store_original.isChecked()
 
@@ -142,7 +137,7 @@ class QtSettingsDialog(QDialog):
         self.tabs.setAccessibleName("Settings pages")
         self.providers = QtProvidersTab(self.settings, app)
         self.models = QtModelsTab(app, self.settings)
-        self.policy = QtPolicyTab(self.settings, org=app.org_policy)
+        self.policy = QtPolicyTab(self.settings, org=app.org_policy, deny=app.deny)
         appearance = QWidget()
         af = QFormLayout(appearance)
         self.theme = QComboBox()

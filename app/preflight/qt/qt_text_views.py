@@ -103,7 +103,8 @@ class QtOriginalView(QPlainTextEdit):
 
     sig_text_edited = Signal(str, object)      # text, (pos, removed, added) in code points
     sig_span_clicked = Signal(object)          # Span
-    sig_deny_requested = Signal(str)           # selected text to add to the deny-list
+    sig_deny_requested = Signal(str)           # selected text to protect for good
+    sig_protect_here_requested = Signal(str)   # selected text to protect in this document
     sig_file_dropped = Signal(str)
     sig_paste_refused = Signal(str)            # why (the text stays as it was)
 
@@ -269,14 +270,23 @@ class QtOriginalView(QPlainTextEdit):
             self.sig_span_clicked.emit(span)
 
     def contextMenuEvent(self, e) -> None:  # noqa: N802 - Qt override
+        self.context_menu(e.pos()).exec(e.globalPos())
+
+    def context_menu(self, pos) -> QMenu:
+        """The right-click menu at ``pos``: the standard entries, protecting the
+        selection (always — saved without the value — or in this document only), and
+        what to do with the highlight under the pointer."""
         menu: QMenu = self.createStandardContextMenu()
         menu.addSeparator()
         selected = self.textCursor().selectedText().replace("\u2029", "\n").strip()
-        deny = QAction("Always protect this text (add to deny-list)", menu)
-        deny.setEnabled(bool(selected) and "\n" not in selected)
-        deny.triggered.connect(lambda: self.sig_deny_requested.emit(selected))
-        menu.addAction(deny)
-        span = self.span_at_point(e.pos())
+        for label, signal in (("Always protect this text (add to deny-list)",
+                               self.sig_deny_requested),
+                              ("Protect for this document only", self.sig_protect_here_requested)):
+            act = QAction(label, menu)
+            act.setEnabled(bool(selected) and "\n" not in selected)
+            act.triggered.connect(lambda _=False, sig=signal: sig.emit(selected))
+            menu.addAction(act)
+        span = self.span_at_point(pos)
         if span is not None:
             label = "Include in sanitization" if span_key(span, self._text) in self._excluded \
                 else "Exclude from sanitization (send as written)"
@@ -285,7 +295,7 @@ class QtOriginalView(QPlainTextEdit):
             menu.addAction(act)
             if self.extend_span_menu is not None:
                 self.extend_span_menu(menu, span)
-        menu.exec(e.globalPos())
+        return menu
 
     # -- drag and drop of files ----------------------------------------------------------
     def _file_from(self, mime) -> str | None:

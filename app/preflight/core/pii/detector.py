@@ -267,16 +267,18 @@ class PiiDetector:
         return out
 
     def _detect_canonical(self, text: str, analyzer, reuse: bool = False) -> list[Span]:
-        from preflight.core.pii.recognizers.lists import DenyListRecognizer, term_pattern
+        from preflight.core.pii.recognizers.lists import (
+            deny_recognizer, deny_variant, term_pattern,
+        )
 
         settings = self.settings
-        deny = DenyListRecognizer(settings.deny_list) if settings.deny_list else None
+        deny = deny_recognizer(settings)
         deny_category = _deny_category(settings)
         terms = DocTerms(text, self._lexicon)
         allow = term_pattern(settings.allow_list)
         allowed_ranges = [m.span() for m in allow.finditer(text)] if allow else []
         allowed_values = {t.strip().casefold() for t in settings.allow_list if t.strip()}
-        variant = (id(analyzer), tuple(settings.deny_list))
+        variant = (id(analyzer), deny_variant(settings))
         spans: list[Span] = []
         units = paragraph_units(text)
         per_paragraph = self._paragraphs.results_many(
