@@ -106,14 +106,18 @@ class AnswerController(QObject):
         self._busy = busy
         self.sig_busy.emit(busy)
 
-    def prepare_send(self) -> None:
-        """Build the exact request (payload, cost, residual PII); the window confirms it."""
+    def prepare_send(self, task: Any = None) -> None:
+        """Build the exact request (payload, cost, residual PII); the window confirms it.
+        ``task``: the fields as they read now (None: the last task they reported); the
+        prediction goes along only when it was made for that task."""
         res = self.payload.fresh_result   # only a complete, current result may leave
         util = self.utility
         if res is None or not util.provider or self.busy:
             return
         text, sanitized, spans = self.doc.text, res.sanitized, self.doc.effective_spans()
-        task, provider, pred, app = util.task, util.provider, util.prediction, self.app
+        task = task if task is not None else util.task
+        pred = util.prediction if task == util.task else None
+        provider, app = util.provider, self.app
         vault = res.vault               # the seed stays in the window: it is a secret
         self._set_busy(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.

@@ -233,6 +233,27 @@ def company_counts_resend(priors: Sequence[PriorSend], this_send: float,
                                 for p in priors)
 
 
+def check_resend(plan: SendPlan, confirmation: Confirmation, priors: Sequence[PriorSend],
+                 this_send: float, allow_resend: bool) -> None:
+    """Raise :class:`SendBlocked` when ``plan`` is a resend the company forbids, one the
+    user has not acknowledged, or a turn its conversation has moved past (``priors``: the
+    document's earlier sends as of now; ``this_send``: the ε ``plan`` adds)."""
+    if company_counts_resend(priors, this_send, plan.conversation_id) and not allow_resend:
+        raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
+                          "your organization's policy does not allow sending it again.",
+                          "Keep it local, or ask your IT administrator.")
+    if plan.conversation is not None and plan.turn != plan.conversation.next_turn:
+        raise SendBlocked("The conversation moved on since this send was prepared.",
+                          "Send the question again.")
+    if needs_resend_ack(priors, this_send) and not confirmation.resend_acknowledged:
+        raise SendBlocked(
+            f"This document was already sent {len(priors)} time(s) "
+            f"(last: {priors[-1].created_at}, match: {priors[-1].match}).",
+            f"This send adds ε {this_send:g} of d_X noise, and several differently noised "
+            "copies of one text can be averaged to undo it. Confirm the resend explicitly "
+            "(CLI: --allow-resend), or use a policy without d_X.")
+
+
 def degraded_finding(detector: Detector) -> Finding | None:
     """A blocking finding when ``detector`` says it runs degraded (e.g. no NER model)."""
     warnings = [w for w in (getattr(detector, "warnings", None) or []) if w]

@@ -41,16 +41,13 @@ from preflight.core.send.local import LocalResult, answer_locally
 from preflight.core.send.conversation import Conversation
 from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
-    check_confirmation, company_counts_resend, fast_features, finding_id, needs_resend_ack,
+    check_confirmation, check_resend, fast_features, finding_id,
 )
 from preflight.core.send.request_scope import protect_request
 from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
-
-# Kept for callers that imported the old private name.
-_default_restorer = default_restorer
 
 
 class SendSession:
@@ -269,23 +266,8 @@ class SendSession:
         priors = tuple(self.audit.prior_sends(plan.fingerprint))
         self.check_epsilon_ledger(plan, priors)
         check_confirmation(plan, confirmation)
-        this_send = send_epsilon(plan.sanitized)
-        if (company_counts_resend(priors, this_send, plan.conversation_id)
-                and not self.org_policy.allow_resend):
-            raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
-                              "your organization's policy does not allow sending it again.",
-                              "Keep it local, or ask your IT administrator.")
-        if plan.conversation is not None and plan.turn != plan.conversation.next_turn:
-            raise SendBlocked("The conversation moved on since this send was prepared.",
-                              "Send the question again.")
-        if needs_resend_ack(priors, this_send) and not confirmation.resend_acknowledged:
-            raise SendBlocked(
-                f"This document was already sent {len(priors)} time(s) "
-                f"(last: {priors[-1].created_at}, match: {priors[-1].match}).",
-                f"This send adds ε {this_send:g} of d_X noise, and several differently "
-                "noised copies of one text can be averaged to undo it. Confirm the resend "
-                "explicitly (CLI: --allow-resend), or use a policy without d_X.",
-            )
+        check_resend(plan, confirmation, priors, send_epsilon(plan.sanitized),
+                     self.org_policy.allow_resend)
         return priors
 
     def epsilon_ledger(self, plan: SendPlan,
