@@ -12,7 +12,6 @@ import pytest
 from _models import require_model
 from loopback import LoopbackLLM
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 
 from preflight.core.config import ProviderSettings, Settings
 from preflight.qt.qt_workers import wait_all
@@ -88,9 +87,8 @@ def test_follow_up_question_is_one_conversation(qtbot, real_window):
     _ask_with_ctrl_enter(qtbot, win, QUESTIONS[1])
     qtbot.waitUntil(lambda: len(server.bodies) == 2 and not win.answers.busy, timeout=120_000)
     assert len(shown) == 2 and all(d.resend is None for d in shown)   # no resend tick
-    said = shown[1].findChild(QLabel, "conversation")
-    assert said is not None and "Follow-up in the same conversation (turn 2)" in said.text()
-    assert "adds ε 0" in said.text()
+    said = shown[1].conversation.text()
+    assert "Follow-up in the same conversation (turn 2)" in said and "adds ε 0" in said
     messages = json.loads(server.bodies[1])["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == " ".join(ANSWER)         # the raw answer, placeholders

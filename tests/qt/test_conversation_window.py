@@ -9,7 +9,6 @@ import json
 
 from conftest import ANSWER, SAMPLE
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
 from windows import confirm_plans
 
 QUESTIONS = ("Who wrote the plan?", "When is it due?")
@@ -41,13 +40,14 @@ def test_a_follow_up_continues_the_conversation(qtbot, window, provider):
     qtbot.waitUntil(lambda: len(provider.bodies) == 2 and not window.answers.busy,
                     timeout=5000)
     assert len(shown) == 2 and all(d.resend is None for d in shown)
+    assert window.answer.status.text().endswith("Turn 2 of this document's conversation.")
     messages = json.loads(provider.bodies[1])["messages"]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     assert messages[2]["content"] == ANSWER and messages[3]["content"].endswith(QUESTIONS[1])
     assert b"Jane Doe" not in provider.bodies[1]
-    said = shown[1].findChild(QLabel, "conversation")
-    assert said is not None and "Follow-up in the same conversation (turn 2)" in said.text()
-    assert "adds ε 0" in said.text() and shown[0].findChild(QLabel, "conversation") is None
+    said = shown[1].conversation.text()
+    assert "Follow-up in the same conversation (turn 2)" in said and "adds ε 0" in said
+    assert "provider's answers" in said and not shown[0].conversation.text()
 
     got = []
     window.sig_history_shown.connect(got.append)

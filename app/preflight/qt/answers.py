@@ -95,6 +95,7 @@ class AnswerController(QObject):
         self._t0 = 0.0
         self._stopping = False
         self._restoration: Restoration | None = None   # what the payload carried
+        self._turn = 1                  # the send's turn in its document's conversation
         self.restored = ""
         self.raw = ""
 
@@ -134,6 +135,7 @@ class AnswerController(QObject):
         app = self.app
         sanitized = getattr(plan, "sanitized", None)
         self._restoration = Restoration.of(sanitized) if sanitized is not None else None
+        self._turn = getattr(plan, "turn", 1)
         self._begin("cloud")
 
         def op(ctx: OpContext):
@@ -207,6 +209,8 @@ class AnswerController(QObject):
             self.restored = shown
         cloud = hasattr(result, "output_tokens")
         status = cloud_status(result, self._restoration) if cloud else LOCAL_DONE
+        if cloud and self._turn > 1:
+            status += f" Turn {self._turn} of this document's conversation."
         check = getattr(result, "answer_check", None)
         line = check_line(check, dx=bool(self._restoration and self._restoration.noise))
         utility = getattr(result, "realized_utility", None)

@@ -133,6 +133,12 @@ class QtConfirmSendDialog(QDialog):
         self.privacy.setTextFormat(Qt.TextFormat.RichText)
         self.privacy.setVisible(bool(lines))
         lay.addWidget(self.privacy)
+        self.conversation = QLabel(_conversation_line(plan))   # a follow-up: said up here
+        self.conversation.setObjectName("conversation")
+        self.conversation.setTextFormat(Qt.TextFormat.PlainText)
+        self.conversation.setWordWrap(True)
+        self.conversation.setVisible(bool(self.conversation.text()))
+        lay.addWidget(self.conversation)
 
         split = QSplitter(Qt.Orientation.Vertical)
         payload_box = QGroupBox(f"Exact request body ({len(plan.payload):,} bytes)")
@@ -186,12 +192,6 @@ class QtConfirmSendDialog(QDialog):
             if len(others) > 12:
                 cl.addWidget(QLabel(f"… and {len(others) - 12} more"))
         self.resend: QCheckBox | None = None
-        said = _conversation_line(plan)
-        if said:
-            turn = QLabel(html.escape(said))
-            turn.setObjectName("conversation")
-            turn.setWordWrap(True)
-            cl.addWidget(turn)
         if getattr(plan, "resend_needs_ack", bool(plan.prior_sends)):
             last = plan.prior_sends[-1]
             warn = QLabel(
