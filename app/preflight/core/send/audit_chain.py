@@ -261,10 +261,9 @@ def _changed_column(state: Mapping[str, str], row: Mapping[str, Any],
     for col in (columns if columns is not None else state):
         if col == "id":
             continue
-        digest = field_digest(col, row.get(col))
         if col not in state and canonical_value(col, row.get(col)) is None:
             continue
-        if state.get(col) != digest:
+        if state.get(col) != field_digest(col, row.get(col)):
             return col
     return None
 
