@@ -80,7 +80,7 @@ def main() -> int:
     ap.add_argument("--fake", action="store_true",
                     help="the application over the tests' fake ports (no models)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="these shots only (names, comma-separated)")
     ap.add_argument("--scale", type=float, default=0.0,
                     help="render only the scaled small-screen shot, at this QT_SCALE_FACTOR")
     args = ap.parse_args()
@@ -130,8 +130,11 @@ def main() -> int:
         wait_until(app, lambda: box.findData(name) >= 0, 30, "policies")
         box.setCurrentIndex(box.findData(name))
 
+    def wanted(*names: str) -> bool:
+        return not args.only or bool(set(names) & set(args.only.split(",")))
+
     def shoot(widget, name: str) -> None:
-        if args.only and args.only != name:
+        if not wanted(name):
             return
         # the real window may need over a second to lay out after a policy change (its
         # wrapped labels, the chart): a shorter wait caught panels mid-layout
@@ -249,7 +252,7 @@ def main() -> int:
                 shoot(win, "02-dx-privacy-light")
                 win.right_scroll.verticalScrollBar().setValue(0)
                 shoot_small(win, (1024, 700), "08-fit-1024x700")
-                if not args.only or args.only == "02-dx-best-light":
+                if wanted("02-dx-best-light"):
                     # "Find best ε": the local model checks the instant candidate (and,
                     # if it falls short, one ε corrected by the gap) — the chart marks it
                     u.find_best_epsilon()
@@ -287,26 +290,30 @@ def main() -> int:
                        win.answer.status.text(), 240, "answer")
             settle(app, 0.5)
             shoot(win, "05-answer")
-            if not args.only or args.only == "05-answer-checked":
-                # the same document again, answered with a date, an amount and a name it
-                # does not hold: the check under the answer, the score not green
+            if wanted("05-answer-checked", "04-confirm-follow-up"):
+                # a follow-up question on the same document (its confirmation: the turn,
+                # ε 0 added, no resend tick), answered with a date, an amount and a name
+                # it does not hold: the check under the answer, the score not green
                 server.answer_words = ("Summary: <PERSON_1> met <PERSON_2> on 20 February "
                                        "2024; the card was charged $4,200 and Mark Evans "
                                        "approved the merger.").split(" ")
 
-                def resend(dlg):
-                    if dlg.resend is not None:
-                        dlg.resend.setChecked(True)
+                def follow_up(dlg):
+                    dlg.show()
+                    shoot(dlg, "04-confirm-follow-up")
+                    dlg.close()
                     return True
 
-                win.auto_confirm = resend
+                win.auto_confirm = follow_up
+                win.controls.task.setCurrentIndex(win.controls.task.findData("question"))
+                win.controls.question.setText("Who approved the merger, and when?")
                 wait_until(app, lambda: win.send_button.isEnabled(), 60, "send")
                 win.send_button.click()
                 wait_until(app, lambda: not win.answers.busy and "Done" in
                            win.answer.status.text() and win.answer.check.text(), 240,
                            "checked answer")
                 shoot(win, "05-answer-checked")
-            if not args.fake and (not args.only or args.only == "05-local-loop"):
+            if not args.fake and wanted("05-local-loop"):
                 # Keep local on a memo where SmolLM2 (the assessor's other SLM, chosen in
                 # Settings → Models for this shot) falls into a loop: stopped at the first
                 # repeated sentence, the answer ends before it and says why
@@ -343,7 +350,7 @@ def main() -> int:
         win.app.shutdown()
     qt_theme.apply_theme(app, "light")
     server.__exit__(None, None, None)
-    if not args.only or args.only == "08-fit-150pct":
+    if wanted("08-fit-150pct"):
         # 150 % scaling is a per-process setting: a second run renders that shot.
         cmd = [sys.executable, __file__, "--scale", "1.5", "--out", str(out)]
         if subprocess.run(cmd + (["--fake"] if args.fake else [])).returncode == 0:

@@ -232,14 +232,30 @@ def test_yes_needs_allow_for_each_blocking_item(server, doc, capsys):
     assert cli.main(args) == 0 and len(server.requests) == 1
 
 
-def test_resend_needs_allow_resend(server, doc, capsys):
+def test_resend_needs_allow_resend_only_when_it_adds_epsilon(server, doc, capsys,
+                                                           monkeypatch):
+    from dataclasses import replace
+
+    from preflight.core.types import DxReport
+
     add_provider(server.url)
     base = ["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"]
     assert cli.main(base) == 0
+    assert cli.main(base) == 0              # no d_X: adds ε 0, nothing to acknowledge
+    real = Services.sanitize
+
+    def noisy(self, *a, **kw):              # the same payload, said to carry d_X at ε 12
+        out, vault = real(self, *a, **kw)
+        return replace(out, report=replace(out.report, dx=DxReport(12.0))), vault
+
+    monkeypatch.setattr(Services, "sanitize", noisy)
+    capsys.readouterr()
     assert cli.main(base) == 2
-    assert "already sent 1 time" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "already sent 2 time" in err and "adds ε 12" in err
+    assert "this send adds 12 → 12 in total" in err           # the ledger, before it
     assert cli.main(base + ["--allow-resend"]) == 0
-    assert len(server.requests) == 2
+    assert len(server.requests) == 3
 
 
 def test_provider_error_is_one_line_with_hint(server, doc, capsys):

@@ -40,6 +40,7 @@ from preflight.core.org_policy import OrgPolicy
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.sanitize.placeholder_memory import PlaceholderMemory
 from preflight.core.sanitize.policy import Action, Policy
+from preflight.core.send.conversation import Conversation
 from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
@@ -66,11 +67,12 @@ class WindowDoorway:
         self._shut = False
         self._provider: str | None = None   # the window's provider (its predictions)
         self._org: OrgPolicy | None = None
-        # The open document's placeholders stay the same across edits and sends (kept in
-        # memory only: a pasted document has no name to key a file by).
+        # The open document's placeholders stay the same across edits and sends (in memory
+        # only: a pasted document has no name to key a file by); its sends: one conversation
         self._memory = PlaceholderMemory()
         self.deny = deny_list.DenyListDoor(lambda: self.settings, self.save_settings,
                                            lambda: self._detector)
+        self.conversation = Conversation()
 
     @property
     def settings(self) -> Settings:
@@ -159,11 +161,12 @@ class WindowDoorway:
         return rules.protected(self.org_policy, policy, types)
 
     def new_document(self, source: Path | None, text: str) -> None:
-        """A document was opened: a file keeps the placeholders of its earlier sends (the
-        same memory as the CLI's for that path); anything else starts afresh."""
+        """A document was opened: a new conversation; a file keeps the placeholders of its
+        earlier sends (the CLI's memory for that path), anything else starts afresh."""
         self._memory = (self.services.placeholder_memory(str(source), text)
                         if source is not None else PlaceholderMemory())
         self.deny.new_document()        # "this document only" values end with it
+        self.conversation = Conversation()
 
     @property
     def document_memory(self) -> PlaceholderMemory:
@@ -266,6 +269,7 @@ class WindowDoorway:
         return rules.default_provider(self.settings)
 
     def estimate(self, payload: str, task: Task, provider: str | None) -> CostEstimate:
+        task = self.conversation.follow(task)     # a follow-up carries the earlier turns
         if provider:   # counted on the exact request body this provider would receive
             return self._send_session().estimate(payload, task, provider)
         # No provider yet: the answer length is still the one the request will ask for.
@@ -283,17 +287,15 @@ class WindowDoorway:
         The window's seed is not passed: the text is already sanitized, and the seed is a
         secret (with it, pseudonyms and d_X noise could be reproduced), so it never
         reaches the plan or the audit log."""
-        eps = sanitized.epsilon
+        feats = prediction.features if prediction and prediction.features else None
         return self._send_session().prepare_send(
-            original, provider, sanitized.method, SanitizeParams(epsilon=eps), task,
-            spans=list(spans), sanitized=sanitized, vault=vault, memory=self._memory,
-            predicted_utility=prediction.value if prediction else None,
-            features=prediction.features if prediction and prediction.features else None,
-        )
+            original, provider, sanitized.method, SanitizeParams(epsilon=sanitized.epsilon),
+            task, spans=list(spans), sanitized=sanitized, vault=vault, memory=self._memory,
+            conversation=self.conversation, features=feats,
+            predicted_utility=prediction.value if prediction else None)
 
     def confirmation_for(self, plan: Any, overrides: Sequence[str], resend_ok: bool) -> Any:
         from preflight.core.send.session import Confirmation
-
         return Confirmation(confirmed=True, overrides=frozenset(overrides),
                             resend_acknowledged=resend_ok)
 
@@ -323,7 +325,6 @@ class WindowDoorway:
     # -- keys (see preflight.app.provider_keys) ---------------------------------------------
     def keyring_status(self) -> Any:
         from preflight.core.send.keys import keyring_status
-
         return keyring_status()
 
     def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:

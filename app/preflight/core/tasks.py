@@ -5,6 +5,11 @@ cloud's answer on the same request. The user's own words — the question and th
 ``note`` (a custom instruction such as "summarize for the board in 5 bullets") — are
 sanitized with the document's policy and vault before a send
 (:mod:`preflight.core.send.question`), and the whole request is re-scanned.
+
+A follow-up question on the same document carries the conversation so far
+(``Task.history``): each earlier turn's question or instruction as it was sent and the
+provider's answer as it came back (placeholders, never restored values). The messages
+put the document once, in the first turn, as the provider saw it then.
 """
 
 from __future__ import annotations
@@ -25,11 +30,30 @@ ANSWER_TOKENS_RANGE = (32, 16384)  # what the setting accepts
 
 
 @dataclass(frozen=True)
+class Turn:
+    """One earlier exchange of a conversation, as it went over the wire: the task as sent
+    (its question and instruction already protected) and the provider's raw answer."""
+
+    kind: str
+    question: str
+    note: str
+    answer: str
+
+    def task(self) -> "Task":
+        return Task(self.kind, question=self.question, note=self.note)
+
+
+@dataclass(frozen=True)
 class Task:
     kind: str                  # "summarize" | "question" | "correct"
     question: str = ""
     max_tokens: int = SUMMARY_MAX_TOKENS
     note: str = ""             # the user's custom instruction (optional, any task)
+    history: tuple[Turn, ...] = ()   # earlier turns of the conversation (see the module doc)
+
+    def turn(self, answer: str) -> Turn:
+        """This task, answered with ``answer`` (raw), as a turn of its conversation."""
+        return Turn(self.kind, self.question, self.note, answer)
 
     def user_text(self) -> dict[str, str]:
         """The parts of the request the user typed (field name → text), non-empty only."""
@@ -71,21 +95,36 @@ class Task:
             )
         raise ValueError(f"unknown task kind {self.kind!r}")
 
-    def messages(self, document: str) -> list[dict[str, str]]:
-        """Chat messages for an OpenAI-compatible chat completions request."""
-        return [
-            {"role": "system", "content": "You are a careful assistant."},
-            {"role": "user", "content": f"{self.instruction()}\n\nDocument:\n{document}"},
-        ]
+    def _follow_up(self) -> str:
+        """This task as a later turn of a conversation (the document is already above)."""
+        if self.kind == "question":
+            return f"Question: {self.question.strip()}{self._note_line()}"
+        return self.instruction()
 
-    def completion_prompt(self, document: str) -> str:
-        """A plain completion prompt, for base models without a chat template."""
+    def messages(self, document: str) -> list[dict[str, str]]:
+        """Chat messages for an OpenAI-compatible chat completions request: the document
+        with the first turn's instruction, then each earlier answer and later question."""
+        tasks = [t.task() for t in self.history] + [self]
+        out = [{"role": "system", "content": "You are a careful assistant."},
+               {"role": "user", "content": f"{tasks[0].instruction()}\n\nDocument:\n{document}"}]
+        for turn, task in zip(self.history, tasks[1:]):
+            out.append({"role": "assistant", "content": turn.answer})
+            out.append({"role": "user", "content": task._follow_up()})
+        return out
+
+    def _cue(self) -> str:
         note = f"Instruction: {self.note.strip()}\n" if self.note.strip() else ""
         if self.kind == "summarize":
-            return f"{document.strip()}\n\n{note}TL;DR:"
-        if self.kind == "question":
-            return f"{document.strip()}\n\n{note}Question: {self.question.strip()}\nAnswer:"
-        return f"{self.instruction()}\n\n{document.strip()}\n\nRewritten:"
+            return f"{note}TL;DR:"
+        return f"{note}Question: {self.question.strip()}\nAnswer:"
+
+    def completion_prompt(self, document: str) -> str:
+        """A plain completion prompt, for base models without a chat template (a
+        conversation: the document, then each earlier cue with its answer)."""
+        if self.kind not in ("summarize", "question"):
+            return f"{self.instruction()}\n\n{document.strip()}\n\nRewritten:"
+        said = "".join(f"{t.task()._cue()} {t.answer.strip()}\n\n" for t in self.history)
+        return f"{document.strip()}\n\n{said}{self._cue()}"
 
 
 SUMMARIZE = Task("summarize")

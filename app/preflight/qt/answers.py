@@ -95,6 +95,7 @@ class AnswerController(QObject):
         self._t0 = 0.0
         self._stopping = False
         self._restoration: Restoration | None = None   # what the payload carried
+        self._turn = 1                  # the send's turn in its document's conversation
         self.restored = ""
         self.raw = ""
 
@@ -106,14 +107,18 @@ class AnswerController(QObject):
         self._busy = busy
         self.sig_busy.emit(busy)
 
-    def prepare_send(self) -> None:
-        """Build the exact request (payload, cost, residual PII); the window confirms it."""
+    def prepare_send(self, task: Any = None) -> None:
+        """Build the exact request (payload, cost, residual PII); the window confirms it.
+        ``task``: the fields as they read now (None: the last task they reported); the
+        prediction goes along only when it was made for that task."""
         res = self.payload.fresh_result   # only a complete, current result may leave
         util = self.utility
         if res is None or not util.provider or self.busy:
             return
         text, sanitized, spans = self.doc.text, res.sanitized, self.doc.effective_spans()
-        task, provider, pred, app = util.task, util.provider, util.prediction, self.app
+        task = task if task is not None else util.task
+        pred = util.prediction if task == util.task else None
+        provider, app = util.provider, self.app
         vault = res.vault               # the seed stays in the window: it is a secret
         self._set_busy(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.
@@ -130,6 +135,7 @@ class AnswerController(QObject):
         app = self.app
         sanitized = getattr(plan, "sanitized", None)
         self._restoration = Restoration.of(sanitized) if sanitized is not None else None
+        self._turn = getattr(plan, "turn", 1)
         self._begin("cloud")
 
         def op(ctx: OpContext):
@@ -203,6 +209,8 @@ class AnswerController(QObject):
             self.restored = shown
         cloud = hasattr(result, "output_tokens")
         status = cloud_status(result, self._restoration) if cloud else LOCAL_DONE
+        if cloud and self._turn > 1:
+            status += f" Turn {self._turn} of this document's conversation."
         check = getattr(result, "answer_check", None)
         line = check_line(check, dx=bool(self._restoration and self._restoration.noise))
         utility = getattr(result, "realized_utility", None)

@@ -202,13 +202,16 @@ class QtControlsPanel(QGroupBox):
         self.slider.blockSignals(False)
         self.sig_epsilon_changed.emit(float(eps))
 
-    def _on_task(self, *_args) -> None:
+    def current_task(self) -> Task:
+        """The task as the fields read now (a question still being typed included)."""
         kind = self.task.currentData()
-        self.question.setVisible(kind == "question")
         task = Task("question", question=self.question.text()) if kind == "question" \
             else SUMMARIZE
-        task = replace(task, note=self.note.text().strip())
-        self.sig_task_changed.emit(task)
+        return replace(task, note=self.note.text().strip())
+
+    def _on_task(self, *_args) -> None:
+        self.question.setVisible(self.task.currentData() == "question")
+        self.sig_task_changed.emit(self.current_task())
 
     def _sync_enabled(self) -> None:
         dx = self._uses_dx

@@ -133,6 +133,12 @@ class QtConfirmSendDialog(QDialog):
         self.privacy.setTextFormat(Qt.TextFormat.RichText)
         self.privacy.setVisible(bool(lines))
         lay.addWidget(self.privacy)
+        self.conversation = QLabel(_conversation_line(plan))   # a follow-up: said up here
+        self.conversation.setObjectName("conversation")
+        self.conversation.setTextFormat(Qt.TextFormat.PlainText)
+        self.conversation.setWordWrap(True)
+        self.conversation.setVisible(bool(self.conversation.text()))
+        lay.addWidget(self.conversation)
 
         split = QSplitter(Qt.Orientation.Vertical)
         payload_box = QGroupBox(f"Exact request body ({len(plan.payload):,} bytes)")
@@ -186,20 +192,21 @@ class QtConfirmSendDialog(QDialog):
             if len(others) > 12:
                 cl.addWidget(QLabel(f"… and {len(others) - 12} more"))
         self.resend: QCheckBox | None = None
-        if plan.prior_sends:
+        if getattr(plan, "resend_needs_ack", bool(plan.prior_sends)):
             last = plan.prior_sends[-1]
             warn = QLabel(
                 f"<b style='color:{colors.warn.name()}'>This document was sent "
                 f"{len(plan.prior_sends)} time(s) before</b> (last {html.escape(last.created_at)}"
-                f" to {html.escape(last.provider)}, {html.escape(last.match)} match). Several "
-                "differently sanitized copies of one text can be combined to undo the noise.")
+                f" to {html.escape(last.provider)}, {html.escape(last.match)} match). This send "
+                "adds d_X noise again: several differently noised copies of one text can be "
+                "combined to undo it.")
             warn.setWordWrap(True)
             cl.addWidget(warn)
             self.resend = QCheckBox("I understand; send this document again")
             self.resend.setObjectName("resend")
             self.resend.toggled.connect(self._sync)
             cl.addWidget(self.resend)
-        if not blocking and not plan.prior_sends:
+        if not blocking and self.resend is None:
             ok = QLabel(f"<span style='color:{colors.good.name()}'>No identifier or secret "
                         "was found in the payload by the re-scan.</span>")
             cl.addWidget(ok)
@@ -266,6 +273,21 @@ class QtConfirmSendDialog(QDialog):
 
     def resend_ok(self) -> bool:
         return self.resend is None or self.resend.isChecked()
+
+
+def _conversation_line(plan: Any) -> str:
+    """What the dialog says about the document's earlier sends: a follow-up in the same
+    conversation (and the ε it adds), or an earlier send outside it that adds ε 0."""
+    ledger = getattr(plan, "ledger", None)
+    adds = f"{ledger.this_send:g}" if ledger is not None else "0"
+    if getattr(plan, "follow_up", False):
+        return (f"Follow-up in the same conversation (turn {plan.turn}): the request "
+                "carries the earlier questions and the provider's answers as it sent them "
+                f"(placeholders, not your values). This send adds ε {adds}.")
+    if plan.prior_sends and not getattr(plan, "resend_needs_ack", True):
+        return (f"This document was sent {len(plan.prior_sends)} time(s) before; this send "
+                "has no d_X noise to average and adds ε 0.")
+    return ""
 
 
 def breakable(text: str) -> str:

@@ -1,5 +1,6 @@
 """History: the audit log, one row per send or local answer; a selected row shows what
-was sent (and the answer), in this computer's time; Export writes the log to a file."""
+was sent (and the answer), in this computer's time; Export writes the log to a file. The
+sends of one document's conversation share a conversation id, numbered by turn."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ HISTORY_COLUMNS = (
     ("created_at", "Time"), ("kind", "Kind"), ("status", "Status"), ("provider", "Provider"),
     ("model", "Model"), ("method", "Method"), ("epsilon", "ε"), ("input_tokens", "Tokens in"),
     ("output_tokens", "Tokens out"), ("cost", "Cost"), ("predicted_utility", "Predicted"),
-    ("realized_utility", "Realized"),
+    ("realized_utility", "Realized"), ("conversation", "Conversation"),
 )
 
 
@@ -70,7 +71,8 @@ class QtHistoryDialog(QDialog):
         self.table.horizontalHeader().setStretchLastSection(True)
         for r, row in enumerate(self.rows):
             for c, (key, _label) in enumerate(HISTORY_COLUMNS):
-                self.table.setItem(r, c, QTableWidgetItem(_cell(key, row.get(key))))
+                text = turn_label(row) if key == "conversation" else _cell(key, row.get(key))
+                self.table.setItem(r, c, QTableWidgetItem(text))
         self.table.itemSelectionChanged.connect(self._show_detail)
         split.addWidget(self.table)
         self.detail = QPlainTextEdit()
@@ -104,6 +106,9 @@ class QtHistoryDialog(QDialog):
         if isinstance(payload, (bytes, bytearray)):
             payload = pretty_payload(bytes(payload))
         parts = [f"Payload sent:\n{payload or '(nothing was sent: local answer)'}"]
+        if (row.get("turn") or 0) > 1:
+            parts.insert(0, f"Follow-up ({turn_label(row)}): the payload carries the earlier "
+                         "questions and the provider's answers as it sent them.\n")
         allowed = _overrides(row.get("overrides"))
         if allowed:
             parts.append("\nSent as written, with your confirmation: " + "; ".join(allowed))
@@ -140,6 +145,12 @@ def _cell(key: str, value: Any) -> str:
     if key == "created_at":
         return local_time(str(value))
     return str(value)
+
+
+def turn_label(row: dict[str, Any]) -> str:
+    """"a1b2c3 · turn 2": the conversation a send belonged to (empty: none recorded)."""
+    conv = row.get("conversation")
+    return f"{str(conv)[:6]} · turn {row.get('turn') or 1}" if conv else ""
 
 
 def local_time(iso: str) -> str:

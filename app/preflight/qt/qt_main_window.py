@@ -106,7 +106,8 @@ class QtMainWindow(QMainWindow):
         self.provider.currentIndexChanged.connect(self._on_provider)
         for trigger in (self.send_button.clicked, self.send_shortcut.activated,
                         self.send_shortcut2.activated):
-            trigger.connect(a.prepare_send)
+            # Ctrl+Enter in any field: the question as typed, before its field loses focus
+            trigger.connect(lambda *_: a.prepare_send(self.controls.current_task()))
         self.local_button.clicked.connect(a.keep_local)
         self.copy_button.clicked.connect(self.copy_sanitized)
         self.stop_shortcut.activated.connect(a.stop)

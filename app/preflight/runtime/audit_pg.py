@@ -42,7 +42,7 @@ from preflight.core.send.audit_sync import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _LOCK_KEY = 0x70666C74  # "pflt": serializes schema migrations between laptops
 _EVENT_COLS = ("seq", "record_id", "at", "kind", "fields", "prev", "hash")
 TABLES = ("preflight_audit_schema", "preflight_audit_logs", "preflight_audit_events",
@@ -105,7 +105,10 @@ END $$;
 """ + "".join(f"""
 CREATE TRIGGER preflight_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON {table}
     FOR EACH STATEMENT EXECUTE FUNCTION preflight_audit_append_only();
-REVOKE UPDATE, DELETE, TRUNCATE ON {table} FROM PUBLIC;""" for table in TABLES)))
+REVOKE UPDATE, DELETE, TRUNCATE ON {table} FROM PUBLIC;""" for table in TABLES)), (4, """
+ALTER TABLE preflight_audit_records ADD COLUMN IF NOT EXISTS conversation text,
+    ADD COLUMN IF NOT EXISTS turn bigint;
+"""))
 _HEAD_SQL = ("SELECT seq, hash FROM preflight_audit_events WHERE log_id = %s "
              "ORDER BY seq DESC LIMIT 1")
 _PAIR_COLS = ("laptop", "pair_id", "provider", "model", "variant", "bundle_format",

@@ -277,3 +277,33 @@ def test_an_unreadable_export_is_a_clear_input_error(tmp_path, suffix, body):
     path.write_text(body, encoding="utf-8")
     with pytest.raises(InputError, match="not a readable Preflight audit export"):
         verify_export(path)
+
+
+def test_a_schema_5_log_gains_the_conversation_columns_and_still_verifies(tmp_path,
+                                                                          monkeypatch):
+    """Records chained before ``conversation``/``turn`` existed verify after the upgrade;
+    a value put into those columns of an old record afterwards is found."""
+    from preflight.core.send import audit, audit_schema
+
+    path = tmp_path / "a.sqlite3"
+    old = tuple(c for c in audit._COLUMNS if c not in ("conversation", "turn"))
+    with monkeypatch.context() as m:
+        m.setattr(audit, "_COLUMNS", old)                # what schema 5 chained
+        m.setattr(audit_schema, "SCHEMA_VERSION", 5)
+        filled(path, 2).close()
+    db = raw(path)
+    for col in ("conversation", "turn"):
+        db.execute(f"ALTER TABLE sends DROP COLUMN {col}")
+    db.close()
+    log = AuditLog(path)
+    rid = begin(log, 9, conversation="c0ffee", turn=2)
+    assert log.get(rid)["turn"] == 2 and log.get(1)["conversation"] is None
+    report = log.verify()
+    assert report.ok, report.problems
+    out = tmp_path / "audit.csv"
+    log.export(out)
+    assert verify_export(out).ok
+    log.close()
+    raw(path).execute("UPDATE sends SET conversation = 'forged' WHERE id = 1")
+    problems = AuditLog(path).verify().problems
+    assert any("record 1 was changed (its conversation" in p.what for p in problems)

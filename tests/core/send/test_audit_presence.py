@@ -18,6 +18,7 @@ from preflight.core.org_policy import OrgPolicy, load_org_policy
 from preflight.core.send.audit import AuditLog, Fingerprint
 from preflight.core.send.audit_anchor import Anchor, anchor_name, anchors_for
 from preflight.core.send.audit_presence import check_presence
+from preflight.core.send.audit_schema import SCHEMA_VERSION
 
 MEMOS = ["Carol Diaz wrote to the Lyon office about the lease.",
          "Dev Patel asked for the March payroll export by Tuesday.",
@@ -70,7 +71,7 @@ def test_one_record_per_log_holds_id_schema_key_and_head(home, tmp_path):
         (file,) = (paths.config_dir() / "audit-anchors").iterdir()
         text = file.read_text(encoding="utf-8")
     data = json.loads(text)
-    assert data["log_id"] == log.log_id and data["schema"] == 5
+    assert data["log_id"] == log.log_id and data["schema"] == SCHEMA_VERSION
     assert data["key"] and tuple(data["head"]) == log.head() and log.head()[0] == 4
     # nothing else outside the log: no second marker, no second keyring service
     assert sorted(p.name for p in paths.config_dir().iterdir()) == (

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
 from _fakes import (
-    FakeCounter, FakeDetector, FakeEmbedder, FakeFlow, FakeRestorer, FakeVault,
+    FakeCounter, FakeDetector, FakeEmbedder, FakeFlow, FakePlaceholder, FakeRestorer,
+    FakeVault,
 )
 from _loopback import Reply
 from preflight.core.config import ProviderSettings, Settings
@@ -21,6 +23,7 @@ from preflight.core.send.keys import KeyStore, key_account
 from preflight.core.send.masking import mask_value
 from preflight.core.send.session import Confirmation, SendBlocked, SendSession, finding_id
 from preflight.core.tasks import SUMMARIZE, Task
+from preflight.core.types import DxReport, SanitizeReport
 
 DOC = ("Alice Martin (alice.martin@corp.example, +33 6 12 34 56 78) asked Bob Stone in Lyon "
        "to review the Q3 budget before Friday. Alice Martin will present it.")
@@ -46,6 +49,15 @@ def placeholder_plan(session, text=DOC, task=SUMMARIZE):
     vault = FakeVault()
     return session.prepare_send(text, "loop", "fake-placeholder", SanitizeParams(seed=1), task,
                                 vault=vault)
+
+
+def dx_plan(session, text=DOC, eps=20.0, task=SUMMARIZE, **kw):
+    """A placeholder payload that says it carries d_X noise at ``eps``."""
+    det = session.detector.detect(text)
+    out = FakePlaceholder(FakeVault()).sanitize(text, det, None)
+    noisy = replace(out, report=SanitizeReport(dx=DxReport(eps)))
+    return session.prepare_send(text, "loop", "fake-placeholder", SanitizeParams(), task,
+                                spans=det, sanitized=noisy, vault=FakeVault(), **kw)
 
 
 def test_plan_payload_has_placeholders_not_values(server, tmp_path):
@@ -204,22 +216,26 @@ def test_missing_embedder_marks_pending(server, tmp_path):
     assert result.realized_utility is None and result.learning == "pending"
 
 
-def test_resending_same_document_needs_explicit_ack(server, tmp_path):
+def test_a_dx_resend_needs_explicit_ack_a_plain_one_does_not(server, tmp_path):
     session = make(server, tmp_path)
     session.execute(placeholder_plan(session), YES)
-    again = session.prepare_send(DOC.replace("Friday", "Thursday"), "loop", "fake-placeholder",
-                                 SanitizeParams(seed=2), vault=FakeVault())
-    assert [p.match for p in again.prior_sends] == ["near"]
-    with pytest.raises(SendBlocked, match="already sent 1 time"):
+    edited = DOC.replace("Friday", "Thursday")
+    plain = session.prepare_send(edited, "loop", "fake-placeholder", SanitizeParams(seed=2),
+                                 vault=FakeVault())
+    assert [p.match for p in plain.prior_sends] == ["near"] and not plain.resend_needs_ack
+    session.execute(plain, YES)                 # no noise to average: adds ε 0, no tick
+    again = dx_plan(session, edited)
+    assert again.resend_needs_ack and again.to_json()["resend_acknowledgment_needed"]
+    with pytest.raises(SendBlocked, match="already sent 2 time"):
         session.execute(again, YES)
-    assert len(server.requests) == 1
-    session.execute(again, Confirmation(True, resend_acknowledged=True))
     assert len(server.requests) == 2
+    session.execute(again, Confirmation(True, resend_acknowledged=True))
+    assert len(server.requests) == 3
 
 
 def test_ledger_rechecked_at_execute_time(server, tmp_path):
     session = make(server, tmp_path)
-    plan_a, plan_b = placeholder_plan(session), placeholder_plan(session)
+    plan_a, plan_b = dx_plan(session), dx_plan(session)
     session.execute(plan_a, YES)
     with pytest.raises(SendBlocked, match="already sent"):
         session.execute(plan_b, YES)

@@ -215,6 +215,8 @@ def _print_plan(plan: Any, out: Any) -> None:
         w(f"  [RESEND] this document was sent on {p.created_at} to {p.provider} "
           f"({p.method}{f', ε {p.epsilon:g}' if p.epsilon is not None else ''}; "
           f"match: {p.match})\n")
+    if plan.prior_sends and not plan.resend_needs_ack:
+        w("  (no d_X noise in this send: it adds ε 0, no resend confirmation needed)\n")
 
 
 def remember_allowed(plan: Any, ids: list[str], org: Any) -> None:
@@ -343,10 +345,11 @@ def run(args: argparse.Namespace) -> int:
                 if f.id not in overrides and terminal.ask(
                         f"Send {f.type} '{f.value}' as it is?"):
                     overrides.add(f.id)
-            if plan.prior_sends and not resend_ok:
+            if plan.resend_needs_ack and not resend_ok:
                 resend_ok = terminal.ask(
-                    "This document was sent before; differently sanitized copies can be "
-                    "averaged to undo the noise. Send it again anyway?")
+                    f"This document was sent before and this send adds ε "
+                    f"{plan.ledger.this_send:g}; differently noised copies can be averaged "
+                    "to undo the noise. Send it again anyway?")
             confirmed = terminal.ask(f"Send this to {plan.provider.name}?")
             try:
                 resolve_key(plan.provider, session.keystore, session.session_keys)

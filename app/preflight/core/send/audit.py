@@ -78,14 +78,14 @@ class PriorSend:
     match: str            # "exact" | "normalized" | "near"
     similarity: float     # 1.0 for exact/normalized
     spent: float = 0.0    # the ε this send counts in the document's ε ledger
-
+    conversation: str | None = None   # the conversation it was a turn of (None: none)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "record_id": self.record_id, "created_at": self.created_at,
             "provider": self.provider, "method": self.method, "epsilon": self.epsilon,
             "match": self.match, "similarity": round(self.similarity, 3),
-            "epsilon_spent": self.spent,
+            "epsilon_spent": self.spent, "conversation": self.conversation,
         }
 
 
@@ -251,11 +251,14 @@ class AuditLog:
         cost_estimate: float | None = None,
         predicted_utility: float | None = None,
         overrides: Iterable[str] = (),
+        conversation: str | None = None,
+        turn: int | None = None,
     ) -> int:
         """Insert a record and commit it (durably) before anything is sent.
 
         There is deliberately no ``seed`` parameter: the seed never reaches the log.
-        ``privacy_epsilon`` is the ε the send spends on its document (the ε ledger).
+        ``privacy_epsilon`` is the ε the send spends on its document (the ε ledger);
+        ``conversation``/``turn`` which conversation of the document it belongs to.
         """
         now = _now()
 
@@ -264,14 +267,14 @@ class AuditLog:
                 """INSERT INTO sends (created_at, updated_at, status, kind, provider, model, url,
                    method, epsilon, task, doc_sha256, doc_norm_sha256, doc_minhash,
                    original_text, payload, input_tokens, token_method, cost_estimate,
-                   predicted_utility, overrides, pid, privacy_epsilon)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   predicted_utility, overrides, pid, privacy_epsilon, conversation, turn)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (now, now, status, kind, provider, model, url, method, epsilon, task,
                  fingerprint.sha256, fingerprint.norm_sha256,
                  json.dumps(list(fingerprint.minhash)) if fingerprint.minhash else None,
                  original_text, payload, input_tokens, token_method, cost_estimate,
                  predicted_utility, json.dumps(sorted(overrides)), os.getpid(),
-                 privacy_epsilon),
+                 privacy_epsilon, conversation, turn),
             )
             record_id = int(cur.lastrowid)
             self._event(record_id, "begin", _COLUMNS)
@@ -283,7 +286,7 @@ class AuditLog:
 
     _UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at", "doc_sha256", "doc_norm_sha256",
                                         "doc_minhash", "payload", "kind", "pid",
-                                        "privacy_epsilon"}
+                                        "privacy_epsilon", "conversation", "turn"}
 
     def update(self, record_id: int, **fields: Any) -> None:
         """Update some fields of a record (each call is one durable commit, waiting its
@@ -336,13 +339,14 @@ class AuditLog:
                     ) -> list[PriorSend]:
         """Earlier sends of the same document (see the module doc for 'same')."""
         out = []
-        for rid, created, provider, method, eps, sha, norm, mh, spent in self._sent_rows():
+        for rid, created, provider, method, eps, sha, norm, mh, spent, conv in \
+                self._sent_rows():
             if rid == exclude_id:
                 continue
             found = match_kind(fingerprint, sha, norm, mh)
             if found is not None:
                 out.append(PriorSend(rid, created, provider, method, eps, *found,
-                                     spent=ledger_epsilon(spent, eps)))
+                                     spent=ledger_epsilon(spent, eps), conversation=conv))
         return out
 
     def _sent_rows(self) -> list[tuple]:
@@ -351,7 +355,7 @@ class AuditLog:
         with self._lock:
             return self._db.execute(
                 f"""SELECT id, created_at, provider, method, epsilon, doc_sha256,
-                    doc_norm_sha256, doc_minhash, privacy_epsilon FROM sends
+                    doc_norm_sha256, doc_minhash, privacy_epsilon, conversation FROM sends
                     WHERE kind = 'send' AND status IN ({marks})
                     AND (delivered IS NULL OR delivered = 1) ORDER BY id""",
                 SENT_STATUSES,
@@ -363,7 +367,7 @@ class AuditLog:
         rows = self._sent_rows()
         wanted = set(record_ids)
         out: dict[int, float] = {}
-        for i, (rid, _c, _p, _m, eps, sha, norm, mh, spent) in enumerate(rows):
+        for i, (rid, _c, _p, _m, eps, sha, norm, mh, spent, _conv) in enumerate(rows):
             if rid not in wanted:
                 continue
             fp = Fingerprint(sha, norm, tuple(json.loads(mh)) if mh else ())

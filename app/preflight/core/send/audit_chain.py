@@ -48,7 +48,7 @@ EVENT_KINDS = ("begin", "update", "adopt")
 REAL_COLUMNS = frozenset({"epsilon", "cost_estimate", "cost", "predicted_utility",
                           "realized_utility", "privacy_epsilon"})
 INTEGER_COLUMNS = frozenset({"id", "input_tokens", "output_tokens", "attempts", "delivered",
-                             "flow_pending", "pid"})
+                             "flow_pending", "pid", "turn"})
 JSON_COLUMNS = frozenset({"overrides", "requests", "doc_minhash"})
 
 
@@ -255,9 +255,15 @@ def verify_chain(events: Iterable[ChainEvent], records: Iterable[Mapping[str, An
 
 def _changed_column(state: Mapping[str, str], row: Mapping[str, Any],
                     columns: Sequence[str] | None) -> str | None:
-    """The first column of ``row`` whose value does not have its chained digest."""
+    """The first column of ``row`` whose value does not have its chained digest. A column
+    the record's events never had (added to the schema after it was written) must be
+    none."""
     for col in (columns if columns is not None else state):
-        if col != "id" and state.get(col) != field_digest(col, row.get(col)):
+        if col == "id":
+            continue
+        if col not in state and canonical_value(col, row.get(col)) is None:
+            continue
+        if state.get(col) != field_digest(col, row.get(col)):
             return col
     return None
 

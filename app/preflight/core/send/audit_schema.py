@@ -2,7 +2,10 @@
 chain, its seal (:mod:`.audit_seal`) and the log's outside record (:mod:`.audit_anchor`).
 
 Schema history: 1 the ``sends`` table; 2 ``requests``, ``pid``; 3 ``privacy_epsilon``;
-4 the hash-chained ``events``; 5 the ``seals`` (see :mod:`.audit_seal`).
+4 the hash-chained ``events``; 5 the ``seals`` (see :mod:`.audit_seal`); 6 ``conversation``
+and ``turn`` (a follow-up question is the next turn of its document's conversation). A
+column added after a record was chained is absent from that record's events: it reads as
+none (:mod:`.audit_chain`).
 
 Adoption — chaining the rows of a log written before the chain existed, as they are —
 happens only for a genuine pre-chain log: one whose place has no record and whose file
@@ -37,7 +40,7 @@ from preflight.core.send.audit_seal import SealState, key_id, new_key
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5   # 4: the hash-chained events table; 5: their seals
+SCHEMA_VERSION = 6   # 4: the hash-chained events table; 5: their seals; 6: conversations
 
 COLUMNS = (
     "id", "created_at", "updated_at", "status", "kind", "provider", "model", "url",
@@ -45,10 +48,11 @@ COLUMNS = (
     "original_text", "payload", "input_tokens", "output_tokens", "token_method",
     "cost_estimate", "cost", "predicted_utility", "realized_utility", "answer_raw",
     "answer_restored", "overrides", "attempts", "delivered", "error", "flow_pending",
-    "requests", "pid", "privacy_epsilon",
+    "requests", "pid", "privacy_epsilon", "conversation", "turn",
 )
 # Columns added after schema 1 (added to an older file when it is opened).
-ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER", "privacy_epsilon": "REAL"}
+ADDED_COLUMNS = {"requests": "TEXT", "pid": "INTEGER", "privacy_epsilon": "REAL",
+                 "conversation": "TEXT", "turn": "INTEGER"}
 
 SENDS_DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -66,7 +70,8 @@ CREATE TABLE IF NOT EXISTS sends (
     answer_raw TEXT, answer_restored TEXT,
     overrides TEXT, attempts INTEGER DEFAULT 0, delivered INTEGER,
     error TEXT, flow_pending INTEGER DEFAULT 0,
-    requests TEXT, pid INTEGER, privacy_epsilon REAL
+    requests TEXT, pid INTEGER, privacy_epsilon REAL,
+    conversation TEXT, turn INTEGER
 );
 CREATE INDEX IF NOT EXISTS sends_doc ON sends (doc_sha256);
 CREATE INDEX IF NOT EXISTS sends_norm ON sends (doc_norm_sha256);
@@ -120,7 +125,7 @@ def prepare(db: sqlite3.Connection, path: Path, anchors: Anchors,
         if statement.strip():
             db.execute(statement)
     upgraded = found.version is not None and found.version < SCHEMA_VERSION
-    if found.version is not None and found.version < 4:
+    if found.version is not None and found.version < 6:
         _add_columns(db)
     empty = found.records == 0 and found.events == 0
     if where == UNREADABLE:
@@ -144,7 +149,7 @@ def prepare(db: sqlite3.Connection, path: Path, anchors: Anchors,
 
 
 def _add_columns(db: sqlite3.Connection) -> None:
-    """Schema 1–3 → 4: new columns, and the seeds schema 1 stored scrubbed (a seed is a
+    """Schema 1–5 → 6: new columns, and the seeds schema 1 stored scrubbed (a seed is a
     secret: with it the noise of a d_X send could be replayed)."""
     cols = {row[1] for row in db.execute("PRAGMA table_info(sends)")}
     for name, kind in ADDED_COLUMNS.items():

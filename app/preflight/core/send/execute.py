@@ -204,6 +204,8 @@ def _begin(plan: SendPlan, audit: AuditLog, store_original: bool) -> int:
         cost_estimate=plan.cost.max_total if plan.cost.priced else None,
         predicted_utility=plan.predicted_utility,
         overrides=[override_label(f.type, f.value) for f in plan.blocking],
+        conversation=plan.conversation_id,
+        turn=plan.turn if plan.conversation is not None else None,
     )
 
 

@@ -5,6 +5,12 @@ a validated identifier or secret blocks the send until the user accepts it expli
 note (a name the NER model guesses, a value the policy keeps) is shown but does not block.
 A detector running degraded (:func:`degraded_finding`) blocks too: then the re-scan
 itself cannot be trusted.
+
+Resends (:func:`needs_resend_ack`, :func:`company_counts_resend`): several differently
+noised copies of one text can be averaged, so a send that adds d_X ε to a document sent
+before needs the user's explicit acknowledgment; a send without d_X adds ε 0 and needs
+none. A company that forbids resends refuses every d_X resend, and any send of a document
+sent before outside the conversation its earlier sends were part of.
 """
 
 from __future__ import annotations
@@ -104,6 +110,27 @@ class SendPlan:
     # the user's own question and instruction as typed (never sent: the request carries
     # them protected); the answer check reads them beside the document
     user_text: str = field(default="", repr=False)
+    # the document's conversation (:class:`~preflight.core.send.conversation.Conversation`)
+    # and this send's turn in it (1: its first send; the request carries earlier turns)
+    conversation: Any = field(default=None, repr=False)
+    turn: int = 1
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.conversation.id if self.conversation is not None else None
+
+    @property
+    def follow_up(self) -> bool:
+        """Whether this send continues a conversation (earlier turns in the request)."""
+        return self.turn > 1
+
+    @property
+    def this_send_epsilon(self) -> float:
+        return self.ledger.this_send if self.ledger is not None else 0.0
+
+    @property
+    def resend_needs_ack(self) -> bool:
+        return needs_resend_ack(self.prior_sends, self.this_send_epsilon)
 
     @property
     def payload(self) -> bytes:
@@ -138,6 +165,8 @@ class SendPlan:
             "document_sha256": self.fingerprint.sha256,
             "notices": list(self.notices),
             "epsilon_ledger": self.ledger.to_json() if self.ledger is not None else None,
+            "conversation": {"id": self.conversation_id, "turn": self.turn},
+            "resend_acknowledgment_needed": self.resend_needs_ack,
         }
 
 
@@ -185,6 +214,44 @@ def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
              "Choose a stronger policy, or override each item explicitly (CLI: --allow ID "
              "for each; --remember-allow ID also stops flagging a false positive)."),
         )
+
+
+def needs_resend_ack(priors: Sequence[PriorSend], this_send: float) -> bool:
+    """Whether a send must be acknowledged as a resend: the document was sent before and
+    this send adds d_X ε (its noise could be averaged with the earlier copies')."""
+    return bool(priors) and this_send > 0
+
+
+def company_counts_resend(priors: Sequence[PriorSend], this_send: float,
+                          conversation_id: str | None) -> bool:
+    """Whether a company's ``allow_resend = false`` refuses this send: a d_X send of a
+    document sent before, or any send of it outside the conversation of its earlier
+    sends (a follow-up without d_X is the same exchange and adds ε 0)."""
+    if not priors:
+        return False
+    return this_send > 0 or any(conversation_id is None or p.conversation != conversation_id
+                                for p in priors)
+
+
+def check_resend(plan: SendPlan, confirmation: Confirmation, priors: Sequence[PriorSend],
+                 this_send: float, allow_resend: bool) -> None:
+    """Raise :class:`SendBlocked` when ``plan`` is a resend the company forbids, one the
+    user has not acknowledged, or a turn its conversation has moved past (``priors``: the
+    document's earlier sends as of now; ``this_send``: the ε ``plan`` adds)."""
+    if company_counts_resend(priors, this_send, plan.conversation_id) and not allow_resend:
+        raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
+                          "your organization's policy does not allow sending it again.",
+                          "Keep it local, or ask your IT administrator.")
+    if plan.conversation is not None and plan.turn != plan.conversation.next_turn:
+        raise SendBlocked("The conversation moved on since this send was prepared.",
+                          "Send the question again.")
+    if needs_resend_ack(priors, this_send) and not confirmation.resend_acknowledged:
+        raise SendBlocked(
+            f"This document was already sent {len(priors)} time(s) "
+            f"(last: {priors[-1].created_at}, match: {priors[-1].match}).",
+            f"This send adds ε {this_send:g} of d_X noise, and several differently noised "
+            "copies of one text can be averaged to undo it. Confirm the resend explicitly "
+            "(CLI: --allow-resend), or use a policy without d_X.")
 
 
 def degraded_finding(detector: Detector) -> Finding | None:

@@ -38,18 +38,16 @@ from preflight.core.send.execute import SendResult, default_restorer, send_plan
 from preflight.core.send.keys import KeyStore, SessionKeyStore, resolve_key
 from preflight.core.send.learning import FlowRecorder
 from preflight.core.send.local import LocalResult, answer_locally
+from preflight.core.send.conversation import Conversation
 from preflight.core.send.plan import (
     BLOCKING_CATEGORIES, DEGRADED_DETECTOR_ID, Confirmation, Finding, SendBlocked, SendPlan,
-    check_confirmation, fast_features, finding_id,
+    check_confirmation, check_resend, fast_features, finding_id,
 )
 from preflight.core.send.request_scope import protect_request
 from preflight.core.send.rescan import rescan
 from preflight.core.send.providers import ProviderClient, StreamBroken, create_client
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
-
-# Kept for callers that imported the old private name.
-_default_restorer = default_restorer
 
 
 class SendSession:
@@ -189,6 +187,7 @@ class SendSession:
         memory: Any = None,
         predicted_utility: float | None = None,
         features: dict[str, float] | None = None,
+        conversation: Conversation | None = None,
     ) -> SendPlan:
         """Build the plan for sending ``text`` sanitized by ``method`` to ``provider``.
 
@@ -197,10 +196,14 @@ class SendSession:
         :class:`~preflight.core.sanitize.placeholder_memory.PlaceholderMemory`) keeps the
         document's tokens stable across sends; it is saved once the text is sanitized. It
         also tells which values earlier sends protected: they are protected again wherever
-        they appear in this request (:mod:`.request_scope`).
+        they appear in this request (:mod:`.request_scope`). ``conversation``: the
+        document's conversation; the request carries its earlier turns (a follow-up).
         """
         settings = self.provider(provider)
         task = self.answer_task(task)
+        turn = conversation.next_turn if conversation is not None else 1
+        if conversation is not None:
+            task = conversation.follow(task)
         self.org_policy.check_provider(settings.base_url)   # fail closed when broken
         if params.epsilon is not None:
             self.org_policy.check_epsilon(params.epsilon)
@@ -251,7 +254,7 @@ class SendSession:
             sanitized=sanitized, method=sanitized.method or method, epsilon=epsilon,
             seed=params.seed, fingerprint=fingerprint, cost=cost, findings=findings,
             prior_sends=priors, predicted_utility=predicted_utility, features=features,
-            vault=vault, notices=notices,
+            vault=vault, notices=notices, conversation=conversation, turn=turn,
         )
 
     # -- step 2 --
@@ -263,17 +266,8 @@ class SendSession:
         priors = tuple(self.audit.prior_sends(plan.fingerprint))
         self.check_epsilon_ledger(plan, priors)
         check_confirmation(plan, confirmation)
-        if priors and not self.org_policy.allow_resend:
-            raise SendBlocked(f"This document was already sent {len(priors)} time(s), and "
-                              "your organization's policy does not allow sending it again.",
-                              "Keep it local, or ask your IT administrator.")
-        if priors and not confirmation.resend_acknowledged:
-            raise SendBlocked(
-                f"This document was already sent {len(priors)} time(s) "
-                f"(last: {priors[-1].created_at}, match: {priors[-1].match}).",
-                "Several differently sanitized copies of one text can be averaged to undo "
-                "the noise. Confirm the resend explicitly (CLI: --allow-resend).",
-            )
+        check_resend(plan, confirmation, priors, send_epsilon(plan.sanitized),
+                     self.org_policy.allow_resend)
         return priors
 
     def epsilon_ledger(self, plan: SendPlan,
@@ -310,6 +304,8 @@ class SendSession:
             store_original=self.settings.store_original_in_audit, learn=learn,
             on_chunk=on_chunk, cancel=cancel,
         )
+        if plan.conversation is not None:   # the next question continues from this answer
+            plan.conversation.add(plan.turn, plan.task, result.answer_raw)
         # the restored answer against the original (and the user's own question: a fact
         # the user wrote is not invented); the payload names what came through the
         # sanitization's noise
