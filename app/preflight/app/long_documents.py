@@ -44,3 +44,48 @@ def over_context(session: Any, text: str, task: Task, provider: Any) -> ContextF
 def part_words(done: int, total: int, words: str) -> str:
     """A progress line: ``"Summarizing part 3 of 12 (2 of 13 requests done)"``."""
     return f"{words} ({done} of {total} requests done)" if total > 1 else words
+
+
+class LongSend:
+    """The window's long-document steps over a :class:`WindowDoorway`'s send session (a
+    module of its own: the doorway stays small). Each runs on a worker lane."""
+
+    def __init__(self, doorway: Any) -> None:
+        self._doorway = doorway
+
+    def _session(self) -> Any:
+        return self._doorway._send_session()
+
+    def check(self, payload: str, task: Task, provider: str) -> None:
+        """Raise :class:`OverContext` when the payload's request is over the window."""
+        session = self._session()
+        fit = over_context(session, payload, task, provider)
+        if fit is not None:
+            raise OverContext(fit, session.provider(provider).name)
+
+    def first_part(self, original: str, sanitized: Any, spans: Any, task: Task,
+                   provider: str, vault: Any = None) -> Any:
+        """The plan of the beginning that fits (cut at a paragraph end)."""
+        from preflight.core.send.chunked import first_part, fitter
+
+        session = self._session()
+        part = first_part(original, sanitized, spans,
+                          fitter(session, task, session.provider(provider)))
+        return self._doorway.prepare_send(part.original, part.sanitized, list(part.spans),
+                                          task, provider, None, vault)
+
+    def prepare_chunked(self, original: str, sanitized: Any, spans: Any, task: Task,
+                        provider: str, vault: Any, progress: Any, cancel: Any) -> Any:
+        from preflight.core.send.chunked import prepare_chunked
+
+        return prepare_chunked(self._session(), original, sanitized, spans, task, provider,
+                               vault=vault, memory=self._doorway.document_memory,
+                               progress=progress, cancel=cancel)
+
+    def execute_chunked(self, plan: Any, confirmation: Any, on_chunk: Any, progress: Any,
+                        cancel: Any) -> Any:
+        from preflight.app.answer_stream import AnswerChunk
+        from preflight.core.send.chunked import run_chunked
+
+        return run_chunked(self._session(), plan, confirmation, progress=progress,
+                           cancel=cancel, on_chunk=lambda t: on_chunk(AnswerChunk(t, "")))

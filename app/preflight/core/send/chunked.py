@@ -270,6 +270,27 @@ class ChunkedPlan:
     def input_tokens(self) -> int:
         return sum(p.cost.input_tokens for p in self.parts)
 
+    # -- what a confirmation shows, as a single plan has it (the first part's request) --
+    @property
+    def cost(self) -> Any:
+        """Every part's tokens and cost, plus the last request's answer (its input, the
+        parts' answers, is at most one answer length per part)."""
+        from preflight.core.send.cost import CostEstimate, price
+
+        first = self.parts[0].cost
+        answers = first.max_output_tokens * self.requests
+        tokens_in = self.input_tokens + first.max_output_tokens * len(self.parts)
+        return CostEstimate(tokens_in, answers, first.token_method,
+                            price(tokens_in, 0, self.provider),
+                            price(0, answers, self.provider), first.priced)
+
+    def __getattr__(self, name: str) -> Any:
+        # request, payload, task, method, epsilon, sanitized, notices, ledger…: the first
+        # part's (the dialog shows its request and says how many follow)
+        if name.startswith("_") or name in ("parts", "final_task"):
+            raise AttributeError(name)
+        return getattr(self.parts[0], name)
+
 
 def _check_cancel(cancel: threading.Event | None) -> None:
     if cancel is not None and cancel.is_set():
@@ -313,6 +334,20 @@ class ChunkedResult:
     @property
     def record_ids(self) -> tuple[int, ...]:
         return tuple(r.record_id for r in (*self.summaries, self.final))
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(r.output_tokens for r in (*self.summaries, self.final))
+
+    @property
+    def cost(self) -> float:
+        return sum(r.cost for r in (*self.summaries, self.final))
+
+    def __getattr__(self, name: str) -> Any:
+        # finish_reason, notes, answer_check, answer_raw…: the last answer's (what is shown)
+        if name.startswith("_") or name in ("summaries", "final"):
+            raise AttributeError(name)
+        return getattr(self.final, name)
 
 
 def run_chunked(session: Any, plan: ChunkedPlan, confirmation: Confirmation, *,
