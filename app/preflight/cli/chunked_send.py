@@ -89,12 +89,15 @@ def run_chunked_send(args: argparse.Namespace, services: Any, session: Any, text
     result = box["result"]
     if args.json:
         print_json({"chunked": True, "parts": len(plan.parts), "requests": plan.requests,
-                    "answer": result.answer, "answer_raw": result.final.answer_raw,
+                    "answer": result.answer, "answer_raw": result.answer_raw,
+                    "withheld": result.withheld or None,
                     "part_summaries": [r.answer for r in result.summaries],
                     "record_ids": list(result.record_ids), "sent": True})
         return 0
     frame.write(result.answer.strip())
     sys.stdout.write("\n")
+    if result.withheld:
+        print(f"preflight: note: {result.withheld}", file=sys.stderr)
     print(f"--- chunked summary of {len(plan.parts)} parts; audit records "
           f"{', '.join(str(i) for i in result.record_ids)} ---", file=sys.stderr)
     return 0

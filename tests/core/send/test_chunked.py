@@ -176,3 +176,19 @@ def test_unconfirmed_blocking_finding_of_a_part_stops_before_anything_leaves(ser
     with pytest.raises(Exception, match="identifier"):
         run_chunked(session, plan, Confirmation(confirmed=True))
     assert server.requests == []
+
+
+def test_summaries_carrying_a_protected_name_are_withheld_and_shown(server, tmp_path):
+    text = long_document()
+    names = tab_person_names()
+    session = _session(server, tmp_path, 65_536, names=names)
+    sanitized, spans, vault = _sanitized(session, text)
+    plan = prepare_chunked(session, text, sanitized, spans, SUMMARIZE, "loop", vault=vault)
+    yes = Confirmation(confirmed=True, overrides=frozenset(f.id for f in plan.blocking))
+    n = len(plan.parts)
+    # the provider wrote a real name of the document into a summary (it guessed it)
+    server.script(*[Reply(deltas=[f"{names[0]} appealed ({i})."]) for i in range(n)])
+    result = run_chunked(session, plan, yes)
+    assert len(server.requests) == n and result.final is None     # the last never left
+    assert "was not sent" in result.withheld and result.answer.startswith("Part 1:")
+    assert len(session.audit.records()) == n

@@ -15,6 +15,10 @@ A cut never falls inside a change of the sanitized text, so each part is an ordi
 (original part, sanitized part, spans) triple: the re-scan of a part knows exactly which
 of its values the policy protected. Progress is ``progress(done, total, words)``; a set
 ``cancel`` stops between steps and inside a streaming request.
+
+Size (~420 lines): the split (cuts that never fall inside a change, parts re-cut until
+their exact request fits), the plan and the result a confirmation and a pane read like a
+single send's, and the run; one flow, read top to bottom.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, Callable, Sequence
 from preflight.core.config import ProviderSettings
 from preflight.core.errors import Cancelled, ConfigError
 from preflight.core.sanitize.base import SanitizeParams
-from preflight.core.send.plan import Confirmation, Finding, SendPlan
+from preflight.core.send.plan import Confirmation, Finding, SendBlocked, SendPlan
 from preflight.core.tasks import Task
 from preflight.core.types import SanitizedText, Span
 
@@ -324,30 +328,53 @@ def prepare_chunked(session: Any, original: str, sanitized: SanitizedText,
 
 @dataclass(frozen=True)
 class ChunkedResult:
+    """The answers of a chunked summary. ``final`` is None when the summaries' summary
+    was not sent (its re-scan found what the confirmation did not cover): then the
+    answer is the parts' summaries, restored, and ``withheld`` says why."""
+
     summaries: tuple[Any, ...]      # one SendResult per part
-    final: Any                      # the SendResult of the summaries' summary
+    final: Any                      # the SendResult of the summaries' summary, or None
+    withheld: str = ""
+
+    @property
+    def _sent(self) -> tuple[Any, ...]:
+        return (*self.summaries, *((self.final,) if self.final is not None else ()))
 
     @property
     def answer(self) -> str:
-        return self.final.answer
+        if self.final is not None:
+            return self.final.answer
+        return "\n\n".join(f"Part {i + 1}: {r.answer.strip()}"
+                            for i, r in enumerate(self.summaries))
+
+    @property
+    def answer_raw(self) -> str:
+        if self.final is not None:
+            return self.final.answer_raw
+        return "\n\n".join(r.answer_raw.strip() for r in self.summaries)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        last = self.final if self.final is not None else self.summaries[-1]
+        return tuple(last.notes) + ((self.withheld,) if self.withheld else ())
 
     @property
     def record_ids(self) -> tuple[int, ...]:
-        return tuple(r.record_id for r in (*self.summaries, self.final))
+        return tuple(r.record_id for r in self._sent)
 
     @property
     def output_tokens(self) -> int:
-        return sum(r.output_tokens for r in (*self.summaries, self.final))
+        return sum(r.output_tokens for r in self._sent)
 
     @property
     def cost(self) -> float:
-        return sum(r.cost for r in (*self.summaries, self.final))
+        return sum(r.cost for r in self._sent)
 
     def __getattr__(self, name: str) -> Any:
-        # finish_reason, notes, answer_check, answer_raw…: the last answer's (what is shown)
-        if name.startswith("_") or name in ("summaries", "final"):
+        # finish_reason, answer_check…: the last answer's (what is shown)
+        if name.startswith("_") or name in ("summaries", "final", "withheld"):
             raise AttributeError(name)
-        return getattr(self.final, name)
+        return getattr(self.final if self.final is not None else self.summaries[-1], name)
 
 
 def run_chunked(session: Any, plan: ChunkedPlan, confirmation: Confirmation, *,
@@ -358,7 +385,8 @@ def run_chunked(session: Any, plan: ChunkedPlan, confirmation: Confirmation, *,
     Each request passes :meth:`SendSession.execute` (company rules, confirmation, audit
     row). The last payload is the parts' raw answers (placeholders as the provider wrote
     them), re-scanned against the whole original before it leaves: a blocking finding the
-    confirmation does not cover stops it there (:class:`SendBlocked`). Nothing is learnt
+    confirmation does not cover withholds it (the result then holds the parts' summaries
+    and says why: :class:`ChunkedResult`). Nothing is learnt
     from these answers: the prediction was made for one request on the whole text."""
     total = plan.requests
     results = []
@@ -382,6 +410,12 @@ def run_chunked(session: Any, plan: ChunkedPlan, confirmation: Confirmation, *,
         # the whole document's fingerprint may match a part sent a moment ago (a part of
         # most of the text): that is this confirmed plan's own request, not a resend
         confirmation = replace(confirmation, resend_acknowledged=True)
+    try:
+        session.check(final_plan, confirmation)
+    except SendBlocked as blocked:       # nothing of it left; the parts' answers stay
+        return ChunkedResult(tuple(results), None, (
+            f"The summary of the summaries was not sent: {blocked.message} The parts' "
+            "summaries are shown instead; send them again after protecting those values."))
     final = session.execute(final_plan, confirmation, on_chunk=on_chunk, cancel=cancel,
                             learn=False)
     if progress is not None:
