@@ -129,7 +129,11 @@ def main() -> int:
     confirmed: list = []
 
     def confirm(dlg):
+        from PySide6.QtWidgets import QScrollArea
+
         confirmed.append(dlg)
+        dlg.resize(900, 900)
+        dlg.findChild(QScrollArea).ensureWidgetVisible(dlg.accept_all, 0, 300)
         shoot(dlg, "09-long-confirm")
         dlg.accept_all.click()
         shoot(dlg, "09-long-confirm-accepted")

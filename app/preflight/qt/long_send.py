@@ -62,7 +62,8 @@ class QtLongDocumentDialog(QDialog):
         self.chunked.clicked.connect(lambda: self._choose(CHUNKED))
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-        self.resize(620, 300)
+        self.setMinimumWidth(620)
+        self.adjustSize()
 
     def _choose(self, choice: str) -> None:
         self.choice = choice
