@@ -12,7 +12,11 @@ sent before needs ``--allow-resend`` (or a yes on the terminal). A degraded PII 
 (e.g. the NER model missing) blocks the send until ``--accept-degraded-detection`` (or a
 yes on the terminal): ``--yes`` alone does not accept it.
 
-Size (~410 lines): the command is one conversation on the terminal (the plan, item-by-item
+A document whose request is over the provider's context window is refused before
+detection; ``--long first-part`` sends the beginning that fits, ``--long chunked`` a
+summary of each part and then of the summaries (:mod:`preflight.cli.chunked_send`).
+
+Size (~450 lines): the command is one conversation on the terminal (the plan, item-by-item
 overrides, the key prompt, the framed answer); its rules live in the application layer.
 """
 
