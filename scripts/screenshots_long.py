@@ -129,14 +129,18 @@ def main() -> int:
     confirmed: list = []
 
     def confirm(dlg):
-        from PySide6.QtWidgets import QScrollArea
+        from PySide6.QtWidgets import QScrollArea, QSplitter
 
         confirmed.append(dlg)
         dlg.resize(900, 900)
-        dlg.findChild(QScrollArea).ensureWidgetVisible(dlg.accept_all, 0, 300)
+        dlg.show()
+        dlg.findChild(QSplitter).setSizes([220, 640])     # the findings in view
+        app.processEvents()
+        dlg.findChild(QScrollArea).ensureWidgetVisible(dlg.accept_all, 0, 200)
         shoot(dlg, "09-long-confirm")
         dlg.accept_all.click()
         shoot(dlg, "09-long-confirm-accepted")
+        dlg.hide()
         return True
 
     win.auto_confirm = confirm

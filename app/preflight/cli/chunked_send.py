@@ -55,8 +55,6 @@ def run_chunked_send(args: argparse.Namespace, services: Any, session: Any, text
         mark = "BLOCKS" if f.blocking else "note"
         out.write(f"  [{mark}] {f.type} '{f.value}' (id {f.id}): {f.reason}\n")
     confirmation = ask(plan, set(args.allow) | set(args.remember_allow))
-    for part in plan.parts:                 # every part's rules before the first leaves
-        session.check(part, confirmation)
     box: dict[str, Any] = {}
     cancel = threading.Event()
     progress = _Progress()

@@ -192,3 +192,31 @@ def test_summaries_carrying_a_protected_name_are_withheld_and_shown(server, tmp_
     assert len(server.requests) == n and result.final is None     # the last never left
     assert "was not sent" in result.withheld and result.answer.startswith("Part 1:")
     assert len(session.audit.records()) == n
+
+
+class _FirstMentionOnly(FakeDetector):
+    """Finds the names in the first 2,000 characters only (a detector that read the
+    name once, at its introduction)."""
+
+    def detect(self, text):
+        return [s for s in super().detect(text) if s.start < 2000]
+
+
+def test_a_name_protected_in_one_part_blocks_when_written_in_another(server, tmp_path):
+    body = long_document()[:120_000]
+    text = "Karin Lindqvist chaired the meeting.\n\n" + body + \
+        "\n\nKarin Lindqvist closed the meeting."
+    session = _session(server, tmp_path, 8192)
+    session._detector = _FirstMentionOnly(names=("Karin Lindqvist",), cities=())
+    spans = session.detector.detect(text)
+    mech = create_mechanism("placeholder")
+    sanitized = mech.sanitize(text, spans, SanitizeParams(seed=3))
+    plan = prepare_chunked(session, text, sanitized, spans, SUMMARIZE, "loop",
+                           vault=mech.vault)
+    assert len(plan.parts) >= 3
+    last = plan.parts[-1]
+    assert "Karin Lindqvist" in last.sanitized.text          # the detector missed it there
+    assert any(f.value == "Karin Lindqvist" for f in last.blocking)
+    with pytest.raises(Exception, match="Lindqvist"):
+        run_chunked(session, plan, Confirmation(confirmed=True))
+    assert server.requests == []

@@ -314,16 +314,62 @@ def prepare_chunked(session: Any, original: str, sanitized: SanitizedText,
         progress(0, 1, "Splitting the document at paragraph ends")
     parts = split_sanitized(original, sanitized, spans, fitter(session, part_task, settings))
     eps = sanitized.epsilon
+    whole = _whole_values(original, sanitized, spans)
     plans = []
     for i, part in enumerate(parts):
         _check_cancel(cancel)
         if progress is not None:
             progress(i, len(parts), f"Checking part {i + 1} of {len(parts)}")
-        plans.append(session.prepare_send(
+        plan = session.prepare_send(
             part.original, settings, sanitized.method, SanitizeParams(epsilon=eps),
             part_task, spans=list(part.spans), sanitized=part.sanitized, vault=vault,
-            memory=memory, features={}))
+            memory=memory, features={})
+        plans.append(_with_whole_document(plan, part, whole))
     return ChunkedPlan(tuple(plans), final_task, original, tuple(spans), vault)
+
+
+@dataclass(frozen=True)
+class _Value:
+    value: str
+    type: str
+    category: Any
+    score: float
+
+
+class _NoFreshDetection:
+    """A detector that finds nothing: the extra pass runs the re-scan's leak finders."""
+
+    warnings: list[str] = []
+
+    def detect(self, text: str) -> list[Span]:
+        return []
+
+
+def _whole_values(original: str, sanitized: SanitizedText, spans: Sequence[Span]
+                  ) -> list[_Value]:
+    """The values the policy protects anywhere in the document (what the re-scan of the
+    whole payload would search for)."""
+    from preflight.core.pii.floor import BLOCKING_CATEGORIES
+
+    kept = sanitized.report.kept_spans
+    kept_set = set(kept or ())
+    return [_Value(original[s.start:s.end], s.type, s.category, s.score) for s in spans
+            if ((s.start, s.end) not in kept_set if kept is not None
+                else s.category in BLOCKING_CATEGORIES)]
+
+
+def _with_whole_document(plan: SendPlan, part: Part, whole: list[_Value]) -> SendPlan:
+    """``plan`` whose findings also block a value protected elsewhere in the document and
+    written as it is in this part (its own re-scan knows only the part's detections)."""
+    from preflight.core.send.rescan import rescan
+
+    out = {f.id: f for f in plan.findings}
+    for f in rescan(_NoFreshDetection(), part.original, part.sanitized, plan.request,
+                    part.spans, whole):
+        if f.blocking and (f.id not in out or not out[f.id].blocking):
+            out[f.id] = f
+    return replace(plan, findings=tuple(sorted(out.values(),
+                                               key=lambda f: (not f.blocking, f.part, f.start))))
 
 
 @dataclass(frozen=True)
@@ -389,6 +435,8 @@ def run_chunked(session: Any, plan: ChunkedPlan, confirmation: Confirmation, *,
     and says why: :class:`ChunkedResult`). Nothing is learnt
     from these answers: the prediction was made for one request on the whole text."""
     total = plan.requests
+    for part in plan.parts:          # every part's rules before the first request leaves
+        session.check(part, confirmation)
     results = []
     for i, part in enumerate(plan.parts):
         _check_cancel(cancel)
