@@ -16,7 +16,7 @@ A cut never falls inside a change of the sanitized text, so each part is an ordi
 of its values the policy protected. Progress is ``progress(done, total, words)``; a set
 ``cancel`` stops between steps and inside a streaming request.
 
-Size (~420 lines): the split (cuts that never fall inside a change, parts re-cut until
+Size (~470 lines): the split (cuts that never fall inside a change, parts re-cut until
 their exact request fits), the plan and the result a confirmation and a pane read like a
 single send's, and the run; one flow, read top to bottom.
 """
