@@ -135,3 +135,29 @@ def _allow_all(doc, monkeypatch) -> list[str]:
     ids = [line.split("(id ", 1)[1].split(")", 1)[0] for line in out.getvalue().splitlines()
            if "[BLOCKS]" in line]
     return [f"--allow={i}" for i in ids]
+
+
+def test_ctrl_c_during_a_chunked_send_stops_cleanly(server, tmp_path, capsys):
+    import os
+    import signal
+    import threading
+
+    doc = tmp_path / "minutes.txt"
+    doc.write_text("\n\n".join([MINUTES.strip()] * 12), encoding="utf-8")
+    _add(server.url, 1024)
+    # each answer dribbles in slowly; Ctrl+C comes while the second request streams
+    server.script(*[Reply(deltas=["Part", " summary", " here."], delay=0.4)
+                    for _ in range(40)])
+
+    def interrupt_on_second(_req):
+        if len(server.requests) == 2:
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+    server.on_request = interrupt_on_second
+    capsys.readouterr()
+    code = cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn",
+                     "--long", "chunked", "--allow-resend"] + [])
+    err = capsys.readouterr().err
+    assert code == 130, err
+    assert "stopped by you after 1 of" in err and "nothing more was sent" in err
+    assert len(server.requests) == 2                  # the third never left
