@@ -94,3 +94,20 @@ def test_save_refuses_an_invalid_url(qtbot, window):
     tab.base_url.editingFinished.emit()
     dlg.accept()
     assert settings_path().exists()                     # saved this time
+
+
+def test_context_window_follows_the_preset_and_is_saved(qtbot, window):
+    from preflight.core.config import CONTEXT_TOKENS_DEFAULT
+
+    dlg = window.open_settings("providers")
+    tab = dlg.providers
+    _choose_preset(tab, "Google Gemini (OpenAI-compatible endpoint)")
+    assert tab.context.value() == 1_048_576
+    _choose_preset(tab, "Local Ollama")
+    assert tab.context.value() == 4096
+    tab._add()                                    # "Add" (a custom provider)
+    assert tab.context.value() == CONTEXT_TOKENS_DEFAULT           # a custom one: stated
+    assert f"{CONTEXT_TOKENS_DEFAULT:,}" in tab.context.toolTip()
+    tab.context.setValue(200_000)
+    assert tab._current().context_tokens == 200_000
+    dlg.reject()

@@ -15,14 +15,23 @@ are one name):
 2 names and 1 e-mail address will leave your computer." — most severe kind first (secrets,
 then direct identifiers, confidential attributes, quasi-identifiers; then the larger
 count). Qt-free, so the window and the CLI print the same words.
+
+One source for "left": ``leaving`` also holds every blocking leak the send's re-scan
+(:func:`~preflight.core.send.rescan.rescan`) finds without a fresh detection pass — a
+protected value written again elsewhere in the payload, a protected person's surname
+written alone — through :func:`left_findings`, the very function the confirmation's list
+comes from. The window's count (the banner and "PII left in payload") is this summary's;
+the confirmation may add only what a fresh detection of the payload finds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
 from preflight.app.presentation import payload_status, span_key
+from preflight.core.send.plan import Finding
+from preflight.core.send.rescan import rescan
 from preflight.core.sanitize.operators import value_key
 from preflight.core.sanitize.policy import PARTIAL_DATE, RELATIVE_DATE, effective_type
 from preflight.core.types import Category, SanitizedText, Span
@@ -156,10 +165,39 @@ def by_kind(items: Sequence[LeavingItem]) -> str:
     return join_words([kind_words(t, counts[t]) for t in order])
 
 
+class _NoFreshDetection:
+    """The re-scan's detector for the live count: it finds nothing new (detecting the
+    whole payload again is the plan's work), so only the leak finders run."""
+
+    warnings: list[str] = []
+
+    def detect(self, text: str) -> list[Span]:
+        return []
+
+
+@dataclass(frozen=True)
+class _PayloadOnly:
+    """The request as the re-scan reads it: the strings a model reads."""
+
+    content_texts: tuple[str, ...]
+
+
+def left_findings(original: str, sanitized: SanitizedText, spans: Sequence[Span],
+                  excluded: Collection[tuple[str, str]] = (), *, request: Any = None,
+                  detector: Any = None, values: Sequence[Any] = ()) -> tuple[Finding, ...]:
+    """The blocking findings of the payload's re-scan (``request``: the plan's, default
+    the sanitized text alone; ``detector``: None runs no fresh detection)."""
+    used = [s for s in spans if span_key(s, original) not in excluded]
+    found = rescan(detector or _NoFreshDetection(), original, sanitized,
+                   request or _PayloadOnly((sanitized.text,)), used, values)
+    return tuple(f for f in found if f.blocking)
+
+
 def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[Span],
                       excluded: Collection[tuple[str, str]] = ()) -> LeaveSummary:
     """What of ``spans`` (every detection; ``excluded``: the span keys the user let
-    through) is still written in ``sanitized``, grouped as the module says."""
+    through) is still written in ``sanitized``, grouped as the module says, with the
+    re-scan's leaks (:func:`left_findings`) among ``leaving``."""
     used = [s for s in spans if span_key(s, original) not in excluded]
     # With d_X on the rest (the hybrid), a value the policy "keeps" is noised like any
     # other word: when it comes through as written, the noise let it leave.
@@ -177,7 +215,17 @@ def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[S
             groups["leaving"].append(s)
         elif status.get((s.start, s.end)) == "kept" and value in sanitized.text:
             groups["leaving" if noised else "kept"].append(s)
-    return LeaveSummary(**{k: _items(original, v) for k, v in groups.items()})
+    items = {k: _items(original, v) for k, v in groups.items()}
+    known = {value_key(i.value, i.type) for i in items["leaving"]}
+    known |= {value_key(original[s.start:s.end], s.type) for s in groups["leaving"]}
+    extra = []
+    for f in left_findings(original, sanitized, spans, excluded):
+        key = value_key(f.value, f.type)
+        if key not in known:
+            known.add(key)
+            extra.append(LeavingItem(f.type, f.category, f.value, ()))
+    items["leaving"] = items["leaving"] + tuple(extra)
+    return LeaveSummary(**items)
 
 
 def _items(original: str, spans: list[Span]) -> tuple[LeavingItem, ...]:

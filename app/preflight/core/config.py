@@ -43,6 +43,12 @@ SCHEMA_VERSION = 3
 
 log = logging.getLogger(__name__)
 
+#: A provider whose context window the user has not given: 8,192 tokens, the smallest
+#: window of the OpenAI-compatible models people commonly serve themselves (Llama 2 era
+#: 4k models aside), so a long document is split rather than cut off by the server.
+CONTEXT_TOKENS_DEFAULT = 8192
+CONTEXT_TOKENS_RANGE = (1024, 10_000_000)
+
 
 @dataclass
 class DetectionSettings:
@@ -93,6 +99,9 @@ class ProviderSettings:
     api_style: str = "chat"                  # "chat" (/v1/chat/completions) or "completions"
     allow_insecure_http: bool = False        # send over plain http:// to a non-loopback host
     proxy: str | None = None                 # the only proxy used (https only; core.send.route)
+    # the model's context window in tokens (request + answer must fit); a file without it
+    # loads with the stated default for a provider of unknown size (core.send.chunked)
+    context_tokens: int = CONTEXT_TOKENS_DEFAULT
 
 
 @dataclass
@@ -149,6 +158,9 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "providers.api_style": (lambda v: v in _API_STYLES, f"must be one of {', '.join(_API_STYLES)}"),
     "providers.price_input_per_mtok": (lambda v: v >= 0, "must not be negative"),
     "providers.price_output_per_mtok": (lambda v: v >= 0, "must not be negative"),
+    "providers.context_tokens": (lambda v: CONTEXT_TOKENS_RANGE[0] <= v <= CONTEXT_TOKENS_RANGE[1],
+                                 f"must be between {CONTEXT_TOKENS_RANGE[0]} and "
+                                 f"{CONTEXT_TOKENS_RANGE[1]}"),
     "theme": (lambda v: v in _THEMES, f"must be one of {', '.join(_THEMES)}"),
     "assessor_slm": (lambda v: v in ASSESSOR_SLMS, f"must be one of {', '.join(ASSESSOR_SLMS)}"),
     "assessor_endpoint.url": (lambda v: url_problem(v) is None, URL_RULE),

@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from preflight.app.answer_stream import AnswerChunk
+from preflight.app.long_documents import LongSend, OverContext, part_words
 from preflight.app.presentation import error_text
 from preflight.core.errors import Cancelled, PreflightError
 from preflight.core.send.answer_review import check_line, realized_phrase
@@ -83,6 +84,8 @@ class AnswerController(QObject):
     sig_finished = Signal(object)             # SendResult / str / None when stopped
     sig_failed = Signal(str, str)
     sig_plan_ready = Signal(object)           # a SendPlan to confirm
+    sig_over_context = Signal(object)         # OverContext: the long-document choice
+    sig_progress = Signal(str)                # a chunked send: "Summarizing part 3 of 12"
     sig_busy = Signal(bool)
 
     def __init__(self, app: Any, doc: Any, payload: Any, utility: Any,
@@ -122,10 +125,13 @@ class AnswerController(QObject):
         vault = res.vault               # the seed stays in the window: it is a secret
         self._set_busy(True)
         # Lane "detect": the plan re-scans the payload with the single-owner detector.
-        self._op = QtOp(
-            self, lambda ctx: app.prepare_send(text, sanitized, spans, task, provider, pred,
-                                               vault),
-            self._on_plan, self._on_failed, lane="detect").run()
+        long = LongSend(app)
+
+        def op(ctx: OpContext) -> Any:
+            long.check(sanitized.text, task, provider)   # over the window: before the re-scan
+            return app.prepare_send(text, sanitized, spans, task, provider, pred, vault)
+
+        self._op = QtOp(self, op, self._on_plan, self._on_failed, lane="detect").run()
 
     def _on_plan(self, plan: Any) -> None:
         self._set_busy(False)
@@ -139,10 +145,16 @@ class AnswerController(QObject):
         self._begin("cloud")
 
         def op(ctx: OpContext):
+            if hasattr(plan, "requests"):         # a chunked summary
+                return LongSend(app).execute_chunked(
+                    plan, confirmation, ctx.emit,
+                    lambda i, n, words: ctx.progress(i / max(n, 1), part_words(i, n, words)),
+                    ctx.cancel)
             return app.execute_send(plan, confirmation, ctx.emit, ctx.cancel)
 
         self._op = QtOp(self, op, self._on_done, self._on_failed, lane="pool",
-                        on_emit=self._on_chunk).run()
+                        on_emit=self._on_chunk,
+                        progress=lambda _f, words: self.sig_progress.emit(words)).run()
 
     def keep_local(self) -> None:
         if self.payload.fresh_result is None or self.busy:
@@ -233,6 +245,9 @@ class AnswerController(QObject):
 
     def _on_failed(self, exc: BaseException) -> None:
         self._set_busy(False)
+        if isinstance(exc, OverContext):
+            self.sig_over_context.emit(exc)
+            return
         if isinstance(exc, Cancelled):
             said = STOPPED if (self.restored or self.raw) else STOPPED_EMPTY
             self.sig_outcome.emit(AnswerOutcome(said, self._noise_notes(), stopped=True))

@@ -30,6 +30,7 @@ from PySide6.QtCore import QObject
 
 from preflight.qt.answers import AnswerController
 from preflight.qt.document_ops import DocumentController
+from preflight.qt.long_send import LongSendController
 from preflight.qt.payload_ops import PayloadController, PreviewResult
 from preflight.qt.policy_ops import PolicyController
 from preflight.qt.privacy_ops import PrivacyController
@@ -46,6 +47,7 @@ class Controllers:
     utility: UtilityController
     answers: AnswerController
     privacy: PrivacyController
+    long: LongSendController
 
     def start(self) -> None:
         """Load the policies the controls need and warm the detector, in the background."""
@@ -63,6 +65,7 @@ class Controllers:
         for c in (self.doc, self.payload, self.utility, self.privacy):
             c.cancel_all()
         self.answers.stop()
+        self.long.cancel()
 
 
 def build_controllers(app: Any, parent: QObject | None = None) -> Controllers:
@@ -74,6 +77,8 @@ def build_controllers(app: Any, parent: QObject | None = None) -> Controllers:
     utility = UtilityController(app, doc, policies, payload, parent)
     answers = AnswerController(app, doc, payload, utility, parent)
     privacy = PrivacyController(app, doc, payload, parent)
+    long = LongSendController(parent, app, doc, payload, utility, answers)
+    answers.sig_over_context.connect(long.choose)     # over the provider's window
 
     doc.sig_void.connect(payload.on_void)
     doc.sig_ready.connect(lambda: payload.request(immediate=True))
@@ -86,4 +91,4 @@ def build_controllers(app: Any, parent: QObject | None = None) -> Controllers:
     payload.sig_prepared.connect(utility.on_prepared)
     payload.sig_preview_changed.connect(utility.on_preview)
     payload.sig_preview_changed.connect(privacy.on_payload)
-    return Controllers(doc, policies, payload, utility, answers, privacy)
+    return Controllers(doc, policies, payload, utility, answers, privacy, long)

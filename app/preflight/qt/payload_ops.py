@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from preflight.app.leave_summary import summarize_leaving
 from preflight.app.presentation import PrivacyIndicators, error_text, privacy_indicators
 from preflight.core.errors import Cancelled
 from preflight.core.types import SanitizedText
@@ -270,4 +271,6 @@ class PayloadController(QObject):
 
 def _preview(sanitized: SanitizedText, text: str, spans: list
              ) -> tuple[SanitizedText, PrivacyIndicators]:
-    return sanitized, privacy_indicators(text, sanitized, spans)
+    # "left" has one source: the banner's summary, which holds the send's re-scan leaks
+    left = len(summarize_leaving(text, sanitized, spans).leaving)
+    return sanitized, replace(privacy_indicators(text, sanitized, spans), pii_left=left)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from preflight.app.leave_summary import join_words, kind_words
 from preflight.app.presentation import format_cost
 from preflight.qt import qt_theme
 
@@ -68,14 +69,23 @@ class QtConfirmSendDialog(QDialog):
     (the app layer's "add to the detection allow-list"), every finding but a secret gets a
     "Don't flag this again" button; a validated identifier asks once more first.
     ``privacy``: the Privacy group's summary lines (``PrivacyController.summary``).
+
+    Many items: "Accept all" ticks every box (each stays listed, ticked, and the line under
+    the buttons says what is accepted, by kind; the company's rules on overrides still
+    apply when sending); "Protect all" (with ``protect``, the window's "protect these
+    types") closes without sending and protects the items' types. A chunked plan (it has
+    ``requests``) says how many requests it makes.
     """
 
     def __init__(self, plan: Any, parent: QWidget | None = None, *,
                  remember: Callable[[Any], None] | None = None,
-                 privacy: Sequence[str] = ()) -> None:
+                 privacy: Sequence[str] = (),
+                 protect: Callable[[Sequence[str]], None] | None = None) -> None:
         super().__init__(parent)
         self.plan = plan
         self._remember = remember
+        self._protect = protect
+        self.protected_types: list[str] = []      # what "Protect all" protected
         self.remember_buttons: dict[str, QPushButton] = {}
         self.ask_validated: Callable[[Any], bool] = self._ask_validated
         self.setWindowTitle(f"Send to {plan.provider.name}?")
@@ -118,6 +128,16 @@ class QtConfirmSendDialog(QDialog):
         facts.setWordWrap(True)
         facts.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(facts)
+        requests = getattr(plan, "requests", None)
+        if requests:
+            chunks = QLabel(f"<b>A chunked summary: {requests} requests</b> — "
+                            f"{requests - 1} parts of the document, each summarized, then "
+                            "one summary of those summaries (the provider's answers, "
+                            "placeholders kept). Every request is re-scanned and recorded; "
+                            "below is the first part's request.")
+            chunks.setObjectName("chunkedPlan")
+            chunks.setWordWrap(True)
+            lay.addWidget(chunks)
         typed = getattr(getattr(plan, "task", None), "user_text", dict)()  # as sanitized
         self.typed = QLabel("<br>".join(
             f"<b>{'Question' if k == 'question' else 'Instruction'} as sent:</b> "
@@ -171,6 +191,7 @@ class QtConfirmSendDialog(QDialog):
                           "method, or tick each item you accept to send as it is.")
             warn.setWordWrap(True)
             cl.addWidget(warn)
+            cl.addLayout(self._all_buttons(blocking))
             for f in blocking:
                 # a check box never wraps: its sentence is a wrapping label beside it
                 box = QCheckBox()
@@ -226,6 +247,55 @@ class QtConfirmSendDialog(QDialog):
         outer.addWidget(self.buttons)
         self._sync()
 
+    def _all_buttons(self, blocking: Sequence[Any]) -> QVBoxLayout:
+        """"Protect all" and "Accept all", and the line saying what is accepted."""
+        col = QVBoxLayout()
+        row = QHBoxLayout()
+        self.protect_all = QPushButton("Protect all")
+        self.protect_all.setObjectName("protectAll")
+        self.protect_all.setToolTip("Don't send: replace every kind listed here by "
+                                    "placeholders, then check again.")
+        self.protect_all.setVisible(self._protect is not None)
+        self.protect_all.clicked.connect(self._protect_all)
+        self.accept_all = QPushButton(f"Accept all {len(blocking)}")
+        self.accept_all.setObjectName("acceptAll")
+        self.accept_all.setToolTip("Tick every item below: each is sent as it is.")
+        self.accept_all.clicked.connect(self._accept_all)
+        row.addWidget(self.protect_all)
+        row.addWidget(self.accept_all)
+        row.addStretch(1)
+        col.addLayout(row)
+        self.accepted_line = QLabel("")
+        self.accepted_line.setObjectName("acceptedLine")
+        self.accepted_line.setWordWrap(True)
+        col.addWidget(self.accepted_line)
+        return col
+
+    def _protect_all(self) -> None:
+        types = list(dict.fromkeys(f.type for f in self.plan.blocking
+                                   if f.kind != "degraded"))
+        self.protected_types = types
+        if self._protect is not None and types:
+            self._protect(types)
+        self.reject()
+
+    def _accept_all(self) -> None:
+        for box in self.overrides.values():
+            box.setChecked(True)
+
+    def accepted_words(self) -> str:
+        """What the ticked items are, by kind: "Accepted to send as written: 3 names and
+        1 API key." (empty when nothing is ticked)."""
+        counts: dict[str, int] = {}
+        for f in self.plan.blocking:
+            box = self.overrides.get(f.id)
+            if box is not None and box.isChecked():
+                counts[f.type] = counts.get(f.type, 0) + 1
+        if not counts:
+            return ""
+        return ("Accepted to send as written: "
+                + join_words([kind_words(t, n) for t, n in counts.items()]) + ".")
+
     def _row(self, widget: QWidget, finding: Any) -> QHBoxLayout:
         row = QHBoxLayout()
         row.addWidget(widget, 1)
@@ -263,6 +333,8 @@ class QtConfirmSendDialog(QDialog):
         return answer == QMessageBox.StandardButton.Yes
 
     def _sync(self) -> None:
+        if hasattr(self, "accepted_line"):
+            self.accepted_line.setText(self.accepted_words())
         ok = all(b.isChecked() for b in self.overrides.values())
         if self.resend is not None:
             ok = ok and self.resend.isChecked()

@@ -99,8 +99,9 @@ class QtMainWindow(QMainWindow):
         pay.sig_actions.connect(self._sync_actions)
         self._wire_utility()
         self.assessment.privacy.bind(self.privacy, self.assessment.chart)
-        for c in (d, p, pay, u, self.privacy):
+        for c in (d, p, pay, u, self.privacy, self.controllers.long):
             c.sig_status.connect(self.status_text.setText)
+        a.sig_progress.connect(self.status_text.setText)     # a chunked send's steps
         for c in (d, p, pay, u):
             c.sig_error.connect(lambda m, h: show_error(self, m, h))
         self.provider.currentIndexChanged.connect(self._on_provider)
@@ -286,6 +287,7 @@ class QtMainWindow(QMainWindow):
     def _confirm(self, plan: Any) -> None:
         ledger = getattr(plan, "ledger", None)     # the ledger as of this plan
         dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
+                                  protect=self.policies.protect_types,
                                   privacy=self.privacy.summary(
                                       ledger.describe() if ledger is not None else None))
         self.sig_confirm_shown.emit(dlg)

@@ -33,13 +33,16 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
-from preflight.core.config import ProviderSettings, Settings
+from preflight.core.config import (
+    CONTEXT_TOKENS_DEFAULT, CONTEXT_TOKENS_RANGE, ProviderSettings, Settings,
+)
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.presets import PRESETS, ProviderPreset
 from preflight.qt.qt_dialogs import show_error
@@ -154,6 +157,16 @@ class QtProvidersTab(QWidget):
             sb.setRange(0, 1000)
             sb.setDecimals(3)
             sb.setSuffix(" per 1M tokens")
+        self.context = QSpinBox()           # the model's context window (long documents)
+        self.context.setObjectName("contextTokens")
+        self.context.setRange(*CONTEXT_TOKENS_RANGE)
+        self.context.setSingleStep(1024)
+        self.context.setGroupSeparatorShown(True)
+        self.context.setSuffix(" tokens")
+        self.context.setToolTip(
+            f"How many tokens the model reads at once (request + answer). A new custom "
+            f"provider starts at {CONTEXT_TOKENS_DEFAULT:,}, an assumption: set your model's. "
+            "A longer document is sent as its first part or as a chunked summary.")
         self.default = QCheckBox("Use this provider by default")
         form.addRow("Name", self.name)
         form.addRow("Base URL", self.base_url)
@@ -162,6 +175,7 @@ class QtProvidersTab(QWidget):
         form.addRow("Key variable", self.key_env)
         form.addRow("Input price", self.price_in)
         form.addRow("Output price", self.price_out)
+        form.addRow("Context window", self.context)
         form.addRow("", self.default)
         keyrow = QHBoxLayout()
         self.set_key = QPushButton("Set API key…")
@@ -180,7 +194,7 @@ class QtProvidersTab(QWidget):
         form.addRow(self.keyring_note)
         for w in (self.name, self.base_url, self.model, self.key_env):
             w.editingFinished.connect(self._store_row)
-        for sb in (self.price_in, self.price_out):
+        for sb in (self.price_in, self.price_out, self.context):
             sb.valueChanged.connect(self._store_row)
         self.style.currentIndexChanged.connect(self._store_row)
         self.default.toggled.connect(self._store_row)
@@ -206,7 +220,8 @@ class QtProvidersTab(QWidget):
 
     def _enable(self, on: bool) -> None:
         for w in (self.name, self.base_url, self.model, self.style, self.key_env,
-                  self.price_in, self.price_out, self.default, self.set_key, self.test):
+                  self.price_in, self.price_out, self.context, self.default, self.set_key,
+                  self.test):
             w.setEnabled(on)
         if not on:
             self.key_state.setText("Add a provider to send documents to a cloud model. "
@@ -228,6 +243,7 @@ class QtProvidersTab(QWidget):
         self.key_env.setText(p.key_env or "")
         self.price_in.setValue(p.price_input_per_mtok)
         self.price_out.setValue(p.price_output_per_mtok)
+        self.context.setValue(p.context_tokens)
         self.default.setChecked(self.settings.default_provider == p.name)
         self._loading = False
         self.test.clear()
@@ -258,6 +274,7 @@ class QtProvidersTab(QWidget):
         p.key_env = self.key_env.text().strip() or None
         p.price_input_per_mtok = self.price_in.value()
         p.price_output_per_mtok = self.price_out.value()
+        p.context_tokens = self.context.value()
         if self.default.isChecked():
             self.settings.default_provider = p.name
         elif self.settings.default_provider in (old, p.name):

@@ -15,6 +15,7 @@ import getpass
 import sys
 
 from preflight.core.errors import ConfigError, InputError
+from preflight.core.config import CONTEXT_TOKENS_DEFAULT, CONTEXT_TOKENS_RANGE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--proxy", metavar="URL",
                      help="send through this proxy (https providers only; no proxy from "
                           "the environment is ever used), e.g. http://proxy.corp:3128")
+    add.add_argument("--context-tokens", type=int, default=CONTEXT_TOKENS_DEFAULT,
+                     metavar="N", help="the model's context window in tokens (default "
+                     f"{CONTEXT_TOKENS_DEFAULT:,}, assumed when the model's is not known)")
     add.add_argument("--default", action="store_true", help="make it the default provider")
     add.set_defaults(handler=_add)
 
@@ -78,8 +82,12 @@ def _add(args: argparse.Namespace) -> int:
         key_env=args.key_env, price_input_per_mtok=args.price_in,
         price_output_per_mtok=args.price_out, api_style=args.api_style,
         allow_insecure_http=args.allow_insecure_http,
-        proxy=(args.proxy or "").strip() or None,
+        proxy=(args.proxy or "").strip() or None, context_tokens=args.context_tokens,
     )
+    low, high = CONTEXT_TOKENS_RANGE
+    if not low <= args.context_tokens <= high:
+        raise InputError(f"A context window of {args.context_tokens} tokens is not possible.",
+                         f"Give the model's window, between {low:,} and {high:,} tokens.")
     from preflight.core.send.keys import KeyStore, key_account, show_origin
 
     create_client(provider).url()  # validates the URL and style before saving
@@ -151,6 +159,7 @@ def _list(args: argparse.Namespace) -> int:
         "key_env": p.key_env, "key": _key_source(p, keystore),
         "price_input_per_mtok": p.price_input_per_mtok,
         "price_output_per_mtok": p.price_output_per_mtok,
+        "context_tokens": p.context_tokens,
         "default": p.name == settings.default_provider,
         "allow_insecure_http": p.allow_insecure_http, "proxy": p.proxy,
         "allowed_by_organization": org.provider_allowed(p.base_url),
@@ -165,7 +174,8 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{'*' if r['default'] else ' '} {r['name']}: {r['model']} at {r['base_url']} "
               f"({r['api_style']}); key: {r['key']}; price in/out per Mtok: "
-              f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}"
+              f"{r['price_input_per_mtok']:g}/{r['price_output_per_mtok']:g}; "
+              f"context window {r['context_tokens']:,} tokens"
               f"{'; plain HTTP allowed' if r['allow_insecure_http'] else ''}"
               f"{'; through proxy ' + r['proxy'] if r['proxy'] else ''}"
               f"{'' if r['allowed_by_organization'] else '; NOT ALLOWED by your organization'}")

@@ -12,7 +12,11 @@ sent before needs ``--allow-resend`` (or a yes on the terminal). A degraded PII 
 (e.g. the NER model missing) blocks the send until ``--accept-degraded-detection`` (or a
 yes on the terminal): ``--yes`` alone does not accept it.
 
-Size (~410 lines): the command is one conversation on the terminal (the plan, item-by-item
+A document whose request is over the provider's context window is refused before
+detection; ``--long first-part`` sends the beginning that fits, ``--long chunked`` a
+summary of each part and then of the summaries (:mod:`preflight.cli.chunked_send`).
+
+Size (~450 lines): the command is one conversation on the terminal (the plan, item-by-item
 overrides, the key prompt, the framed answer); its rules live in the application layer.
 """
 
@@ -24,7 +28,11 @@ import json
 import sys
 from typing import Any, Callable
 
+from preflight.app import long_documents
 from preflight.cli.answer_stream import SentenceStream
+from preflight.cli.chunked_send import (
+    confirm_chunked, first_part_sanitized, first_part_text, run_chunked_send,
+)
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 from preflight.core.errors import ConfigError, InputError, PreflightError
 from preflight.core.send.answer_guard import neutralize
@@ -114,6 +122,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="do not send: the local SLM answers on the original text")
     parser.add_argument("--no-learn", action="store_true",
                         help="do not compute the realized utility after the answer")
+    parser.add_argument("--long", choices=("first-part", "chunked"),
+                        help="a document over the provider's context window: send the first "
+                             "part that fits (cut at a paragraph end), or a chunked summary "
+                             "(each part summarized, then the summaries); without it such a "
+                             "send is refused before any work")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
 
@@ -296,12 +309,26 @@ def run(args: argparse.Namespace) -> int:
     policy = chosen_policy(args, services)
     params = SanitizeParams(seed=args.seed, epsilon=args.epsilon)
     session.provider(args.provider)          # an unknown provider fails before detection
+    over = long_documents.over_context(session, text, task, args.provider)
+    if over is not None and args.long is None:   # before detection: say it first
+        raise long_documents.OverContext(over, session.provider(args.provider).name, (
+            "Run again with --long first-part (the beginning that fits, cut at a paragraph "
+            "end) or --long chunked (each part summarized, then the summaries)."))
+    if over is not None and args.long == "chunked":
+        return run_chunked_send(args, services, session, text, task, policy, params,
+                                lambda plan, ids: confirm_chunked(args, plan, ids, _Terminal),
+                                AnswerFrame(sys.stdout))
+    fitter = None
+    if over is not None:                     # first part: detect only what is sent
+        fitter, text = first_part_text(session, text, task, args.provider)
     detector = services.detector()
     spans = detector.detect(text) if text.strip() else []
     for warning in detector.warnings:
         print(f"preflight: warning: {warning}", file=sys.stderr)
     memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
     sanitized, vault = services.sanitize(policy, text, spans, params, memory=memory)
+    if fitter is not None and not fitter.fits(sanitized.text):   # placeholders made it longer
+        text, sanitized, spans = first_part_sanitized(text, sanitized, spans, fitter)
     plan = session.prepare_send(text, args.provider, policy.name, params, task, spans=spans,
                                 sanitized=sanitized, vault=vault, memory=memory)
     overrides = set(args.allow) | set(args.remember_allow)
