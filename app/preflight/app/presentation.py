@@ -21,6 +21,8 @@ from preflight.app.privacy_words import (  # noqa: F401 - re-exported: one impor
     privacy_summary,
     quasi_sentence,
     quasi_warning,
+    reconstruct_idle_text,
+    reconstruct_progress_text,
     reidentified_sentence,
 )
 from preflight.core.errors import PreflightError

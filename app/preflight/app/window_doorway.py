@@ -248,10 +248,11 @@ class WindowDoorway:
                                         curve=curve, cancel=cancel)
 
     def reconstruct(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                    cancel: threading.Event) -> dict[str, Any]:
-        """The local model tries to restore the original (seconds to a minute)."""
+                    cancel: threading.Event,
+                    progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
+        """The local model tries to restore the original (progress per step; cancellable)."""
         return privacy_report.reconstruction(self.services, original, sanitized,
-                                             list(spans), cancel)
+                                             list(spans), cancel, progress)
 
     # -- send ------------------------------------------------------------------------------
     def _send_session(self) -> Any:

@@ -23,8 +23,10 @@ from preflight.app.presentation import (
     attack_sentence,
     ledger_sentence,
     quasi_sentence,
+    reconstruct_idle_text,
     reidentified_sentence,
 )
+from preflight.app.privacy_report import reconstruct_timing
 from preflight.qt import qt_theme
 
 ATTACK_TIP = (
@@ -51,7 +53,7 @@ RECON_TIP = (
     "payload (its first 250 words). A protected value counts as re-identified when its "
     "answer writes it again, verbatim or after normalizing case, spacing and digits. The "
     "small local model is a weak attacker: a floor on what a stronger one could infer.")
-RECON_IDLE = "Not tried yet (the local model needs up to a minute)."
+RECON_IDLE = reconstruct_idle_text(reconstruct_timing())
 
 
 def _muted(text: str = "") -> QLabel:
@@ -86,6 +88,7 @@ class QtPrivacyGroup(QGroupBox):
         for w in (self.attack, self.ledger):
             w.setTextFormat(Qt.TextFormat.PlainText)   # values from the document
         row = QHBoxLayout()
+        self._busy = False
         self.reidentify = QPushButton("Try to re-identify")
         self.reidentify.setObjectName("reidentify")
         self.reidentify.setToolTip(RECON_TIP)
@@ -110,7 +113,10 @@ class QtPrivacyGroup(QGroupBox):
         privacy.sig_reconstruction.connect(self.set_reconstruction)
         privacy.sig_reconstructing.connect(self.set_reconstructing)
         privacy.sig_reconstruct_failed.connect(self.set_reconstruct_failed)
-        self.reidentify.clicked.connect(privacy.reconstruct)
+        privacy.sig_reconstruct_progress.connect(self.reidentified.setText)
+        # one button: "Try to re-identify", or "Cancel" while the attempt runs
+        self.reidentify.clicked.connect(lambda: privacy.cancel_reconstruction()
+                                        if self._busy else privacy.reconstruct())
 
     def set_facts(self, facts: Mapping[str, Any] | None) -> None:
         if facts is None:
@@ -147,10 +153,8 @@ class QtPrivacyGroup(QGroupBox):
         self.attack.setText(f"The attack on the d_X noise could not run: {why}")
 
     def set_reconstructing(self, busy: bool) -> None:
-        self.reidentify.setEnabled(not busy)
-        self.reidentify.setText("Re-identifying…" if busy else "Try to re-identify")
-        if busy:
-            self.reidentified.setText("The local model is trying to restore the original…")
+        self._busy = busy
+        self.reidentify.setText("Cancel re-identifying" if busy else "Try to re-identify")
 
     def set_reconstruction(self, recon: Mapping[str, Any] | None) -> None:
         self.reidentified.setText(RECON_IDLE if recon is None
