@@ -230,11 +230,22 @@ def oversize_message(text: str) -> str | None:
             f"{MAX_DOCUMENT_BYTES / 1e6:.0f} MB. Split it and process the parts separately.")
 
 
-def error_text(exc: BaseException) -> tuple[str, str]:
-    """(message, hint) for any exception a background op reported."""
+#: How each face says a remedy (``PreflightError.fix``; ``{subject}``: its provider).
+FIX_WORDS: dict[str, dict[str, str]] = {
+    "set-key": {"window": "Set the key in Settings → Providers → Set key.",
+                "cli": "Set the key: preflight providers set-key {subject}."},
+    "question": {"window": "Type your question in the question field, then send.",
+                 "cli": "Pass --question with the question."},
+}
+
+
+def error_text(exc: BaseException, face: str = "window") -> tuple[str, str]:
+    """(message, hint) for any exception a background op reported, in the words of
+    ``face`` ("window" or "cli"): a remedy the faces do differently is worded here."""
     if isinstance(exc, PreflightError):
-        return exc.message, exc.hint
-    return (f"Something went wrong ({type(exc).__name__}).",
+        words = FIX_WORDS.get(exc.fix or "", {}).get(face)
+        return exc.message, exc.hint if words is None else words.format(subject=exc.subject)
+    return ("Something went wrong inside Preflight.",
             "This is a bug in Preflight; your text is still here. Try again.")
 
 

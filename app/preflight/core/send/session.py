@@ -207,7 +207,8 @@ class SendSession:
         if not text.strip():
             raise ConfigError("The document is empty.", "Give a document with some text.")
         if task.kind == "question" and not task.question.strip():
-            raise ConfigError("The question is empty.", "Pass --question with the question.")
+            raise ConfigError("The question is empty.", "Type the question first.",
+                              fix="question")
         transport.check_cleartext(settings)   # before any work: say it first
         if sanitized is None:
             if spans is None:
