@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -247,6 +248,17 @@ def error_text(exc: BaseException, face: str = "window") -> tuple[str, str]:
         return exc.message, exc.hint if words is None else words.format(subject=exc.subject)
     return ("Something went wrong inside Preflight.",
             "This is a bug in Preflight; your text is still here. Try again.")
+
+
+def local_time(iso: str) -> str:
+    """A stored timestamp (UTC, ISO 8601) in this computer's time zone, for reading."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone().strftime("%d %b %Y, %H:%M")
 
 
 # --- what a utility prediction means (CLI and window share these words) -------------------

@@ -36,6 +36,24 @@ def key_source(services: Any, provider: ProviderSettings) -> str:
     return key_where(found.source)
 
 
+def headers_as_sent(services: Any, provider: ProviderSettings, request: Any
+                    ) -> list[tuple[str, str]]:
+    """``request``'s headers as they will leave: the key header only when a key will be
+    sent (a server on this computer, or no key found: none), its value never shown —
+    where it comes from instead."""
+    from preflight.core.send.keys import KeyStore, resolve_key
+
+    headers = request.display_headers(with_auth=False)
+    try:
+        found = resolve_key(provider, KeyStore(), services.session_keys())
+    except ConfigError:
+        return headers                        # the send would stop: no key leaves
+    if found.key is None or not request.auth_header:
+        return headers
+    return [*headers, (request.auth_header,
+                       f"{request.auth_prefix}<API key {key_where(found.source)}>")]
+
+
 def check_connection(services: Any, provider: ProviderSettings) -> Any:
     """"Test connection": GET ``<base_url>/models`` with the key (never document text),
     once the address is valid and allowed by the company; a report with ``.message``, or

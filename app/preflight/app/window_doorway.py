@@ -335,6 +335,10 @@ class WindowDoorway:
         where it went ("keyring" or "session")."""
         return provider_keys.set_key(self.services, provider, key, remember)
 
+    def headers_as_sent(self, plan: Any) -> list[tuple[str, str]]:
+        """The confirmation's headers: as they will leave (the key's value never shown)."""
+        return provider_keys.headers_as_sent(self.services, plan.provider, plan.request)
+
     def key_source(self, provider: ProviderSettings) -> str:
         """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
         return provider_keys.key_source(self.services, provider)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.presentation import format_cost
+from preflight.app.presentation import format_cost, local_time
 from preflight.qt import qt_theme
 
 
@@ -68,11 +68,14 @@ class QtConfirmSendDialog(QDialog):
     (the app layer's "add to the detection allow-list"), every finding but a secret gets a
     "Don't flag this again" button; a validated identifier asks once more first.
     ``privacy``: the Privacy group's summary lines (``PrivacyController.summary``).
+    ``headers``: the headers as they will leave (the app layer knows whether a key is
+    sent); None: the request's own, with the key header marked.
     """
 
     def __init__(self, plan: Any, parent: QWidget | None = None, *,
                  remember: Callable[[Any], None] | None = None,
-                 privacy: Sequence[str] = ()) -> None:
+                 privacy: Sequence[str] = (),
+                 headers: Sequence[tuple[str, str]] | None = None) -> None:
         super().__init__(parent)
         self.plan = plan
         self._remember = remember
@@ -145,8 +148,9 @@ class QtConfirmSendDialog(QDialog):
         self.payload.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.payload.setPlainText(pretty_payload(plan.payload))
         pl.addWidget(self.payload)
-        headers = "\n".join(f"{k}: {v}" for k, v in plan.request.display_headers())
-        hdr = QLabel(f"<span style='font-family:monospace'>{breakable(headers)}</span>"
+        shown = plan.request.display_headers() if headers is None else headers
+        headers_text = "\n".join(f"{k}: {v}" for k, v in shown)
+        hdr = QLabel(f"<span style='font-family:monospace'>{breakable(headers_text)}</span>"
                      .replace("\n", "<br>"))
         hdr.setObjectName("muted")
         hdr.setWordWrap(True)
@@ -179,7 +183,8 @@ class QtConfirmSendDialog(QDialog):
             info.setObjectName("muted")
             cl.addWidget(info)
             for f in others[:12]:
-                note = QLabel(html.escape(f"{f.type} “{f.value}” — {f.reason}"))
+                note = QLabel(f"{f.type} “{f.value}” — {f.reason}")
+                note.setTextFormat(Qt.TextFormat.PlainText)   # a value is never markup
                 note.setWordWrap(True)
                 note.setObjectName("muted")
                 cl.addLayout(self._row(note, f))
@@ -190,7 +195,8 @@ class QtConfirmSendDialog(QDialog):
             last = plan.prior_sends[-1]
             warn = QLabel(
                 f"<b style='color:{colors.warn.name()}'>This document was sent "
-                f"{len(plan.prior_sends)} time(s) before</b> (last {html.escape(last.created_at)}"
+                f"{len(plan.prior_sends)} time(s) before</b> (last "
+                f"{html.escape(local_time(last.created_at))}"
                 f" to {html.escape(last.provider)}, {html.escape(last.match)} match). Several "
                 "differently sanitized copies of one text can be combined to undo the noise.")
             warn.setWordWrap(True)
@@ -283,6 +289,7 @@ def _ticked_line(box: QCheckBox, text: str) -> QWidget:
     row = QHBoxLayout(w)
     row.setContentsMargins(0, 0, 0, 0)
     label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)     # the document's value, never markup
     label.setWordWrap(True)
     label.setObjectName("overrideText")
     label.mousePressEvent = lambda _e: box.toggle()     # like a check box's own text

@@ -284,7 +284,8 @@ class QtMainWindow(QMainWindow):
         ledger = getattr(plan, "ledger", None)     # the ledger as of this plan
         dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
                                   privacy=self.privacy.summary(
-                                      ledger.describe() if ledger is not None else None))
+                                      ledger.describe() if ledger is not None else None),
+                                  headers=self.app.headers_as_sent(plan))
         self.sig_confirm_shown.emit(dlg)
         if self.auto_confirm is not None:
             accepted = bool(self.auto_confirm(dlg))

@@ -41,8 +41,11 @@ NO_DX_TIP = ("This policy adds no d_X noise, so there is no noise to attack: det
              "values are replaced before anything leaves, and the rest is sent as written.")
 QUASI_TIP = (
     "How it was measured: dates, ages, places, addresses, organizations, nationality or "
-    "religious groups and job titles that the payload still carries exactly as written. "
-    "One alone rarely names a person; two or more kinds together may.")
+    "religious groups and job titles that the payload still carries exactly as written "
+    "(a month or a year alone is not listed). Red when they may single a person out: three "
+    "kinds, one of them a day, an age or an address, or an address with any other kind "
+    "(k-anonymity reasoning; see docs/PRIVACY.md). Grey otherwise: a place, an employer "
+    "and a job title still fit thousands of people.")
 LEDGER_TIP = (
     "How it was measured: every send records the ε it spends on its document (0 without "
     "d_X). Sends of the same document — the same text, a normalized or an edited copy — "
@@ -123,10 +126,11 @@ class QtPrivacyGroup(QGroupBox):
             self.quasi.setText("—")
             self.ledger.setText("—")
             return
-        color = qt_theme.colors().bad if facts.get("quasi_warning") else None
+        # red only when the kinds left may single a person out; grey otherwise
+        palette = qt_theme.colors()
+        color = palette.bad if facts.get("quasi_warning") else palette.text_muted
         text = html.escape(quasi_sentence(facts))
-        self.quasi.setText(f"<span style='color:{color.name()}'>{text}</span>" if color
-                           else text)
+        self.quasi.setText(f"<span style='color:{color.name()}'>{text}</span>")
         self.ledger.setText(ledger_sentence(facts["epsilon_ledger"]))
 
     def set_attack(self, dx: Mapping[str, Any] | None, uses_dx: bool) -> None:

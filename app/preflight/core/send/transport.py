@@ -18,8 +18,10 @@ Promises kept here:
 
 from __future__ import annotations
 
+import html
 import json
 import logging
+import re
 import threading
 import time
 from email.utils import parsedate_to_datetime
@@ -193,7 +195,7 @@ def check_status(response: requests.Response, settings: ProviderSettings) -> Non
     finally:
         response.close()
     name = settings.name
-    said = f" The provider said: {detail}" if detail else ""
+    said = f" The provider said: “{detail.rstrip('.')}”." if detail else ""
     if status == 401:
         raise _delivered(ProviderError(
             f"{name} rejected the API key (HTTP 401).{said}",
@@ -356,6 +358,8 @@ def _error_detail(response: requests.Response) -> str:
             return short(err)
     except (ValueError, RecursionError):
         pass
+    if "<" in text and ">" in text:      # an HTML error page: its words, not its markup
+        text = html.unescape(re.sub(r"(?is)<(script|style)\b.*?</\1>|<[^>]*>", " ", text))
     return short(text)
 
 
