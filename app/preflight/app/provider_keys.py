@@ -54,6 +54,19 @@ def headers_as_sent(services: Any, provider: ProviderSettings, request: Any
                        f"{request.auth_prefix}<API key {key_where(found.source)}>")]
 
 
+def base_url_problem(provider: ProviderSettings) -> str | None:
+    """Why ``provider``'s base URL would be refused at send time (no scheme, no host, a
+    placeholder left in…), in one line, or None when it is usable."""
+    from preflight.core.errors import PreflightError
+    from preflight.core.send.probe import validate_base_url
+
+    try:
+        validate_base_url(provider)
+    except PreflightError as err:
+        return f"{err.message} {err.hint}".strip()
+    return None
+
+
 def check_connection(services: Any, provider: ProviderSettings) -> Any:
     """"Test connection": GET ``<base_url>/models`` with the key (never document text),
     once the address is valid and allowed by the company; a report with ``.message``, or

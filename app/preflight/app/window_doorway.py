@@ -335,6 +335,10 @@ class WindowDoorway:
         where it went ("keyring" or "session")."""
         return provider_keys.set_key(self.services, provider, key, remember)
 
+    def base_url_problem(self, provider: ProviderSettings) -> str | None:
+        """Why ``provider``'s base URL would be refused (None: it is usable)."""
+        return provider_keys.base_url_problem(provider)
+
     def headers_as_sent(self, plan: Any) -> list[tuple[str, str]]:
         """The confirmation's headers: as they will leave (the key's value never shown)."""
         return provider_keys.headers_as_sent(self.services, plan.provider, plan.request)

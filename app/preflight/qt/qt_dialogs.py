@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,6 +38,14 @@ def fit_to_screen(dialog: QWidget, width: int, height: int) -> None:
         free = screen.availableGeometry()
         width, height = min(width, free.width()), min(height, free.height())
     dialog.resize(width, height)
+
+
+def documents_path(name: str = "") -> str:
+    """Where a file dialog opens: the user's documents folder (``name`` inside it), never
+    the process's working folder (for a desktop launch, the install folder or ``/``)."""
+    folder = QStandardPaths.writableLocation(
+        QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
+    return str(Path(folder) / name) if name else folder
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:

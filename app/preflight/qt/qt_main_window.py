@@ -22,7 +22,7 @@ from preflight.app.window_doorway import WindowDoorway
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, show_error
+from preflight.qt.qt_dialogs import QtConfirmSendDialog, documents_path, show_error
 from preflight.qt.qt_history import open_history
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_main_layout import build_layout
@@ -334,7 +334,7 @@ class QtMainWindow(QMainWindow):
     # -- files -----------------------------------------------------------------------------
     def _open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open a document", "",
+            self, "Open a document", documents_path(),
             "Documents (*.txt *.md *.eml *.docx *.pdf *.csv);;All files (*)")
         if path:
             self.open_file(path)
