@@ -24,6 +24,13 @@ def set_key(services: Any, provider: ProviderSettings, key: str, remember: bool)
     return "session"
 
 
+def keyring_status() -> Any:
+    """Whether the OS keyring is usable, and which backend it is."""
+    from preflight.core.send.keys import keyring_status as status
+
+    return status()
+
+
 def key_source(services: Any, provider: ProviderSettings) -> str:
     """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
     from preflight.core.send.keys import KeyStore, resolve_key

@@ -173,7 +173,8 @@ class PrivacyController(QObject):
             return
         text, spans, app = self.doc.text, list(self.doc.spans), self.app
         self.sig_reconstructing.emit(True)
-        self.sig_reconstruct_progress.emit(reconstruct_progress_text(0.0, "loading"))
+        # queued behind other work of the local model until its lane is free
+        self.sig_reconstruct_progress.emit(reconstruct_progress_text(0.0, "waiting"))
         self._recon.start(QtOp(
             self, lambda ctx: app.reconstruct(text, res.sanitized, spans, ctx.cancel,
                                               ctx.progress),

@@ -38,8 +38,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
+from preflight.app.provider_keys import base_url_problem
+from preflight.app.window_doorway import WindowDoorway
 from preflight.core.config import ProviderSettings, Settings
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.presets import PRESETS, ProviderPreset
@@ -238,7 +239,7 @@ class QtProvidersTab(QWidget):
         self.default.setChecked(self.settings.default_provider == p.name)
         self._loading = False
         self.test.clear()
-        problem = self.app.base_url_problem(p)
+        problem = base_url_problem(p)
         self.url_problem.setText(problem or "")
         self.url_problem.setVisible(bool(problem))
         self._show_key_source(p)
@@ -264,7 +265,7 @@ class QtProvidersTab(QWidget):
         p.name = self.name.text().strip() or old
         p.base_url = url
         # said at once; OK refuses to save while it stands (QtSettingsDialog.accept)
-        problem = self.app.base_url_problem(p)
+        problem = base_url_problem(p)
         self.url_problem.setText(problem or "")
         self.url_problem.setVisible(bool(problem))
         p.model = self.model.text().strip()

@@ -38,6 +38,7 @@ def _free_port() -> int:
 FAULTS = [
     # (what the server does, words the window must say)
     ("refused", None, "could not reach 127.0.0.1"),
+    ("unknown host", "https://no-such-host.invalid/v1", "could not find the provider"),
     ("dropped", [Reply(drop=True)], "broke while sending"),
     ("stream cut", [Reply(deltas=["The", " answer", " is"] * 5, truncate_after=4)],
      "broke off while it was arriving"),
@@ -57,8 +58,9 @@ FAULTS = [
 
 @pytest.mark.parametrize("fault,replies,says", FAULTS, ids=[f[0] for f in FAULTS])
 def test_each_fault_reads_in_the_users_words(server, fault, replies, says):
-    url = f"http://127.0.0.1:{_free_port()}/v1" if replies is None else server.url
-    if replies:
+    url = (f"http://127.0.0.1:{_free_port()}/v1" if replies is None else
+           replies if isinstance(replies, str) else server.url)
+    if isinstance(replies, list):
         server.script(*replies)
     client = _client(url)
     with pytest.raises(PreflightError) as info:
