@@ -3,8 +3,8 @@ event reaches the local model (fake ports: a scripted model that takes its time)
 
 from __future__ import annotations
 
-from conftest import SAMPLE
-from ports import window_settings
+
+from ports import SAMPLE, window_settings
 from windows import open_window
 
 

@@ -237,6 +237,10 @@ FIX_WORDS: dict[str, dict[str, str]] = {
                 "cli": "Set the key: preflight providers set-key {subject}."},
     "question": {"window": "Type your question in the question field, then send.",
                  "cli": "Pass --question with the question."},
+    # the core's hint is the CLI's command; the window names its own place
+    "install-models": {"window": "Install or repair the local models in Settings → Local "
+                                 "models."},
+    "add-provider": {"window": "Add one in Settings → Providers."},
 }
 
 

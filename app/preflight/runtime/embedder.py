@@ -113,7 +113,7 @@ class SentenceEmbedder:
             if not (path / "modules.json").is_file():
                 raise ModelUnavailableError(
                     f"The similarity model is missing: {path}.",
-                    "Run `preflight models install`.",
+                    "Run `preflight models install`.", fix="install-models",
                 )
             try:
                 from sentence_transformers import SentenceTransformer
@@ -132,8 +132,8 @@ class SentenceEmbedder:
                 )
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ModelUnavailableError(
-                    f"The similarity model could not be loaded ({type(exc).__name__}).",
-                    "Run `preflight models verify`; reinstall with `preflight models install`.",
+                    f"The similarity model could not be loaded (the file is damaged or is not a model).",
+                    "Run `preflight models verify`; reinstall with `preflight models install`.", fix="install-models",
                 ) from None
             # Windows are packed to the model's real limit (including [CLS]/[SEP]).
             self._max_pieces = min(self._max_pieces, int(self._model.max_seq_length))

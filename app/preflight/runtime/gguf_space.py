@@ -31,7 +31,7 @@ class GGUFTokenSpace(BaseSpace):
         if not self.path.is_file():
             raise ModelUnavailableError(
                 f"The embedding model file for d_X does not exist: {self.path}.",
-                "Install the models with `preflight models install`.",
+                "Install the models with `preflight models install`.", fix="install-models",
             )
         self.key = (hash_cache or VerifiedHashCache()).sha256(self.path)
         self._lock = threading.Lock()
@@ -81,7 +81,7 @@ class GGUFTokenSpace(BaseSpace):
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailableError(
                 f"Cannot read the tokenizer of {self.path.name}: {exc}.",
-                "Reinstall the model with `preflight models install`.",
+                "Reinstall the model with `preflight models install`.", fix="install-models",
             ) from exc
         return vocab
 
@@ -93,7 +93,7 @@ class GGUFTokenSpace(BaseSpace):
         except (ValueError, OSError) as exc:
             raise ModelUnavailableError(
                 f"{self.path.name} is not a readable GGUF file ({exc}).",
-                "Reinstall the model with `preflight models install`.",
+                "Reinstall the model with `preflight models install`.", fix="install-models",
             ) from exc
         tensor = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
         if tensor is None:

@@ -155,7 +155,7 @@ class SendSession:
         raise ConfigError(
             f"No provider named '{name}'." if name else "No provider was chosen.",
             f"Configured providers: {known}. Add one with `preflight providers add NAME "
-            "--base-url URL --model MODEL`.",
+            "--base-url URL --model MODEL`.", fix="add-provider",
         )
 
     def answer_task(self, task: Task) -> Task:
