@@ -3,7 +3,6 @@ event reaches the local model (fake ports: a scripted model that takes its time)
 
 from __future__ import annotations
 
-
 from ports import SAMPLE, window_settings
 from windows import open_window
 
