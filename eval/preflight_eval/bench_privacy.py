@@ -168,7 +168,8 @@ def reconstruct_bench(n: int, seed: int, write: bool) -> int:
               f"{cpu[-1]:.1f} s CPU (all threads), load average {os.getloadavg()[0]:.1f}")
     med = statistics.median(times)
     machine = f"{os.cpu_count()} CPU cores ({platform.machine()})"
-    print(f"\nmedian {med:.1f} s wall ({statistics.median(cpu):.1f} s CPU) over {len(times)} documents of ~{statistics.median(words):.0f} "
+    print(f"\nmedian {med:.1f} s wall ({statistics.median(cpu):.1f} s CPU) over {len(times)} "
+          f"documents of ~{statistics.median(words):.0f} "
           f"words (budget {MAX_ATTACK_WORDS} words read, {MAX_ATTACK_TOKENS} tokens written; "
           f"load average {os.getloadavg()[0]:.1f} on {machine})")
     if write:

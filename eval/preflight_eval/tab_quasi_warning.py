@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--ner", help="spaCy model folder (default: the installed ner model)")
     ap.add_argument("--spans", type=Path, help="detections cache (written when missing)")
-    ap.add_argument("--policy", default=DEFAULT_POLICY, help="a preset (default: the default), or 'keep': send the text as written")
+    ap.add_argument("--policy", default=DEFAULT_POLICY,
+                    help="a preset (default: the default), or 'keep': send the text as written")
     args = ap.parse_args(argv)
     if not args.data.is_file():
         ap.error(f"the TAB dev sample is not at {args.data}; pass --data FILE")

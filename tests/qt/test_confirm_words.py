@@ -5,7 +5,7 @@ when no key is sent), earlier sends in local time."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime
 
 from ports import real_plan
 from PySide6.QtWidgets import QLabel

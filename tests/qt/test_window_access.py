@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QToolBar, QToolButton
+from PySide6.QtWidgets import QComboBox, QFileDialog, QToolBar, QToolButton
 
 from preflight.core.config import settings_path
 

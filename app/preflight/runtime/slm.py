@@ -203,10 +203,12 @@ class LocalSLM:
             )
         try:
             return open_llama(path, n_threads=self._n_threads, **kwargs)
-        except (ValueError, RuntimeError, OSError) as exc:
+        except (ValueError, RuntimeError, OSError):
             raise ModelUnavailableError(
-                f"The local language model could not be loaded (the file is damaged or is not a model).",
-                "Run `preflight models verify`; reinstall it with `preflight models install`.", fix="install-models",
+                "The local language model could not be loaded (the file is damaged or is not "
+                "a model).",
+                "Run `preflight models verify`; reinstall it with `preflight models install`.",
+                fix="install-models",
             ) from None
 
     def _ensure_llm(self) -> Any:
