@@ -83,8 +83,10 @@ def reconstruct_idle_text(measured: Mapping[str, Any] | None) -> str:
     or no figure at all when none was measured."""
     if not measured:
         return "Not tried yet. It runs on this computer; you can cancel it."
-    return (f"Not tried yet: about {round(float(measured['median_seconds']))} s on a "
-            f"typical document (measured on {measured['machine']}); you can cancel it.")
+    seconds = float(measured["median_seconds"])
+    took = f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
+    return (f"Not tried yet: about {took} on a typical document (measured on "
+            f"{measured['machine']}); you can cancel it.")
 
 
 def reconstruct_progress_text(fraction: float, step: str) -> str:
