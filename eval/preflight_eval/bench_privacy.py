@@ -17,6 +17,15 @@ the CPU time of the cold run (both worker threads summed) is printed beside it.
 
 ``--truncation`` reruns the first document with 2K near neighbours and 2M frequent
 tokens and prints the change in success (the candidate truncation's effect).
+
+``--reconstruct`` measures the window's "Try to re-identify" instead: the reconstruction
+attack with the installed local model (the application's own path, the model loaded
+once beforehand) on ``--docs`` test-split business documents of typical length (their
+ground-truth values protected by the default policy), and prints the median wall time.
+With ``--write`` it stores the median in ``resources/bench/reconstruct.json``, the figure
+the window quotes before a try.
+
+    python -m preflight_eval.bench_privacy --reconstruct --docs 5 [--write]
 """
 
 from __future__ import annotations
@@ -59,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--truncation", action="store_true")
+    ap.add_argument("--reconstruct", action="store_true")
+    ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
+    if args.reconstruct:
+        return reconstruct_bench(args.docs, args.seed, args.write)
 
     from preflight.app.services import build_services
     from preflight.core.config import Settings
@@ -108,6 +121,76 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(warm):.2f} s wall (this machine's load included; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     return 0
+
+
+def reconstruct_bench(n: int, seed: int, write: bool) -> int:
+    """The reconstruction attack's wall time on ``n`` typical documents (see module doc)."""
+    import json
+    import platform
+
+    from preflight.app.privacy_report import TIMING_RESOURCE, reconstruction
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+    from preflight.core.fsutil import atomic_write_text
+    from preflight.core.paths import resource_path
+    from preflight.core.privacy.reconstruct import MAX_ATTACK_TOKENS, MAX_ATTACK_WORDS
+    from preflight.core.sanitize.base import SanitizeParams
+    from preflight.core.sanitize.policy import PRESETS
+    from preflight.core.sanitize.policy_apply import PolicyMechanism
+    from preflight.core.types import Category, Span
+
+    from preflight_eval.utility_data.corpus import load_business, split_of
+
+    settings = Settings()
+    services = build_services(settings)
+    services.slm()                                   # loaded once, as in a session
+    policy = PRESETS[settings.policy.active]
+    pool = [d for d in load_business() if split_of(d.doc_id) == "test"]
+    typical = statistics.median(len(d.text.split()) for d in pool)
+    pool.sort(key=lambda d: abs(len(d.text.split()) - typical))
+    times, cpu, words = [], [], []
+    for d in pool[:n]:
+        spans = []
+        for t in d.truth:
+            at = d.text.find(t.value)
+            if at >= 0 and t.value:
+                spans.append(Span(at, at + len(t.value), t.type, Category.DIRECT_IDENTIFIER,
+                                  1.0, "ground truth", "test"))
+        spans = _disjoint(sorted(spans, key=lambda s: s.start))
+        out = PolicyMechanism(policy).sanitize(d.text, spans, SanitizeParams(seed=seed))
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = reconstruction(services, d.text, out, spans, None)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        words.append(len(d.text.split()))
+        print(f"{d.doc_id[:12]}…: {words[-1]} words, {res['values_recovered']} of "
+              f"{res['values_total']} values re-identified, {times[-1]:.1f} s wall, "
+              f"{cpu[-1]:.1f} s CPU (all threads), load average {os.getloadavg()[0]:.1f}")
+    med = statistics.median(times)
+    machine = f"{os.cpu_count()} CPU cores ({platform.machine()})"
+    print(f"\nmedian {med:.1f} s wall ({statistics.median(cpu):.1f} s CPU) over {len(times)} "
+          f"documents of ~{statistics.median(words):.0f} "
+          f"words (budget {MAX_ATTACK_WORDS} words read, {MAX_ATTACK_TOKENS} tokens written; "
+          f"load average {os.getloadavg()[0]:.1f} on {machine})")
+    if write:
+        target = resource_path(*TIMING_RESOURCE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, json.dumps({
+            "median_seconds": round(med, 1), "documents": len(times),
+            "median_cpu_seconds": round(statistics.median(cpu), 1),
+            "words": round(statistics.median(words)), "machine": machine,
+            "load_average": round(os.getloadavg()[0], 1),
+            "max_words": MAX_ATTACK_WORDS, "max_tokens": MAX_ATTACK_TOKENS}, indent=1) + "\n")
+        print(f"written to {target}")
+    return 0
+
+
+def _disjoint(spans: list) -> list:
+    out = []
+    for s in spans:
+        if not out or s.start >= out[-1].end:
+            out.append(s)
+    return out
 
 
 if __name__ == "__main__":

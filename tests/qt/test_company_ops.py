@@ -136,7 +136,7 @@ def test_test_button_reports_a_server_that_is_down(qtbot, rig):
     box.url.setText(url)
     box.test.button.click()
     qtbot.waitUntil(lambda: box.test.state.text().startswith("✘"), timeout=8000)
-    assert "Cannot connect to 127.0.0.1" in box.test.state.text()
+    assert "could not reach 127.0.0.1" in box.test.state.text()
     assert "Check that the server is running" in box.test.state.text()
     dlg.reject()
 

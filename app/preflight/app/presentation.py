@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -21,6 +22,8 @@ from preflight.app.privacy_words import (  # noqa: F401 - re-exported: one impor
     privacy_summary,
     quasi_sentence,
     quasi_warning,
+    reconstruct_idle_text,
+    reconstruct_progress_text,
     reidentified_sentence,
 )
 from preflight.core.errors import PreflightError
@@ -228,12 +231,38 @@ def oversize_message(text: str) -> str | None:
             f"{MAX_DOCUMENT_BYTES / 1e6:.0f} MB. Split it and process the parts separately.")
 
 
-def error_text(exc: BaseException) -> tuple[str, str]:
-    """(message, hint) for any exception a background op reported."""
+#: How each face says a remedy (``PreflightError.fix``; ``{subject}``: its provider).
+FIX_WORDS: dict[str, dict[str, str]] = {
+    "set-key": {"window": "Set the key in Settings → Providers → Set key.",
+                "cli": "Set the key: preflight providers set-key {subject}."},
+    "question": {"window": "Type your question in the question field, then send.",
+                 "cli": "Pass --question with the question."},
+    # the core's hint is the CLI's command; the window names its own place
+    "install-models": {"window": "Install or repair the local models in Settings → Local "
+                                 "models."},
+    "add-provider": {"window": "Add one in Settings → Providers."},
+}
+
+
+def error_text(exc: BaseException, face: str = "window") -> tuple[str, str]:
+    """(message, hint) for any exception a background op reported, in the words of
+    ``face`` ("window" or "cli"): a remedy the faces do differently is worded here."""
     if isinstance(exc, PreflightError):
-        return exc.message, exc.hint
-    return (f"Something went wrong ({type(exc).__name__}).",
+        words = FIX_WORDS.get(exc.fix or "", {}).get(face)
+        return exc.message, exc.hint if words is None else words.format(subject=exc.subject)
+    return ("Something went wrong inside Preflight.",
             "This is a bug in Preflight; your text is still here. Try again.")
+
+
+def local_time(iso: str) -> str:
+    """A stored timestamp (UTC, ISO 8601) in this computer's time zone, for reading."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone().strftime("%d %b %Y, %H:%M")
 
 
 # --- what a utility prediction means (CLI and window share these words) -------------------

@@ -20,16 +20,22 @@ The window asks for the parts separately, each on its own lane (see
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Sequence
 
 from preflight.app.presentation import quasi_warning
-from preflight.core.errors import PreflightError
+from preflight.core.errors import Cancelled, PreflightError
+from preflight.core.paths import resource_path
+from preflight.core.ports import Progress
 from preflight.core.privacy.ledger import ledger_for, send_epsilon
 from preflight.core.privacy.quasi import quasi_identifiers_left
 from preflight.core.privacy.reconstruct import ReconstructionAttack
 from preflight.core.send.fingerprint import Fingerprint
 from preflight.core.types import SanitizedText, Span
+
+#: Where the benchmark writes the attack's measured time (under the shipped resources/).
+TIMING_RESOURCE = ("bench", "reconstruct.json")
 
 
 def privacy_report(services: Any, original: str, sanitized: SanitizedText,
@@ -66,10 +72,30 @@ def privacy_facts(services: Any, original: str, sanitized: SanitizedText,
 
 
 def reconstruction(services: Any, original: str, sanitized: SanitizedText,
-                   spans: Sequence[Span], cancel: threading.Event | None) -> dict[str, Any]:
-    """The contextual reconstruction attack with the local SLM (seconds to a minute)."""
-    return ReconstructionAttack(services.slm()).run(original, sanitized, spans,
-                                                    cancel=cancel).to_json()
+                   spans: Sequence[Span], cancel: threading.Event | None,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """The contextual reconstruction attack with the local SLM (its typical time:
+    :func:`preflight.app.presentation.reconstruct_time`). ``progress`` hears each step
+    ("loading", "waiting", "writing"); ``cancel`` stops it (raises Cancelled)."""
+    if progress is not None:
+        progress(0.0, "loading")
+    slm = services.slm()
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+    return ReconstructionAttack(slm).run(original, sanitized, spans, cancel=cancel,
+                                         progress=progress).to_json()
+
+
+def reconstruct_timing() -> dict[str, Any] | None:
+    """The reconstruction attack's typical time as ``preflight_eval.bench_privacy
+    --reconstruct`` measured it (``resources/bench/reconstruct.json``: median_seconds,
+    machine, words), or None when it was not measured (the window then names no time)."""
+    try:
+        data = json.loads(resource_path(*TIMING_RESOURCE).read_text(encoding="utf-8"))
+        float(data["median_seconds"]), str(data["machine"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return data
 
 
 def dx_attack(services: Any, prepared: Any, epsilon: float, spans: Sequence[Span], *,

@@ -71,6 +71,30 @@ def reidentified_sentence(recon: Mapping[str, Any]) -> str:
             + (f": {names}{more}." if names else "."))
 
 
+# --- the reconstruction attempt: its time and its steps ---------------------------------
+_RECON_STEPS = {"loading": "Loading the local model…",
+                "waiting": "Waiting for the local model (it may be finishing other work)…",
+                "writing": "The local model is restoring the original"}
+
+
+def reconstruct_idle_text(measured: Mapping[str, Any] | None) -> str:
+    """The line beside "Try to re-identify" before a try: the typical time as the benchmark
+    measured it (``measured``: :func:`preflight.app.privacy_report.reconstruct_timing`),
+    or no figure at all when none was measured."""
+    if not measured:
+        return "Not tried yet. It runs on this computer; you can cancel it."
+    seconds = float(measured["median_seconds"])
+    took = f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
+    return (f"Not tried yet: about {took} on a typical document (measured on "
+            f"{measured['machine']}); you can cancel it.")
+
+
+def reconstruct_progress_text(fraction: float, step: str) -> str:
+    """One step of the attempt in words (``step``: "loading", "waiting" or "writing")."""
+    words = _RECON_STEPS.get(step, "Re-identifying…")
+    return f"{words} ({fraction:.0%} of its budget)…" if step == "writing" else words
+
+
 def privacy_summary(facts: Mapping[str, Any] | None, dx: Mapping[str, Any] | None,
                     recon: Mapping[str, Any] | None = None,
                     ledger_text: str | None = None) -> list[str]:

@@ -24,6 +24,13 @@ def set_key(services: Any, provider: ProviderSettings, key: str, remember: bool)
     return "session"
 
 
+def keyring_status() -> Any:
+    """Whether the OS keyring is usable, and which backend it is."""
+    from preflight.core.send.keys import keyring_status as status
+
+    return status()
+
+
 def key_source(services: Any, provider: ProviderSettings) -> str:
     """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""
     from preflight.core.send.keys import KeyStore, resolve_key
@@ -34,6 +41,37 @@ def key_source(services: Any, provider: ProviderSettings) -> str:
         env = f" (the variable {provider.key_env} is empty)" if provider.key_env else ""
         return f"none set{env} — use “Set API key…”"
     return key_where(found.source)
+
+
+def headers_as_sent(services: Any, provider: ProviderSettings, request: Any
+                    ) -> list[tuple[str, str]]:
+    """``request``'s headers as they will leave: the key header only when a key will be
+    sent (a server on this computer, or no key found: none), its value never shown —
+    where it comes from instead."""
+    from preflight.core.send.keys import KeyStore, resolve_key
+
+    headers = request.display_headers(with_auth=False)
+    try:
+        found = resolve_key(provider, KeyStore(), services.session_keys())
+    except ConfigError:
+        return headers                        # the send would stop: no key leaves
+    if found.key is None or not request.auth_header:
+        return headers
+    return [*headers, (request.auth_header,
+                       f"{request.auth_prefix}<API key {key_where(found.source)}>")]
+
+
+def base_url_problem(provider: ProviderSettings) -> str | None:
+    """Why ``provider``'s base URL would be refused at send time (no scheme, no host, a
+    placeholder left in…), in one line, or None when it is usable."""
+    from preflight.core.errors import PreflightError
+    from preflight.core.send.probe import validate_base_url
+
+    try:
+        validate_base_url(provider)
+    except PreflightError as err:
+        return f"{err.message} {err.hint}".strip()
+    return None
 
 
 def check_connection(services: Any, provider: ProviderSettings) -> Any:

@@ -248,10 +248,10 @@ class WindowDoorway:
                                         curve=curve, cancel=cancel)
 
     def reconstruct(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                    cancel: threading.Event) -> dict[str, Any]:
-        """The local model tries to restore the original (seconds to a minute)."""
+                    cancel: threading.Event, progress: Callable | None = None) -> dict[str, Any]:
+        """The local model tries to restore the original (progress per step; cancellable)."""
         return privacy_report.reconstruction(self.services, original, sanitized,
-                                             list(spans), cancel)
+                                             list(spans), cancel, progress)
 
     # -- send ------------------------------------------------------------------------------
     def _send_session(self) -> Any:
@@ -324,13 +324,15 @@ class WindowDoorway:
 
     # -- keys (see preflight.app.provider_keys) ---------------------------------------------
     def keyring_status(self) -> Any:
-        from preflight.core.send.keys import keyring_status
-        return keyring_status()
+        return provider_keys.keyring_status()
 
     def set_key(self, provider: ProviderSettings, key: str, remember: bool) -> str:
-        """Store ``provider``'s key, bound to its address (scheme, host, port); returns
-        where it went ("keyring" or "session")."""
+        """Store ``provider``'s key, bound to its address; returns "keyring" or "session"."""
         return provider_keys.set_key(self.services, provider, key, remember)
+
+    def headers_as_sent(self, plan: Any) -> list[tuple[str, str]]:
+        """The confirmation's headers: as they will leave (the key's value never shown)."""
+        return provider_keys.headers_as_sent(self.services, plan.provider, plan.request)
 
     def key_source(self, provider: ProviderSettings) -> str:
         """Where the key of ``provider`` (saved or not yet) comes from, as a phrase."""

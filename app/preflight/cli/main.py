@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from preflight import __version__
+from preflight.app.presentation import error_text
 from preflight.core.errors import PreflightError
 
 COMMAND_MODULES = (
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except PreflightError as err:
-        print(f"preflight: error: {err}", file=sys.stderr)
+        print(f"preflight: error: {' '.join(error_text(err, 'cli')).strip()}",
+              file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("preflight: stopped.", file=sys.stderr)

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 
 class PreflightError(Exception):
-    """Base class: ``message`` says what happened, ``hint`` what to do about it."""
+    """Base class: ``message`` says what happened, ``hint`` what to do about it.
+
+    ``fix`` names the remedy when it is done differently in each face ("set-key": the
+    provider's key, for provider ``subject``; "question": type the question). The hint
+    then says it in neutral words; :func:`preflight.app.presentation.error_text` words it
+    for the face showing it (a menu path in the window, a command in the CLI)."""
 
     exit_code = 2
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", *, fix: str | None = None,
+                 subject: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.fix = fix
+        self.subject = subject
 
     def __str__(self) -> str:
         return f"{self.message} {self.hint}".strip() if self.hint else self.message

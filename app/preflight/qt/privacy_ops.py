@@ -11,7 +11,8 @@ own lane so none blocks the slider:
   preparation (document + policy + seed), then the current ε alone when the slider
   settles; a slider move cancels the stale run at once;
 - the reconstruction attack with the local SLM on "slm", only when asked ("Try to
-  re-identify": seconds to a minute); a new payload cancels it and drops its result.
+  re-identify"), with its progress per step; Cancel or a new payload stops it (the cancel
+  event reaches the model's generation loop) and drops its result.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from preflight.app.presentation import error_text, privacy_summary
+from preflight.app.presentation import error_text, privacy_summary, \
+    reconstruct_progress_text
 from preflight.core.errors import Cancelled
 from preflight.qt.qt_workers import Latest, OpContext, QtOp
 
@@ -40,6 +42,7 @@ class PrivacyController(QObject):
     sig_reconstruction = Signal(object)     # reconstruction dict, or None (cleared)
     sig_reconstructing = Signal(bool)
     sig_reconstruct_failed = Signal(str)
+    sig_reconstruct_progress = Signal(str)  # the attempt's current step, in words
     sig_status = Signal(str)
 
     def __init__(self, app: Any, doc: Any, payload: Any,
@@ -170,9 +173,25 @@ class PrivacyController(QObject):
             return
         text, spans, app = self.doc.text, list(self.doc.spans), self.app
         self.sig_reconstructing.emit(True)
+        # queued behind other work of the local model until its lane is free
+        self.sig_reconstruct_progress.emit(reconstruct_progress_text(0.0, "waiting"))
         self._recon.start(QtOp(
-            self, lambda ctx: app.reconstruct(text, res.sanitized, spans, ctx.cancel),
-            self._on_reconstruction, self._on_recon_error, lane="slm"))
+            self, lambda ctx: app.reconstruct(text, res.sanitized, spans, ctx.cancel,
+                                              ctx.progress),
+            self._on_reconstruction, self._on_recon_error, lane="slm",
+            progress=self._on_recon_progress))
+
+    def cancel_reconstruction(self) -> None:
+        """Cancel: the running attempt stops (its cancel event is set) and says so."""
+        if not self._recon.busy:
+            return
+        self._recon.next_generation()
+        self.sig_reconstructing.emit(False)
+        self.sig_reconstruct_progress.emit("Stopped; nothing was measured.")
+
+    def _on_recon_progress(self, fraction: float, step: str) -> None:
+        if self._recon.busy:
+            self.sig_reconstruct_progress.emit(reconstruct_progress_text(fraction, step))
 
     def _on_reconstruction(self, result: dict[str, Any]) -> None:
         self.reconstruction = result

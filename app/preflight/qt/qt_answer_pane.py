@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from preflight.core.fsutil import atomic_write_text
 from preflight.qt import qt_theme
-from preflight.qt.qt_dialogs import show_error
+from preflight.qt.qt_dialogs import documents_path, show_error
 
 if TYPE_CHECKING:
     from preflight.qt.answers import AnswerController, AnswerOutcome
@@ -250,7 +250,8 @@ class QtAnswerPane(QGroupBox):
     def save_answer(self, path: str | None = None) -> Path | None:
         """Write the answer shown and its notes to ``path`` (asked for when None)."""
         if path is None:
-            path, chosen = QFileDialog.getSaveFileName(self, "Save the answer", "answer.md",
+            path, chosen = QFileDialog.getSaveFileName(self, "Save the answer",
+                                                       documents_path("answer.md"),
                                                        SAVE_FILTERS)
             if not path:
                 return None

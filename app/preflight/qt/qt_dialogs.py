@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from preflight.app.leave_summary import join_words, kind_words
-from preflight.app.presentation import format_cost
+from preflight.app.presentation import format_cost, local_time
 from preflight.qt import qt_theme
 
 
@@ -38,6 +39,14 @@ def fit_to_screen(dialog: QWidget, width: int, height: int) -> None:
         free = screen.availableGeometry()
         width, height = min(width, free.width()), min(height, free.height())
     dialog.resize(width, height)
+
+
+def documents_path(name: str = "") -> str:
+    """Where a file dialog opens: the user's documents folder (``name`` inside it), never
+    the process's working folder (for a desktop launch, the install folder or ``/``)."""
+    folder = QStandardPaths.writableLocation(
+        QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
+    return str(Path(folder) / name) if name else folder
 
 
 def show_error(parent: QWidget | None, message: str, hint: str = "") -> None:
@@ -75,12 +84,15 @@ class QtConfirmSendDialog(QDialog):
     apply when sending); "Protect all" (with ``protect``, the window's "protect these
     types") closes without sending and protects the items' types. A chunked plan (it has
     ``requests``) says how many requests it makes.
+    ``headers``: the headers as they will leave (the app layer knows whether a key is
+    sent); None: the request's own, with the key header marked.
     """
 
     def __init__(self, plan: Any, parent: QWidget | None = None, *,
                  remember: Callable[[Any], None] | None = None,
                  privacy: Sequence[str] = (),
-                 protect: Callable[[Sequence[str]], None] | None = None) -> None:
+                 protect: Callable[[Sequence[str]], None] | None = None,
+                 headers: Sequence[tuple[str, str]] | None = None) -> None:
         super().__init__(parent)
         self.plan = plan
         self._remember = remember
@@ -171,8 +183,9 @@ class QtConfirmSendDialog(QDialog):
         self.payload.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.payload.setPlainText(pretty_payload(plan.payload))
         pl.addWidget(self.payload)
-        headers = "\n".join(f"{k}: {v}" for k, v in plan.request.display_headers())
-        hdr = QLabel(f"<span style='font-family:monospace'>{breakable(headers)}</span>"
+        shown = plan.request.display_headers() if headers is None else headers
+        headers_text = "\n".join(f"{k}: {v}" for k, v in shown)
+        hdr = QLabel(f"<span style='font-family:monospace'>{breakable(headers_text)}</span>"
                      .replace("\n", "<br>"))
         hdr.setObjectName("muted")
         hdr.setWordWrap(True)
@@ -206,7 +219,8 @@ class QtConfirmSendDialog(QDialog):
             info.setObjectName("muted")
             cl.addWidget(info)
             for f in others[:12]:
-                note = QLabel(html.escape(f"{f.type} “{f.value}” — {f.reason}"))
+                note = QLabel(f"{f.type} “{f.value}” — {f.reason}")
+                note.setTextFormat(Qt.TextFormat.PlainText)   # a value is never markup
                 note.setWordWrap(True)
                 note.setObjectName("muted")
                 cl.addLayout(self._row(note, f))
@@ -217,7 +231,8 @@ class QtConfirmSendDialog(QDialog):
             last = plan.prior_sends[-1]
             warn = QLabel(
                 f"<b style='color:{colors.warn.name()}'>This document was sent "
-                f"{len(plan.prior_sends)} time(s) before</b> (last {html.escape(last.created_at)}"
+                f"{len(plan.prior_sends)} time(s) before</b> (last "
+                f"{html.escape(local_time(last.created_at))}"
                 f" to {html.escape(last.provider)}, {html.escape(last.match)} match). This send "
                 "adds d_X noise again: several differently noised copies of one text can be "
                 "combined to undo it.")
@@ -377,6 +392,7 @@ def _ticked_line(box: QCheckBox, text: str) -> QWidget:
     row = QHBoxLayout(w)
     row.setContentsMargins(0, 0, 0, 0)
     label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)     # the document's value, never markup
     label.setWordWrap(True)
     label.setObjectName("overrideText")
     label.mousePressEvent = lambda _e: box.toggle()     # like a check box's own text

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from preflight.app.presentation import error_text, format_cost
 from preflight.core.send.answer_guard import neutralize
-from preflight.qt.qt_dialogs import pretty_payload, show_error
+from preflight.qt.qt_dialogs import documents_path, pretty_payload, show_error
 from preflight.qt.qt_workers import QtOp
 
 
@@ -127,7 +127,8 @@ class QtHistoryDialog(QDialog):
         self.detail.setPlainText("\n".join(parts))
 
     def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export history", "preflight-history.csv",
+        path, _ = QFileDialog.getSaveFileName(self, "Export history",
+                                              documents_path("preflight-history.csv"),
                                               "CSV (*.csv);;JSON (*.json)")
         if path:
             self.sig_export.emit(path)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from preflight.qt.qt_access import focus_toolbar, label_fields
 from preflight.qt.qt_answer_pane import QtAnswerPane
 from preflight.qt.qt_layouts import QtColumnScroll
 from preflight.qt.qt_leave_banner import QtLeaveBanner
@@ -58,6 +59,7 @@ def build_layout(w: Any, app: Any) -> None:
     w.act_history.setShortcut(QKeySequence("Ctrl+H"))
     for a in (w.act_open, w.act_settings, w.act_history):
         tb.addAction(a)
+    focus_toolbar(tb)
     w.setAcceptDrops(True)     # a file dropped anywhere opens like File → Open
     spacer = QWidget()
     spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -190,6 +192,7 @@ def build_layout(w: Any, app: Any) -> None:
     vsplit.setCollapsible(1, False)          # dragging must not hide Send
     outer.addWidget(vsplit, 1)
     w.setCentralWidget(central)
+    label_fields(central)          # inputs announce their labels to screen readers
 
     w.status_text = QLabel("Starting…")
     w.statusBar().addWidget(w.status_text, 1)

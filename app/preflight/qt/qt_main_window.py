@@ -22,7 +22,7 @@ from preflight.app.window_doorway import WindowDoorway
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
-from preflight.qt.qt_dialogs import QtConfirmSendDialog, show_error
+from preflight.qt.qt_dialogs import QtConfirmSendDialog, documents_path, show_error
 from preflight.qt.qt_history import open_history
 from preflight.qt.qt_first_run import install_help_menu
 from preflight.qt.qt_main_layout import build_layout
@@ -289,7 +289,8 @@ class QtMainWindow(QMainWindow):
         dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
                                   protect=self.policies.protect_types,
                                   privacy=self.privacy.summary(
-                                      ledger.describe() if ledger is not None else None))
+                                      ledger.describe() if ledger is not None else None),
+                                  headers=self.app.headers_as_sent(plan))
         self.sig_confirm_shown.emit(dlg)
         if self.auto_confirm is not None:
             accepted = bool(self.auto_confirm(dlg))
@@ -338,7 +339,7 @@ class QtMainWindow(QMainWindow):
     # -- files -----------------------------------------------------------------------------
     def _open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open a document", "",
+            self, "Open a document", documents_path(),
             "Documents (*.txt *.md *.eml *.docx *.pdf *.csv);;All files (*)")
         if path:
             self.open_file(path)

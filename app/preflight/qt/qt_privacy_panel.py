@@ -23,8 +23,10 @@ from preflight.app.presentation import (
     attack_sentence,
     ledger_sentence,
     quasi_sentence,
+    reconstruct_idle_text,
     reidentified_sentence,
 )
+from preflight.app.privacy_report import reconstruct_timing
 from preflight.qt import qt_theme
 
 ATTACK_TIP = (
@@ -39,8 +41,11 @@ NO_DX_TIP = ("This policy adds no d_X noise, so there is no noise to attack: det
              "values are replaced before anything leaves, and the rest is sent as written.")
 QUASI_TIP = (
     "How it was measured: dates, ages, places, addresses, organizations, nationality or "
-    "religious groups and job titles that the payload still carries exactly as written. "
-    "One alone rarely names a person; two or more kinds together may.")
+    "religious groups and job titles that the payload still carries exactly as written "
+    "(a month or a year alone is not listed). Red when they may single a person out: three "
+    "kinds, one of them a day, an age or an address, or an address with any other kind "
+    "(k-anonymity reasoning; see docs/PRIVACY.md). Grey otherwise: a place, an employer "
+    "and a job title still fit thousands of people.")
 LEDGER_TIP = (
     "How it was measured: every send records the ε it spends on its document (0 without "
     "d_X). Sends of the same document — the same text, a normalized or an edited copy — "
@@ -51,7 +56,7 @@ RECON_TIP = (
     "payload (its first 250 words). A protected value counts as re-identified when its "
     "answer writes it again, verbatim or after normalizing case, spacing and digits. The "
     "small local model is a weak attacker: a floor on what a stronger one could infer.")
-RECON_IDLE = "Not tried yet (the local model needs up to a minute)."
+RECON_IDLE = reconstruct_idle_text(reconstruct_timing())
 
 
 def _muted(text: str = "") -> QLabel:
@@ -86,6 +91,7 @@ class QtPrivacyGroup(QGroupBox):
         for w in (self.attack, self.ledger):
             w.setTextFormat(Qt.TextFormat.PlainText)   # values from the document
         row = QHBoxLayout()
+        self._busy = False
         self.reidentify = QPushButton("Try to re-identify")
         self.reidentify.setObjectName("reidentify")
         self.reidentify.setToolTip(RECON_TIP)
@@ -110,17 +116,21 @@ class QtPrivacyGroup(QGroupBox):
         privacy.sig_reconstruction.connect(self.set_reconstruction)
         privacy.sig_reconstructing.connect(self.set_reconstructing)
         privacy.sig_reconstruct_failed.connect(self.set_reconstruct_failed)
-        self.reidentify.clicked.connect(privacy.reconstruct)
+        privacy.sig_reconstruct_progress.connect(self.reidentified.setText)
+        # one button: "Try to re-identify", or "Cancel" while the attempt runs
+        self.reidentify.clicked.connect(lambda: privacy.cancel_reconstruction()
+                                        if self._busy else privacy.reconstruct())
 
     def set_facts(self, facts: Mapping[str, Any] | None) -> None:
         if facts is None:
             self.quasi.setText("—")
             self.ledger.setText("—")
             return
-        color = qt_theme.colors().bad if facts.get("quasi_warning") else None
+        # red only when the kinds left may single a person out; grey otherwise
+        palette = qt_theme.colors()
+        color = palette.bad if facts.get("quasi_warning") else palette.text_muted
         text = html.escape(quasi_sentence(facts))
-        self.quasi.setText(f"<span style='color:{color.name()}'>{text}</span>" if color
-                           else text)
+        self.quasi.setText(f"<span style='color:{color.name()}'>{text}</span>")
         self.ledger.setText(ledger_sentence(facts["epsilon_ledger"]))
 
     def set_attack(self, dx: Mapping[str, Any] | None, uses_dx: bool) -> None:
@@ -147,10 +157,8 @@ class QtPrivacyGroup(QGroupBox):
         self.attack.setText(f"The attack on the d_X noise could not run: {why}")
 
     def set_reconstructing(self, busy: bool) -> None:
-        self.reidentify.setEnabled(not busy)
-        self.reidentify.setText("Re-identifying…" if busy else "Try to re-identify")
-        if busy:
-            self.reidentified.setText("The local model is trying to restore the original…")
+        self._busy = busy
+        self.reidentify.setText("Cancel re-identifying" if busy else "Try to re-identify")
 
     def set_reconstruction(self, recon: Mapping[str, Any] | None) -> None:
         self.reidentified.setText(RECON_IDLE if recon is None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,8 +39,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.window_doorway import WindowDoorway
 from preflight.app.presentation import error_text
+from preflight.app.provider_keys import base_url_problem
+from preflight.app.window_doorway import WindowDoorway
 from preflight.core.config import (
     CONTEXT_TOKENS_DEFAULT, CONTEXT_TOKENS_RANGE, ProviderSettings, Settings,
 )
@@ -170,6 +172,12 @@ class QtProvidersTab(QWidget):
         self.default = QCheckBox("Use this provider by default")
         form.addRow("Name", self.name)
         form.addRow("Base URL", self.base_url)
+        self.url_problem = QLabel("")          # why the address typed would be refused
+        self.url_problem.setObjectName("urlProblem")
+        self.url_problem.setWordWrap(True)
+        self.url_problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.url_problem.setVisible(False)
+        form.addRow("", self.url_problem)
         form.addRow("Model", self.model)
         form.addRow("API style", self.style)
         form.addRow("Key variable", self.key_env)
@@ -247,6 +255,9 @@ class QtProvidersTab(QWidget):
         self.default.setChecked(self.settings.default_provider == p.name)
         self._loading = False
         self.test.clear()
+        problem = base_url_problem(p)
+        self.url_problem.setText(problem or "")
+        self.url_problem.setVisible(bool(problem))
         self._show_key_source(p)
 
     def _show_key_source(self, p: ProviderSettings) -> None:
@@ -269,6 +280,10 @@ class QtProvidersTab(QWidget):
             return
         p.name = self.name.text().strip() or old
         p.base_url = url
+        # said at once; OK refuses to save while it stands (QtSettingsDialog.accept)
+        problem = base_url_problem(p)
+        self.url_problem.setText(problem or "")
+        self.url_problem.setVisible(bool(problem))
         p.model = self.model.text().strip()
         p.api_style = self.style.currentData()
         p.key_env = self.key_env.text().strip() or None

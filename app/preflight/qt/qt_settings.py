@@ -33,6 +33,7 @@ from preflight.core.config import Settings
 from preflight.core.errors import PreflightError
 from preflight.core.org_policy import OrgPolicy
 from preflight.core.send.probe import validate_base_url
+from preflight.qt.qt_access import label_fields
 from preflight.qt.qt_answers_tab import QtAnswersTab
 from preflight.qt.qt_deny_list import QtDenyListBox
 from preflight.qt.qt_dialogs import show_error
@@ -161,6 +162,7 @@ class QtSettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
+        label_fields(self)             # inputs announce their labels to screen readers
 
     def accept(self) -> None:
         self.answers.store()

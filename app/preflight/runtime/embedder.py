@@ -113,7 +113,7 @@ class SentenceEmbedder:
             if not (path / "modules.json").is_file():
                 raise ModelUnavailableError(
                     f"The similarity model is missing: {path}.",
-                    "Run `preflight models install`.",
+                    "Run `preflight models install`.", fix="install-models",
                 )
             try:
                 from sentence_transformers import SentenceTransformer
@@ -130,10 +130,12 @@ class SentenceEmbedder:
                 self._model = SentenceTransformer(
                     str(path), device=self._device, local_files_only=True
                 )
-            except (OSError, ValueError, RuntimeError) as exc:
+            except (OSError, ValueError, RuntimeError):
                 raise ModelUnavailableError(
-                    f"The similarity model could not be loaded ({type(exc).__name__}).",
+                    "The similarity model could not be loaded (its files are damaged or are "
+                    "not a model).",
                     "Run `preflight models verify`; reinstall with `preflight models install`.",
+                    fix="install-models",
                 ) from None
             # Windows are packed to the model's real limit (including [CLS]/[SEP]).
             self._max_pieces = min(self._max_pieces, int(self._model.max_seq_length))

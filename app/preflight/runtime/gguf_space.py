@@ -32,6 +32,7 @@ class GGUFTokenSpace(BaseSpace):
             raise ModelUnavailableError(
                 f"The embedding model file for d_X does not exist: {self.path}.",
                 "Install the models with `preflight models install`.",
+                fix="install-models",
             )
         self.key = (hash_cache or VerifiedHashCache()).sha256(self.path)
         self._lock = threading.Lock()
@@ -80,8 +81,10 @@ class GGUFTokenSpace(BaseSpace):
             vocab = open_llama(self.path, quiet_stderr=True, vocab_only=True)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelUnavailableError(
-                f"Cannot read the tokenizer of {self.path.name}: {exc}.",
+                f"Cannot read the tokenizer of {self.path.name} (the file is damaged or is "
+                "not a model).",
                 "Reinstall the model with `preflight models install`.",
+                fix="install-models",
             ) from exc
         return vocab
 
@@ -92,8 +95,9 @@ class GGUFTokenSpace(BaseSpace):
             reader = gguf.GGUFReader(str(self.path))
         except (ValueError, OSError) as exc:
             raise ModelUnavailableError(
-                f"{self.path.name} is not a readable GGUF file ({exc}).",
+                f"{self.path.name} is not a readable model file (damaged or of another kind).",
                 "Reinstall the model with `preflight models install`.",
+                fix="install-models",
             ) from exc
         tensor = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
         if tensor is None:

@@ -199,14 +199,16 @@ class LocalSLM:
         if not path.is_file():
             raise ModelUnavailableError(
                 f"The local language model file is missing: {path}.",
-                "Run `preflight models install`.",
+                "Run `preflight models install`.", fix="install-models",
             )
         try:
             return open_llama(path, n_threads=self._n_threads, **kwargs)
-        except (ValueError, RuntimeError, OSError) as exc:
+        except (ValueError, RuntimeError, OSError):
             raise ModelUnavailableError(
-                f"The local language model could not be loaded ({type(exc).__name__}).",
+                "The local language model could not be loaded (the file is damaged or is not "
+                "a model).",
                 "Run `preflight models verify`; reinstall it with `preflight models install`.",
+                fix="install-models",
             ) from None
 
     def _ensure_llm(self) -> Any:

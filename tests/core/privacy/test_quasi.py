@@ -41,8 +41,12 @@ def test_identifiers_policy_leaves_place_employer_and_titles():
         ("job title", "branch manager")]
     for q in left:                                  # offsets point into the payload
         assert out.text[q.start:q.end] == q.value
-    warning = quasi_warning(left)
-    assert warning.startswith("4 quasi-identifiers remain: nurse, ANZ Bank, Sydney")
+    # a job, an employer and a city: broad kinds only, listed without the warning
+    assert quasi_warning(left) is None
+    # with her date of birth left too, they may point to her
+    kept = SanitizedText(TEXT, "keep-all")
+    warning = quasi_warning(quasi_identifiers_left(TEXT, kept, SPANS))
+    assert warning.startswith("6 quasi-identifiers remain: 26-year-old, nurse, ANZ Bank")
     assert "together they may point to one person" in warning
 
 

@@ -69,7 +69,7 @@ def test_resolution_order_env_then_session_then_keyring(memory_keyring):
 def test_missing_key_is_a_clear_error_but_loopback_needs_none(memory_keyring):
     with pytest.raises(ConfigError, match="No API key") as info:
         resolve_key(prov(key_env="ACME_KEY"), KeyStore(), SessionKeyStore(), environ={})
-    assert "set-key acme" in info.value.hint and "ACME_KEY" in info.value.hint
+    assert info.value.fix == "set-key" and "ACME_KEY" in info.value.hint
     local = resolve_key(prov(base_url="http://127.0.0.1:8080/v1"), KeyStore(),
                         SessionKeyStore(), environ={})
     assert local.key is None
@@ -93,7 +93,8 @@ def test_a_key_stored_for_one_origin_is_never_resolved_for_another(memory_keyrin
     with pytest.raises(ConfigError, match="No API key for provider 'acme' at ") as info:
         resolve_key(elsewhere, KeyStore(), session, environ={})
     assert "none is stored for that address" in str(info.value)
-    assert "set-key acme" in info.value.hint and KEY not in str(info.value)
+    assert info.value.fix == "set-key" and info.value.subject == "acme"
+    assert KEY not in str(info.value)
 
 
 @pytest.mark.parametrize("same", [

@@ -9,7 +9,29 @@ changed, so they are not listed: the policy chose to let that coarser value thro
 
 Job titles are not a detector type (no policy protects them), so they are found here, in
 the payload itself, from a list of common titles (:data:`JOB_TITLES`). The list is short
-and English only; a title it does not hold is not reported.
+and English only; a title it does not hold is not reported. Titles are looked for in the
+*original* and kept when the payload still carries them as written, never in the payload
+itself: a word d_X noise put there ("driver" for "manager") says nothing about the person.
+
+A date counts only when it names a day (a day and a month: "12 March", "03/04/1981"); a
+month or a year alone ("February", "2023") is the coarse value the default policy itself
+generalizes full dates to, so it is not listed.
+
+When the warning is due (:func:`together`), by k-anonymity reasoning (Samarati 2001;
+Sweeney 2002): an attacker narrows the people a text may be about by each attribute it
+states, and singles one out when the group left is about one. Sweeney (2000) found a
+5-digit ZIP code, the sex and a full date of birth together unique for 87 % of the US
+population, Golle (2006) 63 %; with the birth date coarsened to month and year the share
+drops to a few per cent. So one attribute, or two, rarely single a person out, and three
+do only when one of them divides the population finely. The rule: at least
+:data:`WARN_AT_KINDS` distinct kinds, one of them *fine* (:data:`FINE_KINDS`: a day, an
+age, a street address), or a street address with any other kind (an address alone
+narrows to a household). *Broad* kinds (a place, an organization, a job title, a
+nationality or religious group) leave groups of thousands on their own. Job titles are
+broad by measurement too: on the TAB dev judgments (``preflight_eval.tab_quasi_warning``)
+one listed title in nine was a mention the annotators marked as identifying; the rest
+were the officials every case names ("the lawyer", "the judge"). A plural title ("the
+drivers") names a group, never one person, and is not listed.
 """
 
 from __future__ import annotations
@@ -20,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from preflight.core.sanitize.policy import PARTIAL_DATE, effective_type
-from preflight.core.types import SanitizedText, Span
+from preflight.core.types import Category, SanitizedText, Span
 
 #: Entity type (after :func:`effective_type`) → the kind of quasi-identifier it is.
 #: RELATIVE_DATE ("Friday", "this week") names no calendar day and is left out.
@@ -31,8 +53,18 @@ QUASI_KINDS: dict[str, str] = {
 }
 
 #: How many distinct kinds remaining together trigger the warning ("together they may
-#: point to one person"): one kind alone (two dates) rarely does.
-WARN_AT_KINDS = 2
+#: point to one person"), one of them fine (see the module doc).
+WARN_AT_KINDS = 3
+#: Kinds that divide a population finely (thousands of values; see the module doc).
+FINE_KINDS = frozenset({"date", "age", "address"})
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+          r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"(?:[0-2]?\d|3[01])(?:st|nd|rd|th)?"
+#: A date that names a day: "12 March 2023", "March 12", "12/03/2023", "2023-03-12".
+_DAY_DATE = re.compile(
+    rf"\b(?:{_DAY}\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+{_DAY}\b|"
+    r"\d{1,4}[./-]\d{1,2}[./-]\d{1,4})", re.IGNORECASE)
 
 _SENIORITY = (r"(?:(?:senior|junior|lead|head|chief|principal|staff|assistant|associate|"
               r"deputy|regional|general|executive|registered|licensed|certified|"
@@ -58,7 +90,7 @@ JOB_TITLES: tuple[str, ...] = (
 _TITLE_RE = re.compile(
     r"(?<![\w<])" + _SENIORITY + "(?:" + "|".join(
         re.escape(t).replace(r"\ ", r"\s+") for t in sorted(JOB_TITLES, key=len, reverse=True))
-    + r")s?(?![\w>])", re.IGNORECASE)
+    + r")(?![\w>])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -102,12 +134,23 @@ def _left_as_written(sanitized: SanitizedText, span: Span) -> bool:
 def quasi_identifiers_left(original: str, sanitized: SanitizedText,
                            spans: Sequence[Span]) -> list[QuasiIdentifier]:
     """The quasi-identifiers the payload still carries, in payload order, each value once
-    (case-insensitive) per kind."""
+    (case-insensitive) per kind: the original's detected values and job titles that the
+    sanitization left as written, at their place in the payload."""
     found: list[QuasiIdentifier] = []
+    ranges: list[tuple[Span, str, str]] = []
     for s in spans:
         etype = effective_type(s, original[s.start:s.end])
         kind = QUASI_KINDS.get(etype)
-        if kind is None or not _left_as_written(sanitized, s):
+        if kind == "date" and not _DAY_DATE.search(original[s.start:s.end]):
+            continue                           # a month or a year alone: coarse
+        if kind is not None:
+            ranges.append((s, kind, etype))
+    for m in _TITLE_RE.finditer(original):
+        if not any(s.start < m.end() and s.end > m.start() for s in spans):
+            ranges.append((Span(m.start(), m.end(), "JOB_TITLE", Category.QUASI_IDENTIFIER,
+                                1.0, "job titles", "quasi"), "job title", "JOB_TITLE"))
+    for s, kind, etype in ranges:
+        if not _left_as_written(sanitized, s):
             continue
         start, end = output_offset(sanitized, s.start), output_offset(sanitized, s.end)
         raw = sanitized.text[start:end]
@@ -115,11 +158,6 @@ def quasi_identifiers_left(original: str, sanitized: SanitizedText,
         if value:
             start += len(raw) - len(raw.lstrip())
             found.append(QuasiIdentifier(kind, etype, value, start, start + len(value)))
-    taken = [(q.start, q.end) for q in found]
-    for m in _TITLE_RE.finditer(sanitized.text):
-        if not any(a < m.end() and b > m.start() for a, b in taken):
-            found.append(QuasiIdentifier("job title", "JOB_TITLE", m.group(0),
-                                         m.start(), m.end()))
     found.sort(key=lambda q: q.start)
     seen: set[tuple[str, str]] = set()
     out = []
@@ -132,6 +170,10 @@ def quasi_identifiers_left(original: str, sanitized: SanitizedText,
 
 
 def together(items: Sequence[QuasiIdentifier]) -> bool:
-    """Whether enough different kinds remain that, read together, they may single a person
-    out (see :data:`WARN_AT_KINDS`)."""
-    return len({q.kind for q in items}) >= WARN_AT_KINDS
+    """Whether the kinds left, read together, plausibly single a person out: at least
+    :data:`WARN_AT_KINDS` distinct kinds with one fine, or a street address with any other
+    kind (see the module doc)."""
+    kinds = {q.kind for q in items}
+    if "address" in kinds and len(kinds) >= 2:
+        return True
+    return len(kinds) >= WARN_AT_KINDS and bool(kinds & FINE_KINDS)

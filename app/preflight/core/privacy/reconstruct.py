@@ -15,9 +15,13 @@ knows — the values it replaced:
   count, so copying the payload restores nothing). For d_X this is the noise the model
   sees through.
 
-The attack runs the SLM once (seconds), on at most :data:`MAX_ATTACK_WORDS` words of the
-payload; only values inside that window are scored. It is an on-demand measurement,
-never part of the live preview.
+The attack runs the SLM once, within a bounded budget: it reads at most
+:data:`MAX_ATTACK_WORDS` words of the payload (only values inside that window are scored)
+and writes at most :data:`MAX_ATTACK_TOKENS` tokens. It reports progress per step (waiting
+for the model, then each token written) and stops at once when its cancel event is set
+(the local model checks it between tokens and inside a batch). Its typical duration is
+measured by ``preflight_eval.bench_privacy --reconstruct``. It is an on-demand
+measurement, never part of the live preview.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ from preflight.core.types import Change, SanitizedText, Span
 #: Payload words the SLM reads (its answer must fit the context, and a small model loses
 #: track of a long text: the window keeps the measurement about inference, not memory).
 MAX_ATTACK_WORDS = 250
+#: Tokens the SLM may write: about 1.3 tokens a word restores the window's words, with room
+#: for placeholders spelled out; the cap bounds the time on a slow or busy machine.
+MAX_ATTACK_TOKENS = 448
+TOKENS_PER_WORD = 1.6
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
@@ -136,9 +144,11 @@ class ReconstructionAttack:
     """Runs the attack with the local model it is given (a
     :class:`~preflight.core.ports.LanguageModel`; the composition root passes the real one)."""
 
-    def __init__(self, slm: LanguageModel, max_words: int = MAX_ATTACK_WORDS) -> None:
+    def __init__(self, slm: LanguageModel, max_words: int = MAX_ATTACK_WORDS,
+                 max_tokens: int = MAX_ATTACK_TOKENS) -> None:
         self._slm = slm
         self.max_words = max_words
+        self.max_tokens = max_tokens
 
     def run(self, original: str, sanitized: SanitizedText, spans: Sequence[Span] = (), *,
             cancel: threading.Event | None = None, progress: Progress | None = None
@@ -150,14 +160,18 @@ class ReconstructionAttack:
             return score(original, sanitized, spans, "", window,
                          notes=("Nothing in the payload was changed: there is nothing to "
                                 "reconstruct.",))
-        task = ReconstructTask("reconstruct", max_tokens=min(1024, int(
-            len(_WORD.findall(payload)) * 2.2) + 48), alterations=alterations(changes))
+        budget = min(self.max_tokens,
+                     int(len(_WORD.findall(payload)) * TOKENS_PER_WORD) + 32)
+        task = ReconstructTask("reconstruct", max_tokens=budget,
+                               alterations=alterations(changes))
         seen = [0]
+        if progress is not None:
+            progress(0.0, "waiting")
 
         def on_token(_piece: str) -> None:
             seen[0] += 1
             if progress is not None:
-                progress(min(0.99, seen[0] / task.max_tokens), "reconstructing")
+                progress(min(0.99, seen[0] / budget), "writing")
 
         answer = self._slm.run(task, payload, on_token=on_token, cancel=cancel)
         if progress is not None:

@@ -236,6 +236,7 @@ def resolve_key(
     raise ConfigError(
         f"No API key for provider '{provider.name}' at {show_origin(provider)}: {where}none "
         f"is stored for that address{stored}.",
-        f"Run `preflight providers set-key {provider.name}`"
-        + (f" or set {provider.key_env}." if provider.key_env else "."),
+        "Store the provider's API key" + (f" or set {provider.key_env}." if provider.key_env
+                                          else "."),
+        fix="set-key", subject=provider.name,
     )

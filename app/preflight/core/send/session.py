@@ -153,7 +153,7 @@ class SendSession:
         raise ConfigError(
             f"No provider named '{name}'." if name else "No provider was chosen.",
             f"Configured providers: {known}. Add one with `preflight providers add NAME "
-            "--base-url URL --model MODEL`.",
+            "--base-url URL --model MODEL`.", fix="add-provider",
         )
 
     def answer_task(self, task: Task) -> Task:
@@ -210,7 +210,8 @@ class SendSession:
         if not text.strip():
             raise ConfigError("The document is empty.", "Give a document with some text.")
         if task.kind == "question" and not task.question.strip():
-            raise ConfigError("The question is empty.", "Pass --question with the question.")
+            raise ConfigError("The question is empty.", "Type the question first.",
+                              fix="question")
         transport.check_cleartext(settings)   # before any work: say it first
         if sanitized is None:
             if spans is None:

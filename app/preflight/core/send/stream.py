@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import http.client
 import json
+import logging
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import urllib3
 
 from preflight.core.errors import Cancelled
 from preflight.core.send.answer_guard import AnswerGuard
-from preflight.core.send.transport import StreamBroken, root_cause, short
+from preflight.core.send.transport import StreamBroken, plain_cause, root_cause, short
 
 if TYPE_CHECKING:
     from preflight.core.send.providers import ProviderClient
@@ -38,6 +39,7 @@ MAX_WHOLE_BYTES = 4 * MAX_ANSWER_CHARS  # a non-streamed JSON reply
 READ_CHUNK_BYTES = 64 * 1024
 CANCEL_POLL_S = 0.05     # how soon a cancelled stream's connection is shut
 STOPPED = "Stopped while the answer was streaming."
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -186,9 +188,9 @@ def _read(
                 "Try again later, or send again yourself.",
                 answer.text,
             ) from None
+        log.info("the answer from %s broke off: %s", name, root_cause(exc))
         raise StreamBroken(
-            f"The connection to {name} broke while the answer was streaming "
-            f"({root_cause(exc)}).",
+            f"The answer from {name} broke off while it was arriving: {plain_cause(exc)}.",
             "The request reached the provider, so it was not re-sent automatically.",
             answer.text,
         ) from None

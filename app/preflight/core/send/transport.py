@@ -18,7 +18,10 @@ Promises kept here:
 
 from __future__ import annotations
 
+import html
 import json
+import logging
+import re
 import threading
 import time
 from email.utils import parsedate_to_datetime
@@ -41,6 +44,7 @@ from preflight.core.send.route import (  # noqa: F401
 )
 
 show_origin_url = shown_url
+log = logging.getLogger(__name__)
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 MAX_SAME_ORIGIN_REDIRECTS = 3
@@ -116,25 +120,28 @@ def post(http: requests.Session, url: str, body: bytes | None, headers: dict[str
         ) from None
     except requests.exceptions.ConnectionError as exc:
         detail = root_cause(exc)
+        log.info("request to %s failed: %s", host, detail)   # the technical detail
         if _is_dns_failure(detail):
             raise not_sent(ProviderError(
-                f"The provider's host name {host} could not be resolved (DNS).",
+                f"Preflight could not find the provider's server {host} (its name is "
+                "unknown to the network).",
                 "Check the base URL and your network or VPN. Nothing was sent.",
             )) from None
         if _before_request_written(exc):
             raise Retryable(not_sent(ProviderError(
-                f"Cannot connect to {host} ({detail}).",
-                "Check that the server is running and the base URL is right. "
-                "Nothing was sent.",
+                f"Preflight could not reach {host}: {plain_cause(exc)}.",
+                "Check that the server is running, the base URL is right and the network "
+                "is up. Nothing was sent.",
             )), None) from None
         raise ProviderError(
-            f"The connection to {host} broke while sending ({detail}).",
+            f"The connection to {host} broke while sending: {plain_cause(exc)}.",
             "The request may have reached the provider, so it was not re-sent "
             "automatically. Send again yourself if you want to.",
         ) from None
     except requests.exceptions.RequestException as exc:
+        log.info("request to %s failed: %s", host, root_cause(exc))
         raise ProviderError(
-            f"The request to {host} failed ({type(exc).__name__}).",
+            f"The request to {host} failed before an answer came back.",
             "Check the provider's base URL.",
         ) from None
 
@@ -188,11 +195,11 @@ def check_status(response: requests.Response, settings: ProviderSettings) -> Non
     finally:
         response.close()
     name = settings.name
-    said = f" The provider said: {detail}" if detail else ""
+    said = f" The provider said: “{detail.rstrip('.')}”." if detail else ""
     if status == 401:
         raise _delivered(ProviderError(
             f"{name} rejected the API key (HTTP 401).{said}",
-            f"Check the key: preflight providers set-key {name}.",
+            "Check the provider's API key.", fix="set-key", subject=name,
         ), status)
     if status == 403:
         raise _delivered(ProviderError(
@@ -243,6 +250,39 @@ def _delivered(error: ProviderError, status: int) -> ProviderError:
     error.delivered = True  # type: ignore[attr-defined]
     error.http_status = status  # type: ignore[attr-defined]
     return error
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions behind it (causes, contexts, urllib3 reasons)."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and all(cur is not e for e in out):
+        out.append(cur)
+        nxt = getattr(cur, "reason", None)
+        if not isinstance(nxt, BaseException):
+            nxt = next((a for a in cur.args if isinstance(a, BaseException)), None)
+        cur = nxt or cur.__cause__ or cur.__context__
+    return out
+
+
+def plain_cause(exc: BaseException) -> str:
+    """Why a connection failed, in the user's words (the technical detail goes to the
+    log: ``[Errno 111]``, ``invalid literal for int() with base 16`` mean nothing to a
+    reader)."""
+    chain = _chain(exc)
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
+        return "nothing answered at that address (the connection was refused)"
+    if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
+        return "the server closed the connection abruptly"
+    if any(isinstance(e, (TimeoutError, u3.TimeoutError)) for e in chain):
+        return "the server stopped responding"
+    if any(isinstance(e, (u3.ProtocolError, requests.exceptions.ChunkedEncodingError,
+                          ValueError)) for e in chain) or "broken" in text:
+        return "the connection closed before the answer was complete"
+    if "unreachable" in text:
+        return "the network or the server cannot be reached from this computer"
+    return "the network connection failed"
 
 
 def root_cause(exc: BaseException) -> str:
@@ -318,6 +358,8 @@ def _error_detail(response: requests.Response) -> str:
             return short(err)
     except (ValueError, RecursionError):
         pass
+    if "<" in text and ">" in text:      # an HTML error page: its words, not its markup
+        text = html.unescape(re.sub(r"(?is)<(script|style)\b.*?</\1>|<[^>]*>", " ", text))
     return short(text)
 
 
