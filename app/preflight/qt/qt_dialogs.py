@@ -1,5 +1,10 @@
 """Dialogs: confirm a send (the exact payload), and messages (History is
-:mod:`preflight.qt.qt_history`)."""
+:mod:`preflight.qt.qt_history`).
+
+Size (~420 lines): the confirmation is one decision the user reads top to bottom — the
+payload, the headers as sent, each finding with its tick, protect/accept all, the
+conversation and resend lines — kept in one class so what it shows and what it enables
+cannot drift apart."""
 
 from __future__ import annotations
 
