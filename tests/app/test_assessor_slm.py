@@ -12,7 +12,7 @@ from _models import require_model
 
 from preflight.app.services import Services
 from preflight.cli.commands import info
-from preflight.core.config import Settings, load_settings
+from preflight.core.config import SCHEMA_VERSION, Settings, load_settings
 from preflight.core.errors import ConfigError, ModelUnavailableError
 from preflight.core.tasks import SUMMARIZE
 from preflight.runtime.slm import LocalSLM
@@ -129,7 +129,7 @@ def test_a_version_1_file_follows_the_new_default_slm_and_a_choice_stays(tmp_pat
     path = tmp_path / "settings.json"
     path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm"}))
     settings = load_settings(path)
-    assert settings.assessor_slm == "slm_qwen05" and settings.schema_version == 2
+    assert settings.assessor_slm == "slm_qwen05" and settings.schema_version == SCHEMA_VERSION
     path.write_text(json.dumps({"schema_version": 2, "assessor_slm": "slm"}))
     assert load_settings(path).assessor_slm == "slm"
     path.write_text(json.dumps({"schema_version": 1, "assessor_slm": "slm_qwen05"}))
