@@ -377,8 +377,10 @@ def _conversation_line(plan: Any) -> str:
                 "carries the earlier questions and the provider's answers as it sent them "
                 f"(placeholders, not your values). This send adds ε {adds}.")
     if plan.prior_sends and not getattr(plan, "resend_needs_ack", True):
-        return (f"This document was sent {len(plan.prior_sends)} time(s) before; this send "
-                "has no d_X noise to average and adds ε 0.")
+        last = plan.prior_sends[-1]
+        return (f"This document was sent {len(plan.prior_sends)} time(s) before (last "
+                f"{local_time(last.created_at)} to {last.provider}); this send has no d_X "
+                "noise to average and adds ε 0.")
     return ""
 
 

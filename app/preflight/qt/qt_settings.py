@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QFrame,
     QPlainTextEdit,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -148,12 +150,16 @@ class QtSettingsDialog(QDialog):
             self.theme.addItem(label, value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(self.settings.theme)))
         af.addRow("Theme", self.theme)
-        self.tabs.addTab(self.providers, "Providers && keys")
-        self.tabs.addTab(self.models, "Local models")
-        self.tabs.addTab(self.policy, "Policy")
-        self.tabs.addTab(appearance, "Appearance")
         self.answers = QtAnswersTab(self.settings)
-        self.tabs.addTab(self.answers, "Answers")
+        # each page scrolls: on a small screen (1366×768 at 150 %) the dialog still fits
+        for page, title in ((self.providers, "Providers && keys"),
+                            (self.models, "Local models"), (self.policy, "Policy"),
+                            (appearance, "Appearance"), (self.answers, "Answers")):
+            area = QScrollArea()
+            area.setWidgetResizable(True)
+            area.setFrameShape(QFrame.Shape.NoFrame)
+            area.setWidget(page)
+            self.tabs.addTab(area, title)
         names = {"providers": 0, "models": 1, "policy": 2, "appearance": 3, "answers": 4}
         self.tabs.setCurrentIndex(names.get(tab, 0))
         lay.addWidget(self.tabs, 1)
@@ -171,7 +177,7 @@ class QtSettingsDialog(QDialog):
         try:
             self.models.store()              # the company assessor's URL is checked here
         except PreflightError as exc:
-            self.tabs.setCurrentWidget(self.models)
+            self.tabs.setCurrentIndex(1)     # Local models
             show_error(self, exc.message, exc.hint)
             return
         self.settings.theme = self.theme.currentData()
