@@ -254,7 +254,7 @@ def error_text(exc: BaseException, face: str = "window") -> tuple[str, str]:
             "This is a bug in Preflight; your text is still here. Try again.")
 
 
-def local_time(iso: str) -> str:
+def local_time(iso: str, seconds: bool = False) -> str:
     """A stored timestamp (UTC, ISO 8601) in this computer's time zone, for reading."""
     try:
         when = datetime.fromisoformat(iso)
@@ -262,7 +262,7 @@ def local_time(iso: str) -> str:
         return iso
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone().strftime("%d %b %Y, %H:%M")
+    return when.astimezone().strftime("%d %b %Y, %H:%M:%S" if seconds else "%d %b %Y, %H:%M")
 
 
 # --- what a utility prediction means (CLI and window share these words) -------------------

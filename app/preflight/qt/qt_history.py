@@ -5,7 +5,6 @@ sends of one document's conversation share a conversation id, numbered by turn."
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -26,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.presentation import error_text, format_cost
+from preflight.app.presentation import error_text, format_cost, local_time
 from preflight.core.send.answer_guard import neutralize
 from preflight.qt.qt_dialogs import documents_path, pretty_payload, show_error
 from preflight.qt.qt_workers import QtOp
@@ -144,7 +143,7 @@ def _cell(key: str, value: Any) -> str:
     if key == "cost" and isinstance(value, (int, float)):
         return format_cost(float(value))
     if key == "created_at":
-        return local_time(str(value))
+        return local_time(str(value), seconds=True)
     return str(value)
 
 
@@ -152,17 +151,6 @@ def turn_label(row: dict[str, Any]) -> str:
     """"a1b2c3 · turn 2": the conversation a send belonged to (empty: none recorded)."""
     conv = row.get("conversation")
     return f"{str(conv)[:6]} · turn {row.get('turn') or 1}" if conv else ""
-
-
-def local_time(iso: str) -> str:
-    """An audit timestamp (UTC, ISO 8601) in this computer's time zone, for reading."""
-    try:
-        when = datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone().strftime("%d %b %Y, %H:%M:%S")
 
 
 def _overrides(value: Any) -> list[str]:
