@@ -325,7 +325,8 @@ class QtMainWindow(QMainWindow):
         self._sync_actions()
 
     def _on_answer_failed(self, message: str, hint: str) -> None:
-        self.answer.finish(f"Failed: {message}")
+        # the pane keeps what to do after the message box is closed
+        self.answer.finish(" ".join(p for p in (f"Failed: {message}", hint) if p))
         show_error(self, message, hint)
         self._sync_actions()
 
