@@ -39,3 +39,15 @@ def test_a_missing_or_damaged_model_reads_in_each_faces_words(tmp_path, fault):
     assert "Settings → Local models" in window and "preflight models" not in window
     assert "preflight models install" in cli
     assert not JARGON.search(window) and not JARGON.search(cli), (window, cli)
+
+
+def test_plain_http_to_another_host_reads_in_each_faces_words():
+    from preflight.core.config import ProviderSettings
+    from preflight.core.send.route import check_cleartext
+
+    with pytest.raises(PreflightError) as info:
+        check_cleartext(ProviderSettings("office", "http://10.1.2.3/v1", "m"))
+    window = " ".join(error_text(info.value, "window"))
+    cli = " ".join(error_text(info.value, "cli"))
+    assert "Settings → Providers" in window and "--allow-insecure-http" not in window
+    assert "preflight providers add office ... --allow-insecure-http" in cli

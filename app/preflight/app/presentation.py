@@ -241,6 +241,8 @@ FIX_WORDS: dict[str, dict[str, str]] = {
     "install-models": {"window": "Install or repair the local models in Settings → Local "
                                  "models."},
     "add-provider": {"window": "Add one in Settings → Providers."},
+    "https": {"window": "Give {subject} an https:// base URL in Settings → Providers (plain "
+                        "http:// is only for a server on this computer)."},
 }
 
 

@@ -65,6 +65,7 @@ def check_cleartext(settings: ProviderSettings) -> None:
             "computer: the document and the API key would cross the network unencrypted.",
             "Use an https:// base URL, or allow cleartext for this provider explicitly: "
             f"preflight providers add {settings.name} ... --allow-insecure-http.",
+            fix="https", subject=settings.name,
         )
     if host and _named_proxy(settings):
         raise ConfigError(
