@@ -85,7 +85,8 @@ WINDOW_OVERLAP = 800
 #: per-call work among short paragraphs, and its memory grows with its tokens (64 full
 #: windows at once took 130 MB more on a 1 MB document than one window at a time).
 NER_BATCH_CHARS = WINDOW_CHARS
-_INSTALL_HINT = "Run `preflight models install --role ner`."
+_INSTALL_HINT = ("Reinstall the local models (in the window: Settings → Local models; on the "
+                 "command line: preflight models install --role ner).")
 
 
 class PiiDetector:
@@ -178,7 +179,7 @@ class PiiDetector:
             hint = err.hint
         except Exception as exc:  # noqa: BLE001 - a damaged model folder fails in many ways
             reason = f"The NER model at {path} cannot be loaded ({type(exc).__name__})."
-            hint = "Run `preflight models install --role ner` to restore it."
+            hint = _INSTALL_HINT
         log.warning("NER model unavailable; using pattern recognizers only")
         self.warnings.append(
             f"{reason} Names, organizations and places are not detected until it is "
