@@ -54,6 +54,7 @@ class QtMainWindow(QMainWindow):
         self.utility, self.answers, self.privacy = c.utility, c.answers, c.privacy
         self.auto_confirm: Any = None        # tests: a function(dialog) deciding the dialog
         self._opening_file = False           # set while an opened file's text goes in
+        self._step = ""                      # the status line's chunked-send step, if shown
         build_layout(self, app)
         self._wire()
         install_shortcuts(self)              # keys, menus, Help → Keyboard shortcuts
@@ -103,7 +104,8 @@ class QtMainWindow(QMainWindow):
         self.assessment.privacy.bind(self.privacy, self.assessment.chart)
         for c in (d, p, pay, u, self.privacy, self.controllers.long):
             c.sig_status.connect(self.status_text.setText)
-        a.sig_progress.connect(self.status_text.setText)     # a chunked send's steps
+        a.sig_progress.connect(self._show_step)              # a chunked send's steps,
+        a.sig_busy.connect(lambda busy: busy or self._show_step(""))   # gone when it ends
         for c in (d, p, pay, u):
             c.sig_error.connect(lambda m, h: show_error(self, m, h))
         self.provider.currentIndexChanged.connect(self._on_provider)
@@ -323,6 +325,11 @@ class QtMainWindow(QMainWindow):
     def _on_answer_started(self, mode: str) -> None:
         self.answer.start(mode, self.provider.currentData() or "The provider")
         self._sync_actions()
+
+    def _show_step(self, words: str) -> None:
+        if words or self.status_text.text() == self._step:
+            self.status_text.setText(words)
+        self._step = words
 
     def _on_answer_failed(self, message: str, hint: str) -> None:
         # the pane keeps what to do after the message box is closed
