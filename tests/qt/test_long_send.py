@@ -86,8 +86,9 @@ def test_chunked_summary_from_the_window(qtbot, small_window, provider):
     assert any("Summarizing part 2 of" in s for s in statuses)
     assert not any(b"Jane Doe" in b for b in provider.bodies)
     assert win.answer.restored.toPlainText().strip()
-    qtbot.waitUntil(lambda: "Summarizing" not in win.status_text.text(), timeout=3000)
-    assert "part" not in win.status_text.text()          # no step left once it ended
+    qtbot.wait(200)
+    shown = win.status_text.text()                       # no step left once it ended
+    assert not shown or shown not in statuses, shown
 
 
 def test_first_part_from_the_window_sends_one_request(qtbot, small_window, provider):
