@@ -158,6 +158,7 @@ class QtSettingsDialog(QDialog):
             area = QScrollArea()
             area.setWidgetResizable(True)
             area.setFrameShape(QFrame.Shape.NoFrame)
+            area.setAccessibleName(title.replace("&&", "and") + " settings")
             area.setWidget(page)
             self.tabs.addTab(area, title)
         names = {"providers": 0, "models": 1, "policy": 2, "appearance": 3, "answers": 4}
