@@ -138,6 +138,18 @@ def _allow_all(doc, monkeypatch) -> list[str]:
 
 
 def test_ctrl_c_during_a_chunked_send_stops_cleanly(server, tmp_path, capsys):
+    import signal
+
+    # Ctrl+C as a terminal delivers it: Python's own handler (an earlier test in the same
+    # process may have left another one installed)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _chunked_send_interrupted(server, tmp_path, capsys)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _chunked_send_interrupted(server, tmp_path, capsys) -> None:
     import os
     import signal
     import threading
