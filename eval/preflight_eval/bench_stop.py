@@ -70,7 +70,7 @@ class _Provider:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
 
-def _full_backlog() -> tuple[socket.socket, list[socket.socket]]:
+def full_backlog() -> tuple[socket.socket, list[socket.socket]]:
     """A listening socket that never accepts, its backlog filled: connecting hangs."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         rows[f"provider {'holds the request' if mode == 'hang' else 'streams slowly'}"] = [
             _stop_ms(provider.url) for _ in range(args.runs)]
         provider.mode = "answer"
-    srv, fillers = _full_backlog()
+    srv, fillers = full_backlog()
     try:
         rows["connection never accepted"] = [
             _stop_ms(f"http://127.0.0.1:{srv.getsockname()[1]}/v1") for _ in range(args.runs)]

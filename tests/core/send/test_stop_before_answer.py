@@ -18,6 +18,7 @@ from preflight.core.errors import Cancelled
 from preflight.core.send.providers import RetryPolicy, Timeouts, create_client
 from preflight.core.send.session import Confirmation
 from preflight.core.tasks import SUMMARIZE
+from preflight_eval.bench_stop import full_backlog   # the benchmark's own stalled server
 
 STOP_AFTER_S = 0.3
 HANG_S = 5.0                 # the provider's status line comes only after this long
@@ -60,27 +61,8 @@ def test_stop_while_the_provider_has_not_answered(server, stream):
     assert "after the request was sent" in exc.message
 
 
-def _full_backlog() -> tuple[socket.socket, list[socket.socket]]:
-    """A listening socket that never accepts, its backlog filled by other clients: a new
-    connection attempt then hangs in connect."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(0)
-    fillers = []
-    for _ in range(8):
-        s = socket.socket()
-        s.settimeout(0.2)
-        try:
-            s.connect(srv.getsockname())
-        except OSError:
-            s.close()
-            break
-        fillers.append(s)
-    return srv, fillers
-
-
 def test_stop_while_connecting_to_a_provider_that_never_accepts():
-    srv, fillers = _full_backlog()
+    srv, fillers = full_backlog()
     try:
         port = srv.getsockname()[1]
         probe = socket.socket()
