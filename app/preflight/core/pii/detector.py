@@ -85,8 +85,11 @@ WINDOW_OVERLAP = 800
 #: per-call work among short paragraphs, and its memory grows with its tokens (64 full
 #: windows at once took 130 MB more on a 1 MB document than one window at a time).
 NER_BATCH_CHARS = WINDOW_CHARS
-_INSTALL_HINT = ("Reinstall the local models (in the window: Settings → Local models; on the "
-                 "command line: preflight models install --role ner).")
+#: The CLI's words; the window's come from ``fix="install-models"``. A degraded
+#: detector's warning (shown by both faces) names no command: see ``_load_nlp``.
+_INSTALL_HINT = "Run `preflight models install --role ner` (or `./setup.sh run`)."
+_WARNING_HINT = ("Reinstall the local models: Settings → Local models in the window, "
+                 "`preflight models install` in a terminal.")
 
 
 class PiiDetector:
@@ -152,10 +155,10 @@ class PiiDetector:
             path = Path(self._models.path("ner"))
         else:
             raise ModelUnavailableError("No NER model was configured for detection.",
-                                        _INSTALL_HINT)
+                                        _INSTALL_HINT, fix="install-models")
         if not path.is_dir():
             raise ModelUnavailableError(f"The NER model folder {path} does not exist.",
-                                        _INSTALL_HINT)
+                                        _INSTALL_HINT, fix="install-models")
         return path
 
     def _load_nlp(self):
@@ -176,10 +179,12 @@ class PiiDetector:
             return nlp
         except ModelUnavailableError as err:
             reason = err.message
-            hint = err.hint
+            # a hint of the locator's own (a chosen model that is gone) when it has no
+            # face-specific remedy; the install remedy in words both faces can show
+            hint = _WARNING_HINT if err.fix else err.hint
         except Exception as exc:  # noqa: BLE001 - a damaged model folder fails in many ways
             reason = f"The NER model at {path} cannot be loaded ({type(exc).__name__})."
-            hint = _INSTALL_HINT
+            hint = _WARNING_HINT
         log.warning("NER model unavailable; using pattern recognizers only")
         self.warnings.append(
             f"{reason} Names, organizations and places are not detected until it is "
