@@ -5,12 +5,13 @@ lives in the controllers (:mod:`preflight.qt.controllers`), over one application
 (:class:`~preflight.app.window_doorway.WindowDoorway`). What is left here maps the
 controllers' signals onto the views, and the views' gestures onto the controllers.
 
-Size (~405 lines): one method per signal it maps; the logic is in the controllers.
+Size (~420 lines): one method per signal it maps; the logic is in the controllers.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -289,6 +290,7 @@ class QtMainWindow(QMainWindow):
 
     # -- send ------------------------------------------------------------------------------
     def _confirm(self, plan: Any) -> None:
+        self._show_left(plan)
         ledger = getattr(plan, "ledger", None)     # the ledger as of this plan
         dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
                                   protect=self.policies.protect_types,
@@ -306,6 +308,15 @@ class QtMainWindow(QMainWindow):
         confirmation = self.app.confirmation_for(plan, dlg.chosen_overrides(),
                                                  dlg.resend_ok())
         self.answers.execute(plan, confirmation)
+
+    def _show_left(self, plan: Any) -> None:
+        """"Left" from the plan the confirmation shows: the banner and "PII left in
+        payload" count what its re-scan blocks, the fresh detection's findings too."""
+        summary = self.leave_banner.show_plan(plan)
+        res = self.payload.fresh_result
+        if summary is not None and res is not None:
+            self.assessment.set_indicators(replace(res.indicators,
+                                                   pii_left=len(summary.leaving)))
 
     def _remember_allow(self, finding: Any) -> None:
         """"Don't flag this again": the value joins the detection allow-list (saved),
