@@ -5,7 +5,7 @@ lives in the controllers (:mod:`preflight.qt.controllers`), over one application
 (:class:`~preflight.app.window_doorway.WindowDoorway`). What is left here maps the
 controllers' signals onto the views, and the views' gestures onto the controllers.
 
-Size (~420 lines): one method per signal it maps; the logic is in the controllers.
+Size (~425 lines): one method per signal it maps; the logic is in the controllers.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from preflight.app.window_doorway import WindowDoorway
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
+from preflight.qt.qt_detect_progress import QtDetectProgress
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, documents_path, show_error
 from preflight.qt.qt_history import open_history
 from preflight.qt.qt_first_run import install_help_menu
@@ -94,6 +95,7 @@ class QtMainWindow(QMainWindow):
         d.sig_spans_shifted.connect(lambda: self.original.move_spans(d.spans))
         d.sig_detecting.connect(lambda on: self.detect_state.setText(
             "detecting…" if on else f"{len(d.spans)} item(s) detected"))
+        self.detect_progress = QtDetectProgress(self, d, self.detect_state)
         d.sig_detector.connect(self._on_detector)
         p.sig_policy.connect(self._on_policy)
         p.sig_epsilon_range.connect(self._on_range)
