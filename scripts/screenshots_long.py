@@ -76,7 +76,10 @@ def main() -> int:
     else:
         from ports import Rig
 
-        door = Rig().doorway(s)
+        rig = Rig()
+        if args.detect:     # the fakes' detection takes 20 s in steps, as a long one does
+            rig.detector.steps, rig.detector.step_delay = 400, 0.05
+        door = rig.doorway(s)
     win = build_window(door, theme="light")
     win.resize(1560, 960)
     win.show()

@@ -105,6 +105,7 @@ class DocumentController(QObject):
         if text == self.text:
             return
         self._text_gen += 1
+        self.stopped = False                     # an edit looks again
         self.oversize = oversize_message(text)
         before = len(self.spans)
         if edit is not None and self.text:
