@@ -1,8 +1,12 @@
 """Render the long-document states to docs/screenshots/09-long-*.png: the choice over the
 provider's context window, the progress of a chunked summary, its confirmation with
-"Protect all" / "Accept all", and the window while the parts are sent.
+"Protect all" / "Accept all", and the window while the parts are sent; with
+``--detect``, the detection of the pasted document (its progress, and the window after
+Cancel) to 09-long-detecting.png and 09-long-detect-stopped.png.
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots_long.py
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshots_long.py \
+        --detect --real
 
 The document is 0.9 MB of real text on this machine (tests/core/send/_long_doc.py: ECHR
 judgments and licences), with a person's name and e-mail address on every 40th paragraph
@@ -38,6 +42,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--real", action="store_true", help="the real detector and core")
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    ap.add_argument("--detect", action="store_true",
+                    help="only the detection's progress and its Cancel")
     args = ap.parse_args()
     os.environ.setdefault("PREFLIGHT_HOME", tempfile.mkdtemp(prefix="preflight-shots-"))
     out = Path(args.out)
@@ -70,7 +76,10 @@ def main() -> int:
     else:
         from ports import Rig
 
-        door = Rig().doorway(s)
+        rig = Rig()
+        if args.detect:     # the fakes' detection takes 20 s in steps, as a long one does
+            rig.detector.steps, rig.detector.step_delay = 400, 0.05
+        door = rig.doorway(s)
     win = build_window(door, theme="light")
     win.resize(1560, 960)
     win.show()
@@ -96,6 +105,8 @@ def main() -> int:
         print(f"wrote {path}")
 
     text = document()
+    if args.detect:
+        return detect_shots(app, win, text, wait, shoot, out)
     t0 = time.monotonic()
     win.original.setPlainText(text)
     wait(lambda: win.payload.fresh_result is not None and win.send_button.isEnabled(), 1800,
@@ -159,6 +170,39 @@ def main() -> int:
     wait_all(3000)
     win.close()
     server.__exit__(None, None, None)
+    return 0
+
+
+def detect_shots(app, win, text: str, wait, shoot, out: Path) -> int:
+    """The paste's detection: its progress over the window, then the window after Cancel."""
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QPushButton
+
+    from preflight.qt.qt_workers import wait_all
+
+    wait(lambda: win.doc.detector_warnings is not None, 300, "the detector")
+    dialogs: list = []
+    win.detect_progress.sig_dialog.connect(dialogs.append)
+    t0 = time.monotonic()
+    win.original.setPlainText(text)
+    wait(lambda: bool(dialogs) and dialogs[-1].isVisible() and dialogs[-1].value() >= 20,
+         600, "the progress")
+    bar = dialogs[-1]
+    print(f"after {time.monotonic() - t0:.1f} s: {bar.labelText()!r} {bar.value()} %")
+    app.processEvents()
+    time.sleep(0.5)
+    app.processEvents()
+    screen = QGuiApplication.primaryScreen().grabWindow(0)     # the window and its dialog
+    screen.copy(win.frameGeometry()).save(str(out / "09-long-detecting.png"))
+    print(f"wrote {out / '09-long-detecting.png'}")
+    bar.findChild(QPushButton).click()
+    wait(lambda: win.doc.stopped, 30, "the stop")
+    shoot(win, "09-long-detect-stopped")
+    print(f"stopped: state {win.detect_state.text()!r}; send enabled: "
+          f"{win.send_button.isEnabled()}; preview: {win.payload.blocked!r}")
+    win.controllers.cancel_all()
+    wait_all(3000)
+    win.close()
     return 0
 
 

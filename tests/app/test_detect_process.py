@@ -39,3 +39,47 @@ def test_closed_process_restarts_on_next_call():
         assert proc.detect("Call Jane Doe.")
     finally:
         proc.close()
+
+
+def _long_text(chars: int) -> str:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "send"))
+    from _long_doc import long_document
+
+    return long_document(chars)
+
+
+def test_a_long_detection_reports_progress_and_stops_on_cancel_keeping_the_child():
+    import threading
+    import time
+
+    from preflight.core.errors import Cancelled
+
+    text = _long_text(150_000)
+    proc = DetectorProcess(Settings())
+    try:
+        proc.warm()
+        child = set(proc._pool._processes)
+        heard: list[tuple[float, str]] = []
+        cancel = threading.Event()
+
+        def progress(share: float, words: str) -> None:
+            heard.append((share, words))
+            if share > 0.05:
+                cancel.set()                     # the user's Cancel, mid-way
+
+        with pytest.raises(Cancelled):
+            proc.detect_incremental(text, progress=progress, cancel=cancel)
+        assert heard and "passages read" in heard[-1][1]
+        shares = [s for s, _ in heard]
+        assert shares == sorted(shares) and shares[-1] < 1
+        # the same child, warm, answers the next call in full
+        done: list[float] = []
+        spans = proc.detect("Jane Doe wrote to jane.doe@example.com.",
+                            progress=lambda s, w: done.append(s))
+        assert {s.type for s in spans} >= {"PERSON", "EMAIL_ADDRESS"}
+        assert set(proc._pool._processes) == child
+    finally:
+        proc.close()

@@ -66,6 +66,8 @@ class DetectorControl:
 
     warnings: list[str] = field(default_factory=list)   # non-empty: degraded
     delay: float = 0.0
+    steps: int = 0                 # a long detection: steps reported, each cancellable
+    step_delay: float = 0.05
     fail: BaseException | None = None
     calls: list[str] = field(default_factory=list)
     threads: set[str] = field(default_factory=set)
@@ -121,8 +123,9 @@ class InProcessDetector:
     """:class:`~preflight.app.detect_process.DetectorProcess`'s interface over the
     services' detector, in this process (a fake detector cannot cross to a child)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: Any, control: DetectorControl | None = None) -> None:
         self.services = services
+        self.control = control if control is not None else DetectorControl()
         self.settings = services.settings
         self.warnings: list[str] = []
         self.closed = False
@@ -146,11 +149,26 @@ class InProcessDetector:
         self.warnings = list(self._detector().warnings)
         return self.warnings
 
-    def detect(self, text: str) -> list[Span]:
+    def detect(self, text: str, *, progress: Any = None, cancel: Any = None) -> list[Span]:
+        """``control.steps`` > 0: the detection takes that many steps of
+        ``control.step_delay`` seconds first, reporting each and stopping on ``cancel``
+        as the child's detector does."""
+        c = self.control
+        for i in range(c.steps):
+            if cancel is not None and cancel.is_set():
+                from preflight.core.errors import Cancelled
+
+                raise Cancelled("Detection stopped by you.",
+                                "Nothing was detected, so nothing can be sent yet.")
+            if progress is not None:
+                progress(i / c.steps, f"Looking for personal data: {i} of {c.steps} "
+                                      "passages read")
+            time.sleep(c.step_delay)
         return list(self._detector().detect(text))
 
-    def detect_incremental(self, text: str) -> list[Span]:
-        return self.detect(text)
+    def detect_incremental(self, text: str, *, progress: Any = None,
+                           cancel: Any = None) -> list[Span]:
+        return self.detect(text, progress=progress, cancel=cancel)
 
     def shutdown(self) -> None:
         self.closed = True
@@ -460,7 +478,8 @@ class Rig:
 
         services = self.services(settings)
         return WindowDoorway(services=services,
-                             detector_host=lambda _settings: InProcessDetector(services))
+                             detector_host=lambda _settings: InProcessDetector(
+                                 services, self.detector))
 
 
 def real_plan(rig: Rig, base_url: str, text: str = SAMPLE, *,

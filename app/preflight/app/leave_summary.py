@@ -20,8 +20,10 @@ One source for "left": ``leaving`` also holds every blocking leak the send's re-
 (:func:`~preflight.core.send.rescan.rescan`) finds without a fresh detection pass — a
 protected value written again elsewhere in the payload, a protected person's surname
 written alone — through :func:`left_findings`, the very function the confirmation's list
-comes from. The window's count (the banner and "PII left in payload") is this summary's;
-the confirmation may add only what a fresh detection of the payload finds.
+comes from. The window's count (the banner and "PII left in payload") is this summary's.
+What only a fresh detection of the payload finds (the plan's own re-scan, run when Send is
+pressed) joins it through ``findings``: once a plan is built the window shows the summary
+with the plan's blocking findings, so the window and the confirmation show one list.
 """
 
 from __future__ import annotations
@@ -194,10 +196,12 @@ def left_findings(original: str, sanitized: SanitizedText, spans: Sequence[Span]
 
 
 def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                      excluded: Collection[tuple[str, str]] = ()) -> LeaveSummary:
+                      excluded: Collection[tuple[str, str]] = (),
+                      findings: Sequence[Finding] = ()) -> LeaveSummary:
     """What of ``spans`` (every detection; ``excluded``: the span keys the user let
     through) is still written in ``sanitized``, grouped as the module says, with the
-    re-scan's leaks (:func:`left_findings`) among ``leaving``."""
+    re-scan's leaks (:func:`left_findings`) among ``leaving``. ``findings``: a send plan's
+    blocking findings (its fresh detection of the payload), added to ``leaving``."""
     used = [s for s in spans if span_key(s, original) not in excluded]
     # With d_X on the rest (the hybrid), a value the policy "keeps" is noised like any
     # other word: when it comes through as written, the noise let it leave.
@@ -219,7 +223,8 @@ def summarize_leaving(original: str, sanitized: SanitizedText, spans: Sequence[S
     known = {value_key(i.value, i.type) for i in items["leaving"]}
     known |= {value_key(original[s.start:s.end], s.type) for s in groups["leaving"]}
     extra = []
-    for f in left_findings(original, sanitized, spans, excluded):
+    plan_found = [f for f in findings if f.blocking and f.kind != "degraded"]
+    for f in (*left_findings(original, sanitized, spans, excluded), *plan_found):
         key = value_key(f.value, f.type)
         if key not in known:
             known.add(key)

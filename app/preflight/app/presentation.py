@@ -243,6 +243,31 @@ FIX_WORDS: dict[str, dict[str, str]] = {
     "add-provider": {"window": "Add one in Settings → Providers."},
     "https": {"window": "Give {subject} an https:// base URL in Settings → Providers (plain "
                         "http:// is only for a server on this computer)."},
+    "confirm": {"window": "Review the payload and press Send in the confirmation."},
+    "accept-degraded": {"window": "Repair the local models in Settings → Local models, or "
+                                  "tick the detector's item in the confirmation to send "
+                                  "anyway."},
+    "allow": {"window": "Choose a stronger policy, or tick each item in the confirmation to "
+                        "send it as it is (“Protect all” protects them instead)."},
+    "allow-typed": {"window": "Remove {subject} from the question or instruction you typed (a "
+                              "stronger policy does not change what you typed), or tick it "
+                              "in the confirmation to send it as it is."},
+    "allow-resend": {"window": "This send adds ε {subject} of d_X noise, and several "
+                               "differently noised copies of one text can be averaged to undo "
+                               "it. Tick “I understand; send this document again” in the "
+                               "confirmation, or choose a policy without d_X."},
+    "epsilon": {"window": "Set the privacy level ε with the slider."},
+    "epsilon-range": {"window": "Fix the ε bounds in Settings → Policy, or set one to "
+                                "“calibrated”."},
+    "dx-scope": {"window": "Choose a policy in the Policy box."},
+    "export-exists": {"window": "Choose a new file name."},
+    "export-again": {"window": "Export it again from History → Export…."},
+    "audit-verify": {"window": "Tell your IT administrator; nothing more is sent until it is "
+                               "resolved."},
+    "no-keyring": {"window": "Keep the key for this session only (Settings → Providers → Set "
+                             "key). Preflight never writes keys to a file."},
+    "model-choice": {"window": "Choose another file, or go back to the default, in Settings → "
+                               "Local models."},
 }
 
 

@@ -108,12 +108,13 @@ class WindowDoorway:
     def warm_detector(self) -> list[str]:
         return self._detector_process().warm()
 
-    def detect(self, text: str) -> list[Span]:
+    def detect(self, text: str, progress: Any = None, cancel: Any = None) -> list[Span]:
+        """Edits re-analyze only the paragraphs they touched (the result equals a full
+        pass); ``progress(share, words)`` and ``cancel`` reach the child's detector."""
         if not text.strip():
             return []
-        # edits re-analyze only the paragraphs they touched; the result equals a full
-        # pass, and the send path re-scans in full (lane "send")
-        return list(self._detector_process().detect_incremental(text))
+        return list(self._detector_process().detect_incremental(text, progress=progress,
+                                                                 cancel=cancel))
 
     # -- policies (lane "dx" for d_X) ----------------------------------------------------
     def policies(self) -> list[tuple[str, str, bool]]:

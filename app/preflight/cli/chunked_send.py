@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from preflight.app.long_documents import part_words
+from preflight.cli import detect_progress
 from preflight.core.errors import Cancelled, InputError
 from preflight.core.tasks import Task
 
@@ -42,7 +43,7 @@ def run_chunked_send(args: argparse.Namespace, services: Any, session: Any, text
                          "Drop --task question, or use --long first-part.")
     print(f"preflight: finding names and identifiers in {len(text):,} characters…",
           file=sys.stderr, flush=True)
-    spans = services.detector().detect(text)
+    spans = detect_progress.detect(services.detector(), text)
     memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
     sanitized, vault = services.sanitize(policy, text, spans, params, memory=memory)
     plan = prepare_chunked(session, text, sanitized, spans, task, args.provider, vault=vault,

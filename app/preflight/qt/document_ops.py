@@ -6,6 +6,10 @@ pause (debounced, on the "detect" lane; the latest run wins) while the highlight
 the text. It never sanitizes: it tells its listeners when what they computed from the
 document is void (:attr:`DocumentController.sig_void`) and when a preview may be computed
 (:attr:`DocumentController.sig_ready`); :meth:`DocumentController.gate` says why not yet.
+
+A long detection (a pasted book) reports how far it is (:attr:`sig_detect_progress`) and
+stops on :meth:`DocumentController.stop_detection`: then nothing is detected, the gate
+says so, nothing can be sent, and the next edit or :meth:`redetect` starts again.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ class DocumentController(QObject):
     sig_spans_changed = Signal()
     sig_spans_shifted = Signal()                  # same detections, moved by an edit
     sig_detecting = Signal(bool)
+    sig_detect_progress = Signal(float, str)      # share done, in words
+    sig_detect_stopped = Signal()                 # the user stopped a detection
     sig_detector = Signal(list)                   # the detector's warnings (degraded)
     sig_void = Signal(object)                     # results of the document are void:
                                                   # the reason, or None (see gate())
@@ -64,6 +70,8 @@ class DocumentController(QObject):
         self._detected_gen = -1                   # detection run that succeeded last
         self._excl_gen = 0
         self._detect = Latest()
+        self._detect_op: QtOp | None = None
+        self.stopped = False                      # the user stopped the last detection
         self._detect_timer = single_timer(self, DETECT_DEBOUNCE_MS, self.redetect)
 
     # -- start-up ------------------------------------------------------------------------
@@ -97,6 +105,7 @@ class DocumentController(QObject):
         if text == self.text:
             return
         self._text_gen += 1
+        self.stopped = False                     # an edit looks again
         self.oversize = oversize_message(text)
         before = len(self.spans)
         if edit is not None and self.text:
@@ -171,13 +180,37 @@ class DocumentController(QObject):
         if self.oversize:
             return
         text, gen, app = self.text, self._text_gen, self.app
+        self.stopped = False
         self.sig_detecting.emit(True)
         holder: dict[str, int] = {}
-        op = QtOp(self, lambda ctx: app.detect(text),
+        op = QtOp(self, lambda ctx: app.detect(text, ctx.progress, ctx.cancel),
                   lambda spans: self._on_spans(spans, gen, holder["g"]),
-                  lambda exc: self._on_detect_error(exc, holder["g"]), lane="detect")
+                  lambda exc: self._on_detect_error(exc, holder["g"]), lane="detect",
+                  progress=lambda share, words: self._on_detect_progress(share, words,
+                                                                         holder["g"]))
         holder["g"] = self._detect.start(op)
+        self._detect_op = op
         self.sig_void.emit(None)
+
+    def _on_detect_progress(self, share: float, words: str, dgen: int) -> None:
+        if self._detect.is_current(dgen):
+            self.sig_detect_progress.emit(share, words)
+
+    def stop_detection(self) -> None:
+        """The user's Cancel: the running detection stops; nothing is detected, so
+        nothing can be sent until a detection completes (an edit, or :meth:`redetect`)."""
+        op, self._detect_op = self._detect_op, None
+        self._detect_timer.stop()
+        if op is None or op.done:
+            return
+        op.cancel()
+        self._detect.next_generation()          # its result, if one arrives, is void
+        self.stopped = True
+        self.spans = []
+        self.sig_detecting.emit(False)
+        self.sig_spans_changed.emit()
+        self.sig_void.emit(self.gate())
+        self.sig_detect_stopped.emit()
 
     def _on_detect_error(self, exc: BaseException, dgen: int) -> None:
         if not self._detect.is_current(dgen):
@@ -223,6 +256,9 @@ class DocumentController(QObject):
         if self.detector_warnings and not self.degraded_accepted:
             return ("The PII detector runs degraded (" + " ".join(self.detector_warnings)
                     + ") Accept this in the warning above to see the sanitized text.")
+        if self.stopped:
+            return ("Detection stopped: nothing was detected, so nothing can be sent. "
+                    "Edit the text or press F5 to look for personal data again.")
         if self._detected_gen != self._detect.generation:
             return "Checking the text for personal data…"
         return None

@@ -68,6 +68,18 @@ class QtLeaveBanner(QFrame):
         self.show_summary(summarize_leaving(self.doc.text, res.sanitized, self.doc.spans,
                                             self.doc.excluded))
 
+    def show_plan(self, plan: Any) -> LeaveSummary | None:
+        """The summary with ``plan``'s blocking findings (its fresh re-scan of the payload:
+        what the confirmation lists), shown; returns it (None without a fresh result)."""
+        res = self.payload.fresh_result
+        if res is None:
+            return None
+        summary = summarize_leaving(self.doc.text, res.sanitized, self.doc.spans,
+                                    self.doc.excluded, tuple(plan.blocking))
+        self.setVisible(True)
+        self.show_summary(summary)
+        return summary
+
     def show_summary(self, summary: LeaveSummary) -> None:
         self.summary = summary
         c = qt_theme.colors()

@@ -5,12 +5,13 @@ lives in the controllers (:mod:`preflight.qt.controllers`), over one application
 (:class:`~preflight.app.window_doorway.WindowDoorway`). What is left here maps the
 controllers' signals onto the views, and the views' gestures onto the controllers.
 
-Size (~405 lines): one method per signal it maps; the logic is in the controllers.
+Size (~425 lines): one method per signal it maps; the logic is in the controllers.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from preflight.app.window_doorway import WindowDoorway
 from preflight.core.sanitize.policy import effective_type
 from preflight.qt import qt_theme
 from preflight.qt.controllers import PreviewResult, build_controllers
+from preflight.qt.qt_detect_progress import QtDetectProgress
 from preflight.qt.qt_dialogs import QtConfirmSendDialog, documents_path, show_error
 from preflight.qt.qt_history import open_history
 from preflight.qt.qt_first_run import install_help_menu
@@ -93,6 +95,7 @@ class QtMainWindow(QMainWindow):
         d.sig_spans_shifted.connect(lambda: self.original.move_spans(d.spans))
         d.sig_detecting.connect(lambda on: self.detect_state.setText(
             "detecting…" if on else f"{len(d.spans)} item(s) detected"))
+        self.detect_progress = QtDetectProgress(self, d, self.detect_state)
         d.sig_detector.connect(self._on_detector)
         p.sig_policy.connect(self._on_policy)
         p.sig_epsilon_range.connect(self._on_range)
@@ -289,6 +292,7 @@ class QtMainWindow(QMainWindow):
 
     # -- send ------------------------------------------------------------------------------
     def _confirm(self, plan: Any) -> None:
+        self._show_left(plan)
         ledger = getattr(plan, "ledger", None)     # the ledger as of this plan
         dlg = QtConfirmSendDialog(plan, self, remember=self._remember_allow,
                                   protect=self.policies.protect_types,
@@ -306,6 +310,15 @@ class QtMainWindow(QMainWindow):
         confirmation = self.app.confirmation_for(plan, dlg.chosen_overrides(),
                                                  dlg.resend_ok())
         self.answers.execute(plan, confirmation)
+
+    def _show_left(self, plan: Any) -> None:
+        """"Left" from the plan the confirmation shows: the banner and "PII left in
+        payload" count what its re-scan blocks, the fresh detection's findings too."""
+        summary = self.leave_banner.show_plan(plan)
+        res = self.payload.fresh_result
+        if summary is not None and res is not None:
+            self.assessment.set_indicators(replace(res.indicators,
+                                                   pii_left=len(summary.leaving)))
 
     def _remember_allow(self, finding: Any) -> None:
         """"Don't flag this again": the value joins the detection allow-list (saved),

@@ -228,6 +228,7 @@ class PgAuditSink:
                 f"The central audit store {self.settings.where} already holds events this "
                 "log has not sent: its copy was changed.",
                 "Run `preflight audit verify --central` and tell your IT administrator.",
+                fix="audit-verify",
             ) from None
         except psycopg.Error as exc:
             self._drop()

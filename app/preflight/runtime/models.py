@@ -148,7 +148,7 @@ class ModelManager:
                     f"The {role} model chosen in the settings does not exist: {override}.",
                     f"Point it elsewhere with `preflight models use {role} PATH`, or go back "
                     f"to the default with `preflight models use {role} --reset`.",
-                )
+                    fix="model-choice")
             return override
         target = self.models_dir / spec.file
         state, detail = self._check(spec, target)
@@ -156,10 +156,11 @@ class ModelManager:
             return target
         hint = INSTALL_HINT.format(role=role)
         if state == "missing":
-            raise ModelUnavailableError(f"The {spec.name} model is missing: {target}.", hint)
+            raise ModelUnavailableError(f"The {spec.name} model is missing: {target}.", hint,
+                                        fix="install-models")
         raise ModelUnavailableError(
-            f"The {spec.name} model at {target} is damaged ({detail}).", hint
-        )
+            f"The {spec.name} model at {target} is damaged ({detail}).", hint,
+            fix="install-models")
 
     def _check(
         self, spec: ModelSpec, target: Path, cancel: threading.Event | None = None

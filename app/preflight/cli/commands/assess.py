@@ -13,6 +13,7 @@ from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
+from preflight.cli import detect_progress
 from preflight.cli.commands.privacy import add_privacy_slm_argument, assess_privacy
 from preflight.cli.document_arg import read_input
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
@@ -55,7 +56,7 @@ def sanitize_document(services: Services, text: str, policy: Any, epsilon: float
                           "Pass --epsilon, or let `preflight recommend` choose one.")
     if epsilon is not None and epsilon <= 0:
         raise ConfigError(f"ε must be positive (got {epsilon:g}).", "Pass --epsilon > 0.")
-    spans = services.detector().detect(text)
+    spans = detect_progress.detect(services.detector(), text)
     if policy.uses_dx:
         eps = epsilon if epsilon is not None else policy.epsilon
         params = SanitizeParams(seed=seed if seed is not None else secrets.randbits(31),

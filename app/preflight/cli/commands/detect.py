@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 
 from preflight.app.services import build_services
+from preflight.cli import detect_progress
 from preflight.cli.document_arg import read_input
 from preflight.cli.main import print_json
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                         allow_list=[*base.allow_list, *args.allow])
     # The detector is built on demand: Presidio and spaCy take seconds to import.
     detector = services.make_detector(detection)
-    spans = detector.detect(text)
+    spans = detect_progress.detect(detector, text)
     if args.json:
         print_json({"entities": [s.to_json() for s in spans], "warnings": detector.warnings})
         return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from preflight.cli import detect_progress
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
 
 UTILITY_FIX = "Pass --min-utility between -1 and 1 (0.5 is a sensible start)."
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                                                services.settings, org, args.epsilon_min,
                                                args.epsilon_max, fix=BOUNDS_FIX)
     text = read_input(args.file)
-    spans = services.detector().detect(text)
+    spans = detect_progress.detect(services.detector(), text)
     mech = services.mechanism(chosen)
     params = SanitizeParams(seed=args.seed)
     if chosen.uses_dx:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from preflight.app.services import build_services
+from preflight.cli import detect_progress
 from preflight.core import paths
 from preflight.cli.document_arg import read_input
 from preflight.cli.policy_args import add_policy_arguments, chosen_policy
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     # d_X over the whole text is the one policy that does not use the detection.
     if policy.dx is not DxScope.ALL and text:
         detector = services.detector()
-        spans = detector.detect(text)
+        spans = detect_progress.detect(detector, text)
         warnings.extend(detector.warnings)
     memory = None if args.seed is not None else services.placeholder_memory(args.file, text)
     result, vault = services.sanitize(policy, text, spans, params, memory=memory)

@@ -29,6 +29,7 @@ import sys
 from typing import Any, Callable
 
 from preflight.app import long_documents
+from preflight.cli import detect_progress
 from preflight.cli.answer_stream import SentenceStream
 from preflight.cli.chunked_send import (
     confirm_chunked, first_part_sanitized, first_part_text, run_chunked_send,
@@ -322,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     if over is not None:                     # first part: detect only what is sent
         fitter, text = first_part_text(session, text, task, args.provider)
     detector = services.detector()
-    spans = detector.detect(text) if text.strip() else []
+    spans = detect_progress.detect(detector, text) if text.strip() else []
     for warning in detector.warnings:
         print(f"preflight: warning: {warning}", file=sys.stderr)
     memory = None if args.seed is not None else services.placeholder_memory(args.file, text)

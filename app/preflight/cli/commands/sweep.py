@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from preflight.cli import detect_progress
 from preflight.cli.policy_args import add_policy_arguments, policy_name
 from preflight.core.errors import ConfigError
 from preflight.core.textio import read_document
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                                  fix="Give 0 < --min-epsilon < --max-epsilon.")
     spans = []
     if policy.dx.value != "all" and text:
-        spans = services.detector().detect(text)
+        spans = detect_progress.detect(services.detector(), text)
     params = SanitizeParams(seed=args.seed, epsilon=None)
     prepared = services.mechanism(policy).prepare(text, spans, params)
     steps = []

@@ -27,7 +27,7 @@ Thread safety: the engine is built lazily on first use; ``detect`` may be called
 several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
 not documented as thread-safe).
 
-Size (~530 lines): one pipeline in order (canonical view, windows, recognizers, the name
+Size (~565 lines): one pipeline in order (canonical view, windows, recognizers, the name
 and reference passes, overlaps, the company floor) passing one list of spans; the passes
 themselves live in their own modules.
 """
@@ -55,6 +55,7 @@ from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import complete_names, covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
 from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
+from preflight.core.pii.steps import DetectionSteps, Progress
 from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
@@ -85,8 +86,11 @@ WINDOW_OVERLAP = 800
 #: per-call work among short paragraphs, and its memory grows with its tokens (64 full
 #: windows at once took 130 MB more on a 1 MB document than one window at a time).
 NER_BATCH_CHARS = WINDOW_CHARS
-_INSTALL_HINT = ("Reinstall the local models (in the window: Settings → Local models; on the "
-                 "command line: preflight models install --role ner).")
+#: The CLI's words; the window's come from ``fix="install-models"``. A degraded
+#: detector's warning (shown by both faces) names no command: see ``_load_nlp``.
+_INSTALL_HINT = "Run `preflight models install --role ner` (or `./setup.sh run`)."
+_WARNING_HINT = ("Reinstall the local models: Settings → Local models in the window, "
+                 "`preflight models install` in a terminal.")
 
 
 class PiiDetector:
@@ -152,10 +156,10 @@ class PiiDetector:
             path = Path(self._models.path("ner"))
         else:
             raise ModelUnavailableError("No NER model was configured for detection.",
-                                        _INSTALL_HINT)
+                                        _INSTALL_HINT, fix="install-models")
         if not path.is_dir():
             raise ModelUnavailableError(f"The NER model folder {path} does not exist.",
-                                        _INSTALL_HINT)
+                                        _INSTALL_HINT, fix="install-models")
         return path
 
     def _load_nlp(self):
@@ -176,10 +180,12 @@ class PiiDetector:
             return nlp
         except ModelUnavailableError as err:
             reason = err.message
-            hint = err.hint
+            # a hint of the locator's own (a chosen model that is gone) when it has no
+            # face-specific remedy; the install remedy in words both faces can show
+            hint = _WARNING_HINT if err.fix else err.hint
         except Exception as exc:  # noqa: BLE001 - a damaged model folder fails in many ways
             reason = f"The NER model at {path} cannot be loaded ({type(exc).__name__})."
-            hint = _INSTALL_HINT
+            hint = _WARNING_HINT
         log.warning("NER model unavailable; using pattern recognizers only")
         self.warnings.append(
             f"{reason} Names, organizations and places are not detected until it is "
@@ -190,19 +196,24 @@ class PiiDetector:
 
     # -- detection -----------------------------------------------------------------------
 
-    def detect(self, text: str) -> list[Span]:
+    def detect(self, text: str, *, progress: Progress | None = None,
+               cancel: threading.Event | None = None) -> list[Span]:
         """Non-overlapping spans sorted by start; offsets are code points into ``text``
         (the original, whatever the canonical view changed). A full pass: every
-        paragraph is analyzed again."""
-        return self._detect(text, reuse=False)
+        paragraph is analyzed again. ``progress(share, words)`` hears how far the
+        analysis is (per detection window); a set ``cancel`` stops it between windows
+        with :class:`~preflight.core.errors.Cancelled`."""
+        return self._detect(text, reuse=False, progress=progress, cancel=cancel)
 
-    def detect_incremental(self, text: str) -> list[Span]:
+    def detect_incremental(self, text: str, *, progress: Progress | None = None,
+                           cancel: threading.Event | None = None) -> list[Span]:
         """:meth:`detect`, re-analyzing only paragraphs not seen in an earlier call (the
         live preview while the user edits); the result equals a full pass (see
         :mod:`~preflight.core.pii.paragraphs`)."""
-        return self._detect(text, reuse=True)
+        return self._detect(text, reuse=True, progress=progress, cancel=cancel)
 
-    def _detect(self, text: str, reuse: bool) -> list[Span]:
+    def _detect(self, text: str, reuse: bool, progress: Progress | None = None,
+                cancel: threading.Event | None = None) -> list[Span]:
         if not isinstance(text, str):
             raise InputError("The text to scan is not a string.", "Pass the document text.")
         check_threshold(self.settings)
@@ -210,7 +221,7 @@ class PiiDetector:
             return []
         analyzer = self._engine()
         canon = canonicalize(text)
-        spans = self._detect_canonical(canon.text, analyzer, reuse)
+        spans = self._detect_canonical(canon.text, analyzer, reuse, DetectionSteps(progress, cancel))
         if canon.is_identity:
             return spans
         mapped = []
@@ -219,8 +230,8 @@ class PiiDetector:
             mapped.append(dataclasses.replace(span, start=start, end=end))
         return resolve_overlaps(mapped)
 
-    def _analyze_paragraphs(self, paragraphs: Sequence[str], analyzer, deny
-                            ) -> list[list[RawResult]]:
+    def _analyze_paragraphs(self, paragraphs: Sequence[str], analyzer, deny,
+                            steps: DetectionSteps | None = None) -> list[list[RawResult]]:
         """Presidio's findings in each paragraph, offsets relative to it. The NER model
         reads the windows of all paragraphs as one stream (``nlp.pipe``, batches of up to
         :data:`NER_BATCH_CHARS` characters): a third less time than one call per
@@ -231,6 +242,8 @@ class PiiDetector:
         extra = {"ad_hoc_recognizers": [deny]} if deny is not None else {}
         out: list[list[RawResult]] = [[] for _ in paragraphs]
         engine = getattr(analyzer, "nlp_engine", None)
+        steps = steps or DetectionSteps(None, None)
+        steps.start(len(windows))
         with self._lock, _one_blas_thread(engine):
             artifacts: Iterable[Any] = (
                 itertools.repeat(None) if engine is None else
@@ -238,6 +251,7 @@ class PiiDetector:
                  for _, a in engine.process_batch(batch, "en", batch_size=len(batch))))
             for (i, start, _end, own_start, own_end), text, nlp_artifacts in zip(
                     windows, texts, artifacts):
+                steps.step()
                 if nlp_artifacts is not None:
                     extra["nlp_artifacts"] = nlp_artifacts
                 results = analyzer.analyze(text=text, language="en", **extra)
@@ -267,7 +281,8 @@ class PiiDetector:
                     out.append(RawResult(a, b, r.entity_type, r.score, meta))
         return out
 
-    def _detect_canonical(self, text: str, analyzer, reuse: bool = False) -> list[Span]:
+    def _detect_canonical(self, text: str, analyzer, reuse: bool = False,
+                          steps: DetectionSteps | None = None) -> list[Span]:
         from preflight.core.pii.recognizers.lists import (
             deny_recognizer, deny_variant, term_pattern,
         )
@@ -284,7 +299,7 @@ class PiiDetector:
         units = paragraph_units(text)
         per_paragraph = self._paragraphs.results_many(
             [text[a:b] for a, b in units], variant, reuse,
-            lambda ps: self._analyze_paragraphs(ps, analyzer, deny))
+            lambda ps: self._analyze_paragraphs(ps, analyzer, deny, steps))
         for (p_start, _p_end), found in zip(units, per_paragraph):
             for r in found:
                 span = to_span(text, r.shifted(p_start), deny_category, terms)

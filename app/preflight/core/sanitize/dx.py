@@ -191,7 +191,7 @@ class DxMechanism:
         eps = self._require_epsilon(params.epsilon)
         if params.scope not in SCOPES:
             raise ConfigError(
-                f"Unknown d_X scope '{params.scope}'.", "Use --scope all or --scope pii."
+                f"Unknown d_X scope '{params.scope}'.", "Use --scope all or --scope pii.", fix="dx-scope"
             )
         # one ε only: prepare just that point (same outputs as prepare(...).at(eps), less
         # work — no envelope over the whole slider range)
@@ -204,7 +204,7 @@ class DxMechanism:
         """One-time per-document work; then :meth:`DxPrepared.at` is fast for any ε."""
         if params.scope not in SCOPES:
             raise ConfigError(
-                f"Unknown d_X scope '{params.scope}'.", "Use --scope all or --scope pii."
+                f"Unknown d_X scope '{params.scope}'.", "Use --scope all or --scope pii.", fix="dx-scope"
             )
         if not isinstance(text, str):
             raise InputError("The document is not text.", "Pass a text document.")
@@ -222,14 +222,15 @@ class DxMechanism:
                 "d_X needs a privacy level ε.",
                 f"Pass --epsilon E; the calibrated range for this embedding is "
                 f"{lo:.3g} (most tokens replaced) to {hi:.3g} (most tokens kept).",
-            )
+                fix="epsilon")
         try:
             e = float(eps)
         except (TypeError, ValueError):
             raise ConfigError(f"ε must be a number, not {eps!r}.",
-                              "Pass e.g. --epsilon 50.") from None
+                              "Pass e.g. --epsilon 50.", fix="epsilon") from None
         if not math.isfinite(e) or e <= 0:
-            raise ConfigError(f"ε must be a positive number, not {eps}.", "Pass e.g. --epsilon 50.")
+            raise ConfigError(f"ε must be a positive number, not {eps}.", "Pass e.g. --epsilon 50.",
+                              fix="epsilon")
         return e
 
     def warm_up(self, progress=None, cancel=None) -> None:

@@ -101,7 +101,7 @@ def export_log(log: "AuditLog", path: Path | str, *, overwrite: bool = False) ->
     except FileExistsError:
         raise InputError(f"{path} already exists; Preflight does not overwrite it.",
                          "Give a new file name, or replace it on purpose (`preflight "
-                         "history --export FILE --force`).") from None
+                         "history --export FILE --force`).", fix="export-exists") from None
     except OSError as exc:
         raise InputError(f"Cannot write {path} ({exc.strerror or exc}).",
                          "Choose a folder you may write to.") from None
@@ -159,7 +159,8 @@ def verify_export(path: Path | str) -> VerifyReport:
                          "Give the path of the exported file.") from None
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise InputError(f"{path} is not a readable Preflight audit export ({exc}).",
-                         "Export it again with `preflight history --export FILE`.") from None
+                         "Export it again with `preflight history --export FILE`.",
+                         fix="export-again") from None
     columns = [c for c in (rows[0] if rows else {}) if c != "chain"]
     report = verify_chain(events, rows, columns=columns, expected_head=head)
     return replace(report, seal="export", cannot_detect=limits("export"))

@@ -212,7 +212,8 @@ def _check_continues(audit: AuditLog, central: tuple[int, str]) -> None:
             + ("ends before it" if not local or local[0].seq != seq else
                "has a different event there") + ": one of the copies was changed.",
             "Run `preflight audit verify` and `preflight audit verify --central`, and tell "
-            "your IT administrator; nothing more is sent until it is resolved.")
+            "your IT administrator; nothing more is sent until it is resolved.",
+            fix="audit-verify")
 
 
 def central_password(settings: CentralAuditSettings, keystore: Any,

@@ -364,8 +364,11 @@ def _with_whole_document(plan: SendPlan, part: Part, whole: list[_Value]) -> Sen
     from preflight.core.send.rescan import rescan
 
     out = {f.id: f for f in plan.findings}
+    # the part's own detections were searched for by its plan's re-scan; searching here
+    # for the whole document's values alone lets every part share one finder (the
+    # re-scan builds it once per set of values: most of this step's time)
     for f in rescan(_NoFreshDetection(), part.original, part.sanitized, plan.request,
-                    part.spans, whole):
+                    (), whole):
         if f.blocking and (f.id not in out or not out[f.id].blocking):
             out[f.id] = f
     return replace(plan, findings=tuple(sorted(out.values(),

@@ -82,7 +82,7 @@ def _unavailable(status: KeyringStatus) -> KeyringUnavailableError:
         f"No OS keyring is available on this machine ({status.reason}).",
         "Keep the key in memory for this session only, or name an environment variable "
         "that holds it (preflight providers add NAME ... --key-env VAR). Preflight never "
-        "writes keys to a file.",
+        "writes keys to a file.", fix="no-keyring",
     )
 
 

@@ -189,15 +189,15 @@ def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
     ledger is checked by the session, which owns the audit log)."""
     if not confirmation.confirmed:
         raise SendBlocked("The send was not confirmed.",
-                          "Review the payload and confirm (CLI: answer 'y' or pass --yes).")
+                          "Review the payload and confirm: answer 'y', or pass --yes.", fix="confirm")
     degraded = plan.degraded_detection
     if degraded is not None and not (confirmation.accept_degraded_detection
                                      or degraded.id in confirmation.overrides):
         raise SendBlocked(
             f"The PII detector runs degraded ({degraded.value}); the re-scan of the "
             "payload may miss names and other identifiers.",
-            "Fix the detector (preflight models install), or accept this explicitly "
-            "(CLI: --accept-degraded-detection).",
+            "Fix the detector (preflight models install), or accept this explicitly: "
+            "--accept-degraded-detection.", fix="accept-degraded",
         )
     missing = [f for f in plan.blocking
                if f.id != DEGRADED_DETECTOR_ID and f.id not in confirmation.overrides]
@@ -205,14 +205,16 @@ def check_confirmation(plan: SendPlan, confirmation: Confirmation) -> None:
         listed = ", ".join(f"{f.type} '{f.value}' ({f.id})" for f in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         typed = [f for f in missing if f.part == "instruction"]
+        typed_values = ", ".join(f"'{f.value}'" for f in typed[:3])
         raise SendBlocked(
             f"The payload still contains {len(missing)} identifier(s) or secret(s): "
             f"{listed}{more}.",
-            ("Remove " + ", ".join(f"'{f.value}'" for f in typed[:3]) + " from the question "
-             "or instruction you typed (a stronger policy does not change what you typed), "
-             "or override it explicitly (CLI: --allow ID)." if typed else
-             "Choose a stronger policy, or override each item explicitly (CLI: --allow ID "
-             "for each; --remember-allow ID also stops flagging a false positive)."),
+            (f"Remove {typed_values} from the question or instruction you typed (a "
+             "stronger policy does not change what you typed), or override it explicitly: "
+             "--allow ID." if typed else
+             "Choose a stronger policy, or override each item explicitly: --allow ID for "
+             "each; --remember-allow ID also stops flagging a false positive."),
+            fix="allow-typed" if typed else "allow", subject=typed_values,
         )
 
 
@@ -251,7 +253,8 @@ def check_resend(plan: SendPlan, confirmation: Confirmation, priors: Sequence[Pr
             f"(last: {priors[-1].created_at}, match: {priors[-1].match}).",
             f"This send adds ε {this_send:g} of d_X noise, and several differently noised "
             "copies of one text can be averaged to undo it. Confirm the resend explicitly "
-            "(CLI: --allow-resend), or use a policy without d_X.")
+            "(--allow-resend), or use a policy without d_X.", fix="allow-resend",
+            subject=f"{this_send:g}")
 
 
 def degraded_finding(detector: Detector) -> Finding | None:

@@ -32,7 +32,7 @@ Never a finding: text the mechanism itself wrote (a placeholder, a surrogate, a 
 value — inside a change and not a value of the original), and a detection at the very
 place of a value the policy kept (the plan already shows what the policy keeps).
 
-Size (~410 lines): one pass over the payload; its leak finders share the payload's offset
+Size (~430 lines): one pass over the payload; its leak finders share the payload's offset
 map and the protected values.
 """
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from preflight.core.pii.overlaps import CoveringRanges
@@ -167,7 +168,7 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
     payloads = [_Payload(c, sanitized) for c in request.content_texts]
     kept_index = CoveringRanges(kept_set)
     values = _protected_values(protected)
-    finder = _Verbatim(values)
+    finder = _verbatim(tuple(values))
     words = _lower_words(*(p.content for p in payloads))   # (the original's own lower-case
     # copies of a name would read as words)
     for i, pay in enumerate(payloads):
@@ -175,8 +176,12 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
                                                                     kept_index)]
         candidates += [(i, s, e, f) for s, e, f in _name_part_leaks(pay, protected, kept_index,
                                                                      words)]
+    # the detector's paragraph cache when it has one: a paragraph of the payload the
+    # mechanism did not touch is the original's, analyzed a moment ago (a chunked send
+    # re-scans every part of a long document); the result equals a full pass
+    detect = getattr(detector, "detect_incremental", None) or detector.detect
     for i, pay in enumerate(payloads):
-        for span in detector.detect(pay.content):
+        for span in detect(pay.content):
             def add(f: Finding, where: tuple[int, int, int] = (i, span.start, span.end)
                     ) -> None:
                 candidates.append((*where, f))
@@ -228,6 +233,13 @@ def _drop_covered(found: list[tuple[int, int, int, Finding]]) -> list[Finding]:
         reach[(i, f.blocking)] = max(reach.get((i, f.blocking), -1), end)
         kept.append(f)
     return kept
+
+
+@lru_cache(maxsize=4)
+def _verbatim(values: tuple[str, ...]) -> _Verbatim:
+    """One finder per set of values: the parts of a chunked send search for the same
+    values of the whole document, and building the finder is most of the time."""
+    return _Verbatim(values)
 
 
 class _Verbatim:
@@ -330,16 +342,10 @@ def _name_part_leaks(pay: _Payload, protected: Iterable[_Protected],
                      kept: CoveringRanges, lower_words: set[str]
                      ) -> Iterable[tuple[int, int, Finding]]:
     """Parts of protected person names written alone (the module's rule)."""
-    owners: dict[str, _Protected] = {}
-    for item in protected:
-        if item.type == "PERSON":
-            for name_part in name_parts(item.value):
-                if name_part.casefold() != " ".join(item.value.split()).casefold():
-                    owners.setdefault(name_part, item)
-    source = trie_regex(owners, fold=False)
-    if source is None:
+    owners, pattern = _name_part_finder(tuple(p for p in protected if p.type == "PERSON"))
+    if pattern is None:
         return
-    for m in re.finditer(rf"(?<!\w)(?:{source})(?!\w)", pay.content):
+    for m in pattern.finditer(pay.content):
         item = owners.get(m.group())
         if item is None:
             continue
@@ -356,6 +362,21 @@ def _name_part_leaks(pay: _Payload, protected: Iterable[_Protected],
             start, end, item.score, True,
             f"part of the name of a person protected in this request, written alone; allow "
             f"it only if '{m.group()}' is not that person here", LEAK)
+
+
+@lru_cache(maxsize=4)
+def _name_part_finder(persons: tuple[_Protected, ...]
+                      ) -> tuple[dict[str, _Protected], re.Pattern[str] | None]:
+    """Each part of the protected names → its person, and the pattern finding any of them
+    (built once per set of names: see :func:`_verbatim`)."""
+    owners: dict[str, _Protected] = {}
+    for item in persons:
+        for name_part in name_parts(item.value):
+            if name_part.casefold() != " ".join(item.value.split()).casefold():
+                owners.setdefault(name_part, item)
+    source = trie_regex(owners, fold=False)
+    return owners, (None if source is None else
+                    re.compile(rf"(?<!\w)(?:{source})(?!\w)"))
 
 
 _LOWER_WORDS = re.compile(r"(?<!\w)[^\W\d_A-Z][\w'’-]*")

@@ -168,7 +168,7 @@ def recommend(
     if not (lo > 0 and hi >= lo):
         raise ConfigError(
             f"The ε bounds [{lo:g}, {hi:g}] are not a valid range.",
-            "Give 0 < --epsilon-min ≤ --epsilon-max.",
+            "Give 0 < --epsilon-min ≤ --epsilon-max.", fix="epsilon-range",
         )
     steps = _Steps(progress, max(1, max_refinements))
     probes: list[dict[str, Any]] = []
