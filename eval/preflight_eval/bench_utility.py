@@ -11,9 +11,9 @@ SLM (SmolLM2-135M Q4_1), all-mpnet-base-v2 and the shipped regressor:
   (target ≤ 5 s);
 * "Find best ε": a full recommendation from a cold per-document cache (SLM on the
   original + search + refinements; target ≤ 10 s), at the shipped default minimum utility;
-  and the same from a warm cache (the window's usual path: a refined prediction has
-  already read the original), beside the earlier widening (``widen="bisect"``) as a
-  baseline in the same process;
+  and the same preparations from a warm cache (the window's usual path: a refined
+  prediction has already read the original), printed side by side with their ratio;
+  beside the earlier widening (``widen="bisect"``) as a baseline in the same process;
 * where a refined step's time goes: the SLM's answer, its perplexity pass, the
   embeddings (the same calls, timed through the assessor's own collaborators); and the
   same step's embeddings with torch on one thread or every core, windows one at a time
@@ -27,6 +27,7 @@ import argparse
 import collections
 import json
 import math
+import os
 import resource
 import statistics
 import sys
@@ -113,6 +114,13 @@ def _embedding_grid(model_dir: Path, texts: list[list[str]]) -> dict[str, Any]:
     return grid
 
 
+def _forget_embeddings(embedder) -> None:
+    """Empty the embedder's cache of texts it has embedded (a cold run starts without)."""
+    cache = getattr(getattr(embedder, "_inner", embedder), "_cache", None)
+    if cache is not None:
+        cache.clear()
+
+
 def _ms(values: list[float]) -> float:
     return round(1000 * statistics.median(values), 2)
 
@@ -136,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     from preflight.app.services import build_services
     from preflight.core.config import Settings
 
+    load_start = round(os.getloadavg()[0], 2)
     t0 = time.perf_counter()
     settings = Settings()
     if args.min_utility is None:
@@ -207,34 +216,52 @@ def main(argv: list[str] | None = None) -> int:
              "slm_perplexity": timed_slm.seconds["perplexity"],
              "embeddings": sum(timed_embedder.seconds.values())}
     split = {k: round(100 * v / sum(refined), 1) for k, v in parts.items()}
-    recs, calls, decisions = [], [], []
+    # "Find best ε" cold (nothing read yet: a fresh assessor, the embedder's cache
+    # emptied, as in a new process) and warm (the window's usual path: a refined
+    # prediction has already read the original) on the same d_X preparations, so both
+    # make the same search and their ratio is what reading the original first costs.
+    recs, calls, decisions, warm_times, warm_calls = [], [], [], [], []
     for i in range(max(1, args.runs // 2)):
-        cold = UtilityAssessor(slm, embedder, assessor.predictor)
         prep = mech.prepare(doc, spans, SanitizeParams(seed=100 + i, scope="all"))
+        _forget_embeddings(embedder)
+        cold = UtilityAssessor(slm, embedder, assessor.predictor)
         t = time.perf_counter()
         rec = recommend(doc, prep, cold, args.min_utility, spans=spans)
         recs.append(time.perf_counter() - t)
         calls.append(rec.slm_calls)
         decisions.append(rec.decision)
+        _forget_embeddings(embedder)
+        warm_one = UtilityAssessor(slm, embedder, assessor.predictor)
+        warm_one.original_answer(doc)
+        t = time.perf_counter()
+        rec_warm = recommend(doc, prep, warm_one, args.min_utility, spans=spans)
+        warm_times.append(time.perf_counter() - t)
+        warm_calls.append(rec_warm.slm_calls)
 
     import torch
 
     from preflight.runtime.llama_open import built_with_openmp
 
-    # The window's usual path: a refined prediction has already read the original, so
-    # the per-document cache is warm and only the refinements remain; the same with the
-    # search's earlier widening (bisection on refined predictions) as the baseline. Each
+    # The earlier widening (bisection on refined predictions) as a baseline, warm. Each
     # run its own seed: the same d_X outputs would find their embeddings cached.
-    warm: dict[str, tuple[list[float], list[int]]] = {}
-    for k, widen in enumerate(("shift", "bisect")):
-        times, n_calls = [], []
-        for i in range(max(1, args.runs // 2)):
-            prep = mech.prepare(doc, spans, SanitizeParams(seed=200 + 100 * k + i, scope="all"))
-            t = time.perf_counter()
-            rec = recommend(doc, prep, assessor, args.min_utility, spans=spans, widen=widen)
-            times.append(time.perf_counter() - t)
-            n_calls.append(rec.slm_calls)
-        warm[widen] = (times, n_calls)
+    bisect_times, bisect_calls = [], []
+    for i in range(max(1, args.runs // 2)):
+        prep = mech.prepare(doc, spans, SanitizeParams(seed=300 + i, scope="all"))
+        t = time.perf_counter()
+        rec = recommend(doc, prep, assessor, args.min_utility, spans=spans, widen="bisect")
+        bisect_times.append(time.perf_counter() - t)
+        bisect_calls.append(rec.slm_calls)
+    # the shift widening, warm, on the bisection's seeds (its ratio to the bisection):
+    # a fresh assessor, whose measurements do not hold the bisection's refinements
+    shift_times = []
+    for i in range(max(1, args.runs // 2)):
+        prep = mech.prepare(doc, spans, SanitizeParams(seed=300 + i, scope="all"))
+        _forget_embeddings(embedder)
+        shift_one = UtilityAssessor(slm, embedder, assessor.predictor)
+        shift_one.original_answer(doc)
+        t = time.perf_counter()
+        recommend(doc, prep, shift_one, args.min_utility, spans=spans)
+        shift_times.append(time.perf_counter() - t)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     embedding_grid = _embedding_grid(services.models.path("similarity"), embedded)
@@ -256,20 +283,32 @@ def main(argv: list[str] | None = None) -> int:
                                  "share_pct": split},
         "recommendation_s": {"median": round(statistics.median(recs), 2),
                              "slm_calls": calls, "decisions": decisions, "target": 10,
-                             "min_utility": args.min_utility},
-        "recommendation_warm_s": {"median": round(statistics.median(warm["shift"][0]), 2),
-                                  "slm_calls": warm["shift"][1], "target": 10,
-                                  "note": "original already read (the window's usual path)"},
+                             "min_utility": args.min_utility,
+                             "note": "cold: nothing read yet (new assessor, embedder "
+                                     "cache emptied)"},
+        "recommendation_warm_s": {"median": round(statistics.median(warm_times), 2),
+                                  "slm_calls": warm_calls, "target": 10,
+                                  "note": "the same preparations with the original already "
+                                          "read (the window's usual path)"},
+        "recommendation_cold_over_warm": round(statistics.median(recs)
+                                               / statistics.median(warm_times), 2),
         "recommendation_warm_bisect_s": {
-            "median": round(statistics.median(warm["bisect"][0]), 2),
-            "slm_calls": warm["bisect"][1],
-            "ratio_shift_over_bisect": round(statistics.median(warm["shift"][0])
-                                             / statistics.median(warm["bisect"][0]), 2),
-            "note": "the same with the widening shipped before session 11"},
+            "median": round(statistics.median(bisect_times), 2),
+            "slm_calls": bisect_calls,
+            "ratio_shift_over_bisect": round(statistics.median(shift_times)
+                                             / statistics.median(bisect_times), 2),
+            "note": "the widening shipped before session 11, warm, beside the shift on "
+                    "the same preparations"},
+        "load_average_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
         "peak_rss_mb": round(peak_mb, 1),
         "refined_step_embeddings_s": embedding_grid,
     }
     print(json.dumps(result, indent=2))
+    print(f"Find best ε: cold {result['recommendation_s']['median']} s, warm "
+          f"{result['recommendation_warm_s']['median']} s, cold/warm "
+          f"{result['recommendation_cold_over_warm']} (same {len(recs)} preparation(s); "
+          f"SLM calls cold {calls}, warm {warm_calls}; load {load_start} → "
+          f"{result['load_average_1min']['end']})")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2), encoding="utf-8")
     slm.close()

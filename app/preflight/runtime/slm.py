@@ -48,9 +48,13 @@ PERPLEXITY_WINDOW = 256
 REPEAT_PENALTY = 1.15
 # Tokens decoded per llama.cpp batch when scoring: llama.cpp keeps an output buffer of
 # batch x vocabulary floats for the context's lifetime (Qwen2.5's 151,936-token vocabulary:
-# 39 MB at 64 rows, 155 MB at 256). The logits do not depend on the split (checked
-# bit for bit by tests/runtime/test_slm_real.py).
-_SCORE_BATCH = 64
+# 39 MB at 64 rows, 78 MB at 128, 155 MB at 256). The logits do not depend on the split
+# (checked bit for bit by tests/runtime/test_slm_real.py), the time does: scoring the
+# 256-token window in batches of 64 cost Qwen2.5-0.5B about twice the CPU of batches of
+# 128 (one thread, /tmp profiling in session h47cold: 8.8-17.8 s vs 4.9-7.4 s at load
+# 11-12), and 256 saved little more for twice the buffer. The original's perplexity is
+# on the cold path of "Find best ε", so 128.
+_SCORE_BATCH = 128
 
 
 def default_slm_path() -> Path:
