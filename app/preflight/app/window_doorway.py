@@ -212,9 +212,10 @@ class WindowDoorway:
         return self._prediction(a, task)
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                        task: Task, cancel: threading.Event) -> Prediction:
+                        task: Task, cancel: threading.Event, vault: Any = None) -> Prediction:
+        """``vault``: restores the local model's answer before D compares it (None: d_X)."""
         a = self._assessor(task).refine(original, sanitized, list(spans),
-                                                cancel=cancel)
+                                        cancel=cancel, vault=vault)
         return self._prediction(a, task)
 
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],

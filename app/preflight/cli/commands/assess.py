@@ -40,9 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def sanitize_document(services: Services, text: str, policy: Any, epsilon: float | None,
-                      seed: int | None) -> tuple[Any, list, Any]:
+                      seed: int | None) -> tuple[Any, list, Any, Any]:
     """Detect PII (with the user's detection settings) and sanitize ``text`` under
-    ``policy``; returns (SanitizedText, spans, the d_X preparation or None). A policy
+    ``policy``; returns (SanitizedText, spans, the d_X preparation or None, the vault
+    that restores an answer or None). A policy
     with d_X is prepared once with a fixed seed (drawn when none is given), so the
     privacy figures attack the very noise of the payload shown."""
     import secrets
@@ -61,26 +62,28 @@ def sanitize_document(services: Services, text: str, policy: Any, epsilon: float
         params = SanitizeParams(seed=seed if seed is not None else secrets.randbits(31),
                                 epsilon=eps)
         prepared = services.mechanism(policy).prepare(text, spans, params)
-        return prepared.at(eps), spans, prepared
-    sanitized, _vault = services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
-    return sanitized, spans, None
+        return prepared.at(eps), spans, prepared, getattr(prepared, "vault", None)
+    sanitized, vault = services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
+    return sanitized, spans, None, vault
 
 
-def read_and_sanitize(args: argparse.Namespace) -> tuple[Services, str, Any, Any, list, Any]:
+def read_and_sanitize(args: argparse.Namespace
+                      ) -> tuple[Services, str, Any, Any, list, Any, Any]:
     """The shared start of `assess` and `privacy`: (services, text, policy, sanitized,
-    spans, the d_X preparation or None) for ``args.file`` under the chosen policy."""
+    spans, the d_X preparation or None, the vault or None) for ``args.file`` under the
+    chosen policy."""
     text = read_input(args.file)
     services = build_services()
     policy = chosen_policy(args, services)
-    sanitized, spans, prepared = sanitize_document(services, text, policy, args.epsilon,
-                                                   args.seed)
-    return services, text, policy, sanitized, spans, prepared
+    sanitized, spans, prepared, vault = sanitize_document(services, text, policy,
+                                                          args.epsilon, args.seed)
+    return services, text, policy, sanitized, spans, prepared, vault
 
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
-    services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
+    services, text, policy, sanitized, spans, prepared, vault = read_and_sanitize(args)
     # the window's ε range (preflight.app.rules), read before the d_X geometry is freed
     eps_range = rules.epsilon_range(services.dx().epsilon_range, services.settings,
                                     services.org_policy()) if prepared is not None else None
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         # The refine step runs every SLM call before the first embedding: closing the SLM
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
-                                 slm_done=lambda: services.release("slm"))
+                                 slm_done=lambda: services.release("slm"), vault=vault)
     placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
                               correct=args.correct, epsilon_range=eps_range) \
         if prepared is not None else None
