@@ -48,6 +48,7 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
+from preflight_eval.refinement_verdict import by_setting_kind, table
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import (
     DataSet, answered_test_documents, feature_files, load,
@@ -147,6 +148,7 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
         preds[SETTING_MEAN][idx] = setting_mean(fit, held)
     kinds = np.asarray([r.get("doc_kind", "") for r in rows])
     return {"folds": folds, "rows": len(rows), "documents": len(docs),
+            "by_setting_kind": by_setting_kind(rows, y, preds, FAST, FULL),
             "models": {name: cost_metrics(y, p).to_json() for name, p in preds.items()},
             "reduction_ci": reduction_interval(rows, preds[BASELINE], preds[FULL], seed=seed),
             "by_document_kind": {
@@ -309,6 +311,9 @@ def format_report(report: dict[str, Any]) -> str:
                              "full: " + ", ".join(
                                  f"{kind} {m[BASELINE]:.1f} → {m[FULL]:.1f} % ({m['rows']} rows)"
                                  for kind, m in cv["by_document_kind"].items()))
+            if cv.get("by_setting_kind"):
+                lines += [f"{variant}: out of fold per setting kind:",
+                          *table(cv["by_setting_kind"], (BASELINE, FAST, FULL, SETTING_MEAN))]
         iv = entry.get("interval")
         if iv:
             lines.append(f"{variant}: {interval_text(iv)}")

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from preflight.app import rules
+from preflight.app import refinement, rules
 from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
@@ -103,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
                                  slm_done=lambda: services.release("slm"), vault=vault)
+        # the window's rule: a setting kind whose refinement was less accurate out of fold
+        # shows the instant value, and says why (the refined one stays in the notes)
+        result, _why = refinement.choose(result, sanitized, assessor.predictor.metrics)
     placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
                               correct=args.correct, epsilon_range=eps_range) \
         if prepared is not None else None
@@ -135,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
          if placed is not None and abs(placed.raw - placed.utility) >= 5e-4 else "") + "\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
+    elif result.meta.get("refined_withheld"):
+        w(result.meta["refined_withheld"] + "\n")
     for line in explanation_lines(result.explained):
         w(line + "\n")
     w(calibration + "\n")
