@@ -170,6 +170,9 @@ def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int =
     kind of document."""
     if len(datasets) < 2:
         return None
+    targets = {d.target for d in datasets}
+    if len(targets) > 1:        # a retargeted file and one that is not: E is not the same
+        return {"rows": 0, "slms": [d.slm for d in datasets], "targets": sorted(targets)}
     keyed = [{(r["group"], r["key"]): r for r in d.rows
               if r["variant"] == "plain" and r["split"] != "test"} for d in datasets]
     common = sorted(set.intersection(*(set(k) for k in keyed)))
@@ -364,6 +367,9 @@ def cross_validated_text(cv: dict[str, Any]) -> str:
 
 
 def format_comparison(cloud: str, comp: dict[str, Any]) -> str:
+    if comp.get("targets"):
+        return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: not compared — "
+                f"their files' targets differ ({' and '.join(comp['targets'])})")
     if "documents" not in comp:
         return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: {comp['rows']} "
                 f"sends have features from all of them — too few to compare yet")
