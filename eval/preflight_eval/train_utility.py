@@ -94,10 +94,17 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
     out = [
         "# Utility regressor — model card",
         "",
-        "Predicts E = cosine similarity (all-mpnet-base-v2) between a document and the cloud",
-        "LLM's answer on its sanitized version, from features A–D of the utility-assessor",
-        "paper plus cheap extras. Shipped as `regressor.joblib` (scikit-learn "
-        f"{sklearn.__version__}, `HistGradientBoostingRegressor`).",
+        *(("Predicts E = the realized utility of the cloud LLM's restored answer on a",
+           "document's sanitized version: the cosine similarity (all-mpnet-base-v2) of document",
+           "and answer discounted by the facts the answer states that the document does not",
+           "hold (`faithful_utility`, docs/UTILITY.md; the bare cosine is `target_cosine`),",
+           "from features A–D of the utility-assessor paper plus cheap extras; D reads the",
+           "local SLM's answer restored as the cloud's is.") if data.target == "faithful" else
+          ("Predicts E = cosine similarity (all-mpnet-base-v2) between a document and the cloud",
+           "LLM's answer on its sanitized version, from features A–D of the utility-assessor",
+           "paper plus cheap extras.")),
+        f"Shipped as `regressor.joblib` (scikit-learn {sklearn.__version__}, "
+        "`HistGradientBoostingRegressor`).",
         "",
         f"- Built: {bundle['created']} by `{command}` from `{data.path.name}`",
         *((f"- Stand-in cloud LLM (target E): manifest role `{data.cloud}`, reached through the",

@@ -75,19 +75,21 @@ class Retarget:
         self._orig_score: dict[str, tuple[float, float, int]] = {}
 
     def partials(self) -> list[Path]:
-        return [p for p in (self.partial, self.partial.with_name(self.partial.name + "-back"))
-                if p.exists()]
+        return sorted(self.partial.parent.glob(self.partial.name + "*"))
 
-    def run(self, time_limit_min: float = 600.0, backwards: bool = False) -> bool:
+    def run(self, time_limit_min: float = 600.0, backwards: bool = False,
+            start_at: float = 0.0) -> bool:
         """True when every row is done and the file was replaced. ``backwards``: a second
         process from the last row (into ``<file>.partial-back``); stop both once they meet
-        and run again (or ``--merge``) to assemble the file."""
+        and run again (or ``--merge``) to assemble the file. ``start_at``: a third, from
+        that share of the rows forwards (into ``<file>.partial-at<share>``)."""
         rows = read_rows(self.path)
         done = {_key(r) for p in self.partials() for r in read_rows(p)}
-        writer = ShardWriter(self.partial.with_name(self.partial.name + "-back")
-                             if backwards else self.partial)
+        name = self.partial.name + ("-back" if backwards else
+                                    f"-at{start_at:g}" if start_at else "")
+        writer = ShardWriter(self.partial.with_name(name))
         deadline = time.monotonic() + time_limit_min * 60
-        order = list(enumerate(rows))
+        order = list(enumerate(rows))[int(start_at * len(rows)):]
         for i, row in (reversed(order) if backwards else order):
             if _key(row) in done:
                 continue
@@ -182,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=600.0, help="minutes; rerun resumes")
     ap.add_argument("--backwards", action="store_true", help="a second process, from the "
                     "last row; stop both when they meet, then --merge")
+    ap.add_argument("--start-at", type=float, default=0.0, help="a third process, from "
+                    "this share of the rows (0.5: the middle) forwards")
     ap.add_argument("--merge", action="store_true", help="only assemble the file from the "
                     "partial files")
     args = ap.parse_args(argv)
@@ -200,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     job = Retarget(path, read_rows(cloud_path), services.detector(), services.embedder())
     if args.merge:
         return 0 if job.merge() else 75
-    return 0 if job.run(args.time_limit, args.backwards) else 75
+    return 0 if job.run(args.time_limit, args.backwards, args.start_at) else 75
 
 
 if __name__ == "__main__":
