@@ -86,3 +86,18 @@ def test_the_file_is_rewritten_with_the_faithful_target_and_restored_d(tmp_path,
 def test_the_frozen_test_set_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         retarget.main([str(tmp_path / "frozen-cloud_qwen15.jsonl.gz")])
+
+
+def test_a_send_held_twice_keeps_both_rows_each_with_the_target(tmp_path, monkeypatch):
+    # a corrected d_X row redone with the payload as the repair: two rows, one send
+    monkeypatch.setattr(retarget, "setting_kinds", lambda: {"placeholder": PlaceholderKind()})
+    features, cloud = _rows(tmp_path)
+    rows = read_rows(features)
+    again = dict(rows[1], repair_from="payload", seconds=3.0)
+    w = ShardWriter(features)
+    w.append(again)
+    assert retarget.Retarget(features, cloud, NoNames(), FakeEmbedder()).run()
+    out = read_rows(features)
+    assert len(out) == 3
+    assert out[2]["repair_from"] == "payload" and out[2]["seconds"] == 3.0
+    assert out[2]["target"] == out[1]["target"] and "repair_from" not in out[1]
