@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         command += f" --cloud-role {args.cloud_role}"
     if not args.from_csv:
         command += f" --slm-role {args.slm_role}"
+    if args.split_version != 2:
+        command += f" --split-version {args.split_version}"
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")
     (out / "eval_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(f"wrote {out / BUNDLE_NAME} (fitted on {bundle['n_rows']} rows; "
