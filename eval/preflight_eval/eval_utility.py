@@ -48,6 +48,7 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
+from preflight_eval.refinement_verdict import by_setting_kind, table
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import (
     DataSet, answered_test_documents, feature_files, load,
@@ -147,6 +148,7 @@ def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed:
         preds[SETTING_MEAN][idx] = setting_mean(fit, held)
     kinds = np.asarray([r.get("doc_kind", "") for r in rows])
     return {"folds": folds, "rows": len(rows), "documents": len(docs),
+            "by_setting_kind": by_setting_kind(rows, y, preds, FAST, FULL),
             "models": {name: cost_metrics(y, p).to_json() for name, p in preds.items()},
             "reduction_ci": reduction_interval(rows, preds[BASELINE], preds[FULL], seed=seed),
             "by_document_kind": {
@@ -168,6 +170,9 @@ def compare_slms(datasets: Sequence[DataSet], folds: int = CV_FOLDS, seed: int =
     kind of document."""
     if len(datasets) < 2:
         return None
+    targets = {d.target for d in datasets}
+    if len(targets) > 1:        # a retargeted file and one that is not: E is not the same
+        return {"rows": 0, "slms": [d.slm for d in datasets], "targets": sorted(targets)}
     keyed = [{(r["group"], r["key"]): r for r in d.rows
               if r["variant"] == "plain" and r["split"] != "test"} for d in datasets]
     common = sorted(set.intersection(*(set(k) for k in keyed)))
@@ -309,6 +314,9 @@ def format_report(report: dict[str, Any]) -> str:
                              "full: " + ", ".join(
                                  f"{kind} {m[BASELINE]:.1f} → {m[FULL]:.1f} % ({m['rows']} rows)"
                                  for kind, m in cv["by_document_kind"].items()))
+            if cv.get("by_setting_kind"):
+                lines += [f"{variant}: out of fold per setting kind:",
+                          *table(cv["by_setting_kind"], (BASELINE, FAST, FULL, SETTING_MEAN))]
         iv = entry.get("interval")
         if iv:
             lines.append(f"{variant}: {interval_text(iv)}")
@@ -359,6 +367,9 @@ def cross_validated_text(cv: dict[str, Any]) -> str:
 
 
 def format_comparison(cloud: str, comp: dict[str, Any]) -> str:
+    if comp.get("targets"):
+        return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: not compared — "
+                f"their files' targets differ ({' and '.join(comp['targets'])})")
     if "documents" not in comp:
         return (f"local SLMs {', '.join(comp['slms'])} on stand-in {cloud}: {comp['rows']} "
                 f"sends have features from all of them — too few to compare yet")

@@ -41,14 +41,17 @@ from preflight.core.utility.flow import TRAINING_ROWS_NAME, write_training_rows
 from preflight.core.utility.predictor import BUNDLE_NAME, fit_bundle, save_bundle
 from preflight.core.utility.slm_roles import DEFAULT_SLM_ROLE, shipped_folder
 from preflight_eval.eval_utility import (
+    BASELINE,
     FAST,
     FULL,
+    SETTING_MEAN,
     ci_text,
     cross_validated_text,
     evaluate,
     format_report,
     interval_text,
 )
+from preflight_eval.refinement_verdict import table, verdicts
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import (
     DataSet, answered_test_documents, load, load_csv,
@@ -91,10 +94,17 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
     out = [
         "# Utility regressor — model card",
         "",
-        "Predicts E = cosine similarity (all-mpnet-base-v2) between a document and the cloud",
-        "LLM's answer on its sanitized version, from features A–D of the utility-assessor",
-        "paper plus cheap extras. Shipped as `regressor.joblib` (scikit-learn "
-        f"{sklearn.__version__}, `HistGradientBoostingRegressor`).",
+        *(("Predicts E = the realized utility of the cloud LLM's restored answer on a",
+           "document's sanitized version: the cosine similarity (all-mpnet-base-v2) of document",
+           "and answer discounted by the facts the answer states that the document does not",
+           "hold (`faithful_utility`, docs/UTILITY.md; the bare cosine is `target_cosine`),",
+           "from features A–D of the utility-assessor paper plus cheap extras; D reads the",
+           "local SLM's answer restored as the cloud's is.") if data.target == "faithful" else
+          ("Predicts E = cosine similarity (all-mpnet-base-v2) between a document and the cloud",
+           "LLM's answer on its sanitized version, from features A–D of the utility-assessor",
+           "paper plus cheap extras.")),
+        f"Shipped as `regressor.joblib` (scikit-learn {sklearn.__version__}, "
+        "`HistGradientBoostingRegressor`).",
         "",
         f"- Built: {bundle['created']} by `{command}` from `{data.path.name}`",
         *((f"- Stand-in cloud LLM (target E): manifest role `{data.cloud}`, reached through the",
@@ -139,6 +149,13 @@ def model_card(data: DataSet, report: dict[str, Any], bundle: dict[str, Any],
         cv = entry.get("cross_validated")
         if cv:     # the test split's ranking, checked on more rows
             out.append(f"- {variant}, {cross_validated_text(cv)}.")
+    cv_plain = report["variants"].get("plain", {}).get("cross_validated") or {}
+    if cv_plain.get("by_setting_kind"):
+        out += ["", "## Refined against instant, per setting kind (out of fold, train + "
+                "calibration documents)", "",
+                "Where the refined model's Failed is higher than the instant one's, the "
+                "product shows the instant value for that kind and says why.", "",
+                *table(cv_plain["by_setting_kind"], (BASELINE, FAST, FULL, SETTING_MEAN)), ""]
     for variant, entry in report["variants"].items():
         iv = entry.get("interval")
         if iv:
@@ -224,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
                                for variant, entry in report["variants"].items()}
     metrics["acceptance"] = report["acceptance"]
     metrics["held_out"] = held_out_table(report)
+    # per setting kind, out of fold: where the refinement is worse, the product shows the
+    # instant value (preflight.app.refinement)
+    cv_plain = report["variants"].get("plain", {}).get("cross_validated") or {}
+    if cv_plain.get("by_setting_kind"):
+        metrics["refinement"] = verdicts(cv_plain["by_setting_kind"], FAST, FULL)
     # Every document is fitted on; the test documents' measured coverage (of a model and
     # band that never read them) is stored in the bundle's metrics. The document ids stay
     # as they are here, so the folds, and the numbers, are the report's.
@@ -248,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         command += f" --cloud-role {args.cloud_role}"
     if not args.from_csv:
         command += f" --slm-role {args.slm_role}"
+    if args.split_version != 2:
+        command += f" --split-version {args.split_version}"
     (out / "MODEL_CARD.md").write_text(model_card(data, report, bundle, command), encoding="utf-8")
     (out / "eval_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(f"wrote {out / BUNDLE_NAME} (fitted on {bundle['n_rows']} rows; "

@@ -28,7 +28,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from preflight.app import deny_list, ops_status, privacy_report, provider_keys, rules
+from preflight.app import deny_list, ops_status, privacy_report, provider_keys, refinement, rules
 from preflight.app.answer_stream import AnswerChunk, TapRestorer
 from preflight.app.policy_rows import policy_choices, with_saved_policy
 from preflight.app.prediction import Prediction, held_out_rmse
@@ -198,13 +198,13 @@ class WindowDoorway:
         """The assessor of the provider chosen in the window (its own refit, if any)."""
         return self.services.assessor(task, self._provider)
 
-    def _prediction(self, assessment: Any, task: Task) -> Prediction:
+    def _prediction(self, assessment: Any, task: Task, note: str = "") -> Prediction:
         metrics = self._assessor(task).predictor.metrics
         model = "full" if assessment.predicted is not None else "fast"
         status = self.services.calibration_status(self._provider)
         where = self.services.assessor_place().label if model == "full" else ""
         return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
-                          calibration_text(status), where)
+                          calibration_text(status), where, note=note)
 
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction:
@@ -213,10 +213,11 @@ class WindowDoorway:
         return self._prediction(a, task)
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                        task: Task, cancel: threading.Event) -> Prediction:
-        a = self._assessor(task).refine(original, sanitized, list(spans),
-                                                cancel=cancel)
-        return self._prediction(a, task)
+                        task: Task, cancel: threading.Event, vault: Any = None) -> Prediction:
+        assessor = self._assessor(task)     # vault: see UtilityAssessor.measure
+        a = assessor.refine(original, sanitized, list(spans), cancel=cancel, vault=vault)
+        a, why = refinement.choose(a, sanitized, assessor.predictor.metrics)
+        return self._prediction(a, task, why)
 
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
                       epsilons: Sequence[float], cancel: threading.Event

@@ -126,7 +126,7 @@ class UtilityController(QObject):
         self.sig_refining.emit(True)
         self._refine.start(QtOp(
             self, lambda ctx: app.predict_refined(text, res.sanitized, spans, task,
-                                                  ctx.cancel),
+                                                  ctx.cancel, getattr(res, "vault", None)),
             lambda pred: self._on_prediction(pred, res), self._on_prediction_error, lane="slm",
             finished=lambda: self.sig_refining.emit(self._refine.busy)))
 

@@ -50,6 +50,8 @@ class DataSet:
     path: Path
     rows: list[dict[str, Any]] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
+    # "faithful" once ``retarget`` rewrote the file (target_cosine beside it), else "cosine"
+    target: str = "cosine"
 
     @property
     def read(self) -> int:
@@ -127,6 +129,8 @@ def load(path: Path, limit: int | None = None, split_version: int = 2) -> DataSe
                 data.dropped.get("answers of another length", 0) + 1
         else:
             data.rows.append(flat_row(r, split_version))
+            if "target_cosine" in r:
+                data.target = "faithful"
     return data
 
 

@@ -222,3 +222,50 @@ def test_the_sanitized_perplexity_pass_runs_only_when_something_reads_it(fake_em
         feats = assessor.refine(DOC, sanitized).features.as_dict()
         assert scored == [DOC, sanitized.text]
         assert feats["log_ppl_sanitized"] == feats["log_ppl_sanitized"]
+
+
+def _placeholder_payload():
+    """A document whose names became placeholders, and the vault that restores them."""
+    from preflight.core.sanitize.vault import PLACEHOLDER, Vault, VaultEntry
+
+    doc = ("Maria Lopez met Daniel Okafor in Lisbon to sign the supply contract; Maria "
+           "Lopez will pay the first instalment in March and Daniel Okafor ships in May.")
+    vault = Vault()
+    for token, name in (("<PERSON_1>", "Maria Lopez"), ("<PERSON_2>", "Daniel Okafor")):
+        vault.add(VaultEntry(token, "PERSON", name, PLACEHOLDER))
+    text = doc.replace("Maria Lopez", "<PERSON_1>").replace("Daniel Okafor", "<PERSON_2>")
+    return doc, SanitizedText(text, "placeholder"), vault
+
+
+def test_d_compares_the_local_answer_restored_as_the_cloud_answer_is(fake_slm, fake_embedder):
+    # issue 47: the cloud's answer is scored after restoration; D compared the local
+    # answer with its placeholders still in, which pulled placeholder payloads down
+    doc, sanitized, vault = _placeholder_payload()
+    bare = make(FakeSLM(), fake_embedder).refine(doc, sanitized)
+    restored = make(FakeSLM(), fake_embedder).refine(doc, sanitized, vault=vault)
+    assert "<PERSON_1>" in restored.slm_answer          # the SLM's own answer is kept
+    assert restored.features.D == pytest.approx(fake_embedder.similarity(
+        doc, restored.slm_answer.replace("<PERSON_1>", "Maria Lopez")
+        .replace("<PERSON_2>", "Daniel Okafor")), abs=1e-5)
+    assert restored.features.D > bare.features.D + 0.05
+    assert restored.features.B == pytest.approx(bare.features.B)   # B reads the payload
+
+
+def test_secrets_stay_placeholders_in_the_answer_d_compares(fake_slm, fake_embedder):
+    from preflight.core.sanitize.vault import PLACEHOLDER, Vault, VaultEntry
+
+    doc = "Use the key sk-live-4242abcd to call the billing service before the end of June."
+    vault = Vault()
+    vault.add(VaultEntry("<API_KEY_1>", "API_KEY", "sk-live-4242abcd", PLACEHOLDER))
+    sanitized = SanitizedText(doc.replace("sk-live-4242abcd", "<API_KEY_1>"), "placeholder")
+    bare = make(FakeSLM(), fake_embedder).refine(doc, sanitized)
+    with_vault = make(FakeSLM(), fake_embedder).refine(doc, sanitized, vault=vault)
+    assert with_vault.features.D == pytest.approx(bare.features.D)
+
+
+def test_another_vault_is_another_measurement(fake_slm, fake_embedder):
+    doc, sanitized, vault = _placeholder_payload()
+    assessor = make(fake_slm, fake_embedder)
+    first = assessor.refine(doc, sanitized)
+    second = assessor.refine(doc, sanitized, vault=vault)
+    assert second.features.D > first.features.D

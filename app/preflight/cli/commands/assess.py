@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from preflight.app import rules
+from preflight.app import refinement, rules
 from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
@@ -41,9 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def sanitize_document(services: Services, text: str, policy: Any, epsilon: float | None,
-                      seed: int | None) -> tuple[Any, list, Any]:
+                      seed: int | None) -> tuple[Any, list, Any, Any]:
     """Detect PII (with the user's detection settings) and sanitize ``text`` under
-    ``policy``; returns (SanitizedText, spans, the d_X preparation or None). A policy
+    ``policy``; returns (SanitizedText, spans, the d_X preparation or None, the vault
+    that restores an answer or None). A policy
     with d_X is prepared once with a fixed seed (drawn when none is given), so the
     privacy figures attack the very noise of the payload shown."""
     import secrets
@@ -62,26 +63,28 @@ def sanitize_document(services: Services, text: str, policy: Any, epsilon: float
         params = SanitizeParams(seed=seed if seed is not None else secrets.randbits(31),
                                 epsilon=eps)
         prepared = services.mechanism(policy).prepare(text, spans, params)
-        return prepared.at(eps), spans, prepared
-    sanitized, _vault = services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
-    return sanitized, spans, None
+        return prepared.at(eps), spans, prepared, getattr(prepared, "vault", None)
+    sanitized, vault = services.sanitize(policy, text, spans, SanitizeParams(seed=seed))
+    return sanitized, spans, None, vault
 
 
-def read_and_sanitize(args: argparse.Namespace) -> tuple[Services, str, Any, Any, list, Any]:
+def read_and_sanitize(args: argparse.Namespace
+                      ) -> tuple[Services, str, Any, Any, list, Any, Any]:
     """The shared start of `assess` and `privacy`: (services, text, policy, sanitized,
-    spans, the d_X preparation or None) for ``args.file`` under the chosen policy."""
+    spans, the d_X preparation or None, the vault or None) for ``args.file`` under the
+    chosen policy."""
     text = read_input(args.file)
     services = build_services()
     policy = chosen_policy(args, services)
-    sanitized, spans, prepared = sanitize_document(services, text, policy, args.epsilon,
-                                                   args.seed)
-    return services, text, policy, sanitized, spans, prepared
+    sanitized, spans, prepared, vault = sanitize_document(services, text, policy,
+                                                          args.epsilon, args.seed)
+    return services, text, policy, sanitized, spans, prepared, vault
 
 
 def run(args: argparse.Namespace) -> int:
     from preflight.cli.main import print_json
 
-    services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
+    services, text, policy, sanitized, spans, prepared, vault = read_and_sanitize(args)
     # the window's ε range (preflight.app.rules), read before the d_X geometry is freed
     eps_range = rules.epsilon_range(services.dx().epsilon_range, services.settings,
                                     services.org_policy()) if prepared is not None else None
@@ -100,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
         # The refine step runs every SLM call before the first embedding: closing the SLM
         # in between means the two models are never in memory together (one-shot run).
         result = assessor.refine(text, sanitized, spans, correct=args.correct,
-                                 slm_done=lambda: services.release("slm"))
+                                 slm_done=lambda: services.release("slm"), vault=vault)
+        # the window's rule: a setting kind whose refinement was less accurate out of fold
+        # shows the instant value, and says why (the refined one stays in the notes)
+        result, _why = refinement.choose(result, sanitized, assessor.predictor.metrics)
     placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
                               correct=args.correct, epsilon_range=eps_range) \
         if prepared is not None else None
@@ -133,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
          if placed is not None and abs(placed.raw - placed.utility) >= 5e-4 else "") + "\n")
     if result.predicted is not None:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
+    elif result.meta.get("refined_withheld"):
+        w(result.meta["refined_withheld"] + "\n")
     for line in explanation_lines(result.explained):
         w(line + "\n")
     w(calibration + "\n")

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from preflight.cli.commands.assess import read_and_sanitize
     from preflight.cli.main import print_json
 
-    services, text, policy, sanitized, spans, prepared = read_and_sanitize(args)
+    services, text, policy, sanitized, spans, prepared, _vault = read_and_sanitize(args)
     services.release("detector")          # the SLM comes next: lower the peak
     report = privacy_report(services, text, sanitized, spans, attack=not args.no_attack,
                             prepared=prepared)

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         rec = judge(text, mech.sanitize(text, spans, params), services.assessor(), min_u,
-                    spans=spans, correct=args.correct)
+                    spans=spans, correct=args.correct, vault=getattr(mech, "vault", None))
     out = rec.to_json()
     out["policy"] = chosen.describe()
     out["sanitized_text"] = rec.assessment.text if rec.decision == "send" else None

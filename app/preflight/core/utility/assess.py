@@ -11,6 +11,10 @@ Two stages, so the window can show something at once and something better soon a
    measured again: the last :data:`MEASURED_TEXTS` measurements are kept, and only the
    regressor runs on them (it may have learned since).
 
+D compares the original with the SLM's answer *restored* by the sanitization's vault,
+as the cloud's answer is restored before its realized utility is scored (issue 47: D
+measured with ``<PERSON_1>`` still in the answer pulled placeholder payloads down).
+
 Optionally (``correct=True``) the SLM first repairs the sanitized text's grammar; D and the
 text that would be sent are then the repaired ones (the paper's "Corrected = Yes").
 """
@@ -22,12 +26,13 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from preflight.core.errors import Cancelled
 from preflight.core.ports import Embedder, LanguageModel
+from preflight.core.sanitize.restoring import restore
 from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS, CORRECT, SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.excerpt import excerpts, original_excerpt
@@ -35,6 +40,9 @@ from preflight.core.utility.features import (
     SANITIZED_PERPLEXITY, Features, fast_features, word_count,
 )
 from preflight.core.utility.predictor import Estimate, UtilityPredictor
+
+if TYPE_CHECKING:
+    from preflight.core.sanitize.vault import Vault
 
 Progress = Callable[[float, str], None]
 SLM = LanguageModel          # the name this module used before the ports existed
@@ -259,6 +267,7 @@ class UtilityAssessor:
         progress: Progress | None = None,
         notes: dict[str, Any] | None = None,
         slm_done: Callable[[], None] | None = None,
+        vault: Vault | None = None,
     ) -> tuple[Features, str, str]:
         """All features (no prediction), the text that would be sent, and the SLM's answer.
 
@@ -268,6 +277,8 @@ class UtilityAssessor:
         if given, receives what was sampled or skipped. Every SLM call comes before the
         first embedding, and ``slm_done`` (if given) is called in between: a one-shot
         caller can free the SLM there so the two models are never in memory together.
+        ``vault``: the sanitization's restoration (None: d_X); D compares the original
+        with the answer it restores (:func:`answer_for_d`); the SLM's own answer is returned.
         """
         report = progress or (lambda _f, _m: None)
         notes = notes if notes is not None else {}
@@ -296,7 +307,8 @@ class UtilityAssessor:
             slm_done()
         report(0.9, "comparing")
         sim_c = self._original_similarity(doc, original)
-        vecs = self.embedder.embed([sample.original, sample.sanitized, answer])
+        vecs = self.embedder.embed([sample.original, sample.sanitized,
+                                    answer_for_d(answer, vault)])
         sim_b = float(np.dot(vecs[0], vecs[1]))
         sim_d = float(np.dot(vecs[0], vecs[2])) if answer else 0.0
         feats = feats.with_refined(
@@ -315,14 +327,15 @@ class UtilityAssessor:
         cancel: threading.Event | None = None,
         progress: Progress | None = None,
         slm_done: Callable[[], None] | None = None,
+        vault: Vault | None = None,
     ) -> Assessment:
         """Both stages; runs the SLM (once or twice if the original is not cached).
 
         Grammar repair applies to d_X output only; operator output is already fluent.
-        ``slm_done``: see :meth:`measure`.
+        ``slm_done`` and ``vault``: see :meth:`measure`.
         """
         correct = correct and sanitized.method == "dx"
-        key = _measurement_key(original, sanitized, spans, correct)
+        key = _measurement_key(original, sanitized, spans, correct, vault)
         with self._lock:
             known = self._measured.get(key)
             if known is not None:
@@ -333,7 +346,7 @@ class UtilityAssessor:
             notes = {}
             feats, text, answer = self.measure(
                 original, sanitized, spans, correct=correct, cancel=cancel,
-                progress=progress, notes=notes, slm_done=slm_done,
+                progress=progress, notes=notes, slm_done=slm_done, vault=vault,
             )
             with self._lock:
                 self._measured[key] = (feats, text, answer, dict(notes))
@@ -363,15 +376,25 @@ class UtilityAssessor:
         return (model or self.slm).run(task, text, cancel=cancel)
 
 
+def answer_for_d(answer: str, vault: Vault | None) -> str:
+    """The SLM's answer as D compares it: restored as the send path restores the cloud's
+    (:class:`~preflight.core.sanitize.restoring.StreamRestorer`: every occurrence gets the
+    value, secrets and link targets stay placeholders)."""
+    if vault is None or not answer:
+        return answer
+    return restore(answer, vault, exact_forms=False, secrets=False, in_links=False)
+
+
 def _measurement_key(original: str, sanitized: SanitizedText, spans: Sequence[Span],
-                     correct: bool) -> str:
+                     correct: bool, vault: Vault | None = None) -> str:
     """What a refinement's features depend on: both texts, the sanitization's record (ε,
-    policy, token counts), the detected spans and the repair option."""
+    policy, token counts), the detected spans, the repair option and the restoration."""
     h = hashlib.sha256()
+    restoring = [(e.token, e.original) for e in vault.entries] if vault else []
     for part in (original, sanitized.text, sanitized.method, repr(sorted(
             sanitized.report.to_json().items(), key=lambda kv: kv[0])),
             repr(sanitized.changes), repr([(s.start, s.end, s.type) for s in spans]),
-            repr(correct)):
+            repr(correct), repr(restoring)):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()

@@ -194,7 +194,8 @@ def recommend(
         if eps not in refined_cache:
             check()
             steps.slm(f"checking ε {eps:.3g} with the local model")
-            res = assessor.refine(original, prepared.at(eps), spans, correct=correct, cancel=cancel)
+            res = assessor.refine(original, prepared.at(eps), spans, correct=correct,
+                                  cancel=cancel, vault=getattr(prepared, "vault", None))
             refined_cache[eps] = res
             probes.append({"epsilon": round(eps, 4), "stage": "refined",
                            "predicted": round(float(res.predicted), 4)})
@@ -310,12 +311,15 @@ def judge(
     spans: Sequence[Span] = (),
     correct: bool = False,
     cancel: threading.Event | None = None,
+    vault: Any = None,
 ) -> Recommendation:
     """The decision for a policy without d_X (nothing to search): send its one output if
-    the refined prediction reaches ``min_utility``, else keep the document local."""
+    the refined prediction reaches ``min_utility``, else keep the document local.
+    ``vault``: the sanitization's (see :meth:`UtilityAssessor.measure`)."""
     calls_before = assessor.slm_calls
     local_answer, _, _ = assessor.original_answer(original, cancel)
-    res = assessor.refine(original, sanitized, spans, correct=correct, cancel=cancel)
+    res = assessor.refine(original, sanitized, spans, correct=correct, cancel=cancel,
+                          vault=vault)
     probes = ({"epsilon": None, "stage": "refined", "predicted": round(float(res.predicted), 4)},)
     calls = assessor.slm_calls - calls_before
     if res.predicted >= min_utility:
