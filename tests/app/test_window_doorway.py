@@ -113,11 +113,11 @@ class RecordingDetectorProcess:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
 
-    def detect(self, text):
+    def detect(self, text, *, progress=None, cancel=None):
         self.calls.append(("full", text))
         return []
 
-    def detect_incremental(self, text):
+    def detect_incremental(self, text, *, progress=None, cancel=None):
         self.calls.append(("incremental", text))
         return []
 
