@@ -111,10 +111,8 @@ class WindowDoorway:
     def detect(self, text: str, progress: Any = None, cancel: Any = None) -> list[Span]:
         """Edits re-analyze only the paragraphs they touched (the result equals a full
         pass); ``progress(share, words)`` and ``cancel`` reach the child's detector."""
-        if not text.strip():
-            return []
-        return list(self._detector_process().detect_incremental(text, progress=progress,
-                                                                 cancel=cancel))
+        return list(self._detector_process().detect_incremental(
+            text, progress=progress, cancel=cancel)) if text.strip() else []
 
     # -- policies (lane "dx" for d_X) ----------------------------------------------------
     def policies(self) -> list[tuple[str, str, bool]]:
