@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_out import cli_json
 
 from preflight.app.documents import read_for_window
 from preflight.app.window_doorway import WindowDoorway
@@ -39,13 +40,6 @@ def _user_settings() -> Settings:
     settings = Settings(detection=DetectionSettings(allow_list=["Berlin"]))
     deny_store.add(settings.detection.deny_entries, "Bluebird")
     return settings
-
-
-def cli_json(*argv: str) -> dict:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        assert cli.main(list(argv)) == 0
-    return json.loads(out.getvalue())
 
 
 @pytest.fixture(scope="module")
@@ -94,18 +88,6 @@ def test_without_the_settings_the_faces_would_differ(faces: Path) -> None:
 # plugged into every Services of the process, both faces run the same fakes and only the
 # rule under test can make them differ.
 
-@pytest.fixture
-def rig(monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qt"))
-    from ports import Rig
-
-    from preflight.app.services import Services
-
-    rig = Rig()
-    real_init = Services.__init__
-    monkeypatch.setattr(Services, "__init__", lambda self, settings, ports=None:
-                        real_init(self, settings, ports or rig.ports()))
-    return rig
 
 
 def _org(text: str) -> None:

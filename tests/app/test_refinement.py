@@ -4,14 +4,10 @@ value and say why; elsewhere, and with a bundle without verdicts, the refined on
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import sys
 import threading
-from pathlib import Path
 
 import pytest
+from cli_out import cli_json
 
 from preflight.app.refinement import choose, setting_kind, verdict
 from preflight.core.types import PolicySummary, SanitizedText, SanitizeReport
@@ -63,23 +59,15 @@ def test_setting_kind_names_the_training_rows_kind(method, policy, eps, want):
 
 
 @pytest.fixture
-def rig(monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qt"))
-    from ports import Rig
-
-    from preflight.app.services import Services
+def rig(rig, monkeypatch):
+    """The faces' shared fakes (conftest), with a bundle whose verdicts are METRICS."""
     from preflight.core.utility.predictor import UtilityPredictor
 
-    rig = Rig()
-    real_init = Services.__init__
-    monkeypatch.setattr(Services, "__init__", lambda self, settings, ports=None:
-                        real_init(self, settings, ports or rig.ports()))
     monkeypatch.setattr(UtilityPredictor, "metrics", property(lambda self: METRICS))
     return rig
 
 
 def test_both_faces_show_the_instant_value_where_the_refinement_is_worse(rig, tmp_path):
-    from preflight.cli import main as cli
     from preflight.core.tasks import SUMMARIZE
 
     text = "Jane Doe met Max Power in Berlin. Write to jane.doe@example.com before Friday."
@@ -91,11 +79,7 @@ def test_both_faces_show_the_instant_value_where_the_refinement_is_worse(rig, tm
     assert setting_kind(sanitized) == "placeholder"
     pred = door.predict_refined(text, sanitized, spans, SUMMARIZE, threading.Event(), vault)
     assert not pred.refined and "placeholders" in pred.note
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        assert cli.main(["assess", str(doc), "-m", "placeholder", "--seed", "7",
-                         "--json"]) == 0
-    got = json.loads(out.getvalue())
+    got = cli_json("assess", str(doc), "-m", "placeholder", "--seed", "7", "--json")
     assert got["predicted_utility"] is None
     assert got["notes"]["refined_withheld"] == pred.note
     assert got["predicted"] == pytest.approx(pred.value, abs=1e-4)
