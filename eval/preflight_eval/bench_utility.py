@@ -9,11 +9,10 @@ SLM (SmolLM2-135M Q4_1), all-mpnet-base-v2 and the shipped regressor:
   the features + regressor part alone;
 * refined prediction at one ε with the SLM's answer on the original already cached
   (target ≤ 5 s);
-* "Find best ε": a full recommendation from a cold per-document cache (SLM on the
-  original + search + refinements; target ≤ 10 s), at the shipped default minimum utility;
-  and the same preparations from a warm cache (the window's usual path: a refined
-  prediction has already read the original), printed side by side with their ratio;
-  beside the earlier widening (``widen="bisect"``) as a baseline in the same process;
+* "Find best ε" as the product runs it (the instant curve alone; target ≤ 10 s) from a
+  cold cache (a new assessor, the embedder's cache emptied) and again warm, at the shipped
+  default minimum utility, beside the search with local-model checks it replaced
+  (``preflight_eval.refined_search``), cold, on the same preparations, with the ratio;
 * where a refined step's time goes: the SLM's answer, its perplexity pass, the
   embeddings (the same calls, timed through the assessor's own collaborators); and the
   same step's embeddings with torch on one thread or every core, windows one at a time
@@ -40,6 +39,7 @@ from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
 from preflight.core.utility.assess import UtilityAssessor
 from preflight.core.utility.excerpt import excerpts
 from preflight.core.utility.recommend import prepared_range, recommend
+from preflight_eval.refined_search import recommend_refined
 
 
 def bench_document(target_tokens: int, count_tokens) -> str:
@@ -123,6 +123,21 @@ def _forget_embeddings(embedder) -> None:
 
 def _ms(values: list[float]) -> float:
     return round(1000 * statistics.median(values), 2)
+
+
+def _cold_assessor(embedder: Any, slm: Any, predictor: Any) -> UtilityAssessor:
+    """A new assessor over an embedder whose cache was emptied: as in a new process."""
+    _forget_embeddings(embedder)
+    return UtilityAssessor(slm, embedder, predictor)
+
+
+def _timed_search(search: Any, times: list[float], doc: str, prep: Any, assessor: Any,
+                  min_utility: float, spans: list) -> Any:
+    """``search(...)``'s result; its seconds appended to ``times``."""
+    t = time.perf_counter()
+    rec = search(doc, prep, assessor, min_utility, spans=spans)
+    times.append(time.perf_counter() - t)
+    return rec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,52 +231,27 @@ def main(argv: list[str] | None = None) -> int:
              "slm_perplexity": timed_slm.seconds["perplexity"],
              "embeddings": sum(timed_embedder.seconds.values())}
     split = {k: round(100 * v / sum(refined), 1) for k, v in parts.items()}
-    # "Find best ε" cold (nothing read yet: a fresh assessor, the embedder's cache
-    # emptied, as in a new process) and warm (the window's usual path: a refined
-    # prediction has already read the original) on the same d_X preparations, so both
-    # make the same search and their ratio is what reading the original first costs.
-    recs, calls, decisions, warm_times, warm_calls = [], [], [], [], []
+    # "Find best ε" as the product runs it (the instant curve alone, no local model) cold
+    # (nothing read yet: a fresh assessor, the embedder's cache emptied, as in a new
+    # process) and warm (the window's usual path: the document's predictions already made)
+    # on the same d_X preparations, and, as the baseline in the same process, the search
+    # that checked candidates with the local model (preflight_eval.refined_search, the
+    # product's before issue 47), cold, on the same preparations.
+    recs, decisions, warm_times, refined_times, refined_calls = [], [], [], [], []
     for i in range(max(1, args.runs // 2)):
         prep = mech.prepare(doc, spans, SanitizeParams(seed=100 + i, scope="all"))
-        _forget_embeddings(embedder)
-        cold = UtilityAssessor(slm, embedder, assessor.predictor)
-        t = time.perf_counter()
-        rec = recommend(doc, prep, cold, args.min_utility, spans=spans)
-        recs.append(time.perf_counter() - t)
-        calls.append(rec.slm_calls)
+        cold = _cold_assessor(embedder, slm, assessor.predictor)
+        rec = _timed_search(recommend, recs, doc, prep, cold, args.min_utility, spans)
         decisions.append(rec.decision)
-        _forget_embeddings(embedder)
-        warm_one = UtilityAssessor(slm, embedder, assessor.predictor)
-        warm_one.original_answer(doc)
-        t = time.perf_counter()
-        rec_warm = recommend(doc, prep, warm_one, args.min_utility, spans=spans)
-        warm_times.append(time.perf_counter() - t)
-        warm_calls.append(rec_warm.slm_calls)
+        _timed_search(recommend, warm_times, doc, prep, cold, args.min_utility, spans)
+        cold = _cold_assessor(embedder, slm, assessor.predictor)
+        rec = _timed_search(recommend_refined, refined_times, doc, prep, cold,
+                            args.min_utility, spans)
+        refined_calls.append(rec.slm_calls)
 
     import torch
 
     from preflight.runtime.llama_open import built_with_openmp
-
-    # The earlier widening (bisection on refined predictions) as a baseline, warm. Each
-    # run its own seed: the same d_X outputs would find their embeddings cached.
-    bisect_times, bisect_calls = [], []
-    for i in range(max(1, args.runs // 2)):
-        prep = mech.prepare(doc, spans, SanitizeParams(seed=300 + i, scope="all"))
-        t = time.perf_counter()
-        rec = recommend(doc, prep, assessor, args.min_utility, spans=spans, widen="bisect")
-        bisect_times.append(time.perf_counter() - t)
-        bisect_calls.append(rec.slm_calls)
-    # the shift widening, warm, on the bisection's seeds (its ratio to the bisection):
-    # a fresh assessor, whose measurements do not hold the bisection's refinements
-    shift_times = []
-    for i in range(max(1, args.runs // 2)):
-        prep = mech.prepare(doc, spans, SanitizeParams(seed=300 + i, scope="all"))
-        _forget_embeddings(embedder)
-        shift_one = UtilityAssessor(slm, embedder, assessor.predictor)
-        shift_one.original_answer(doc)
-        t = time.perf_counter()
-        recommend(doc, prep, shift_one, args.min_utility, spans=spans)
-        shift_times.append(time.perf_counter() - t)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     embedding_grid = _embedding_grid(services.models.path("similarity"), embedded)
@@ -282,23 +272,22 @@ def main(argv: list[str] | None = None) -> int:
                                  "runs": len(refined), "target": 5,
                                  "share_pct": split},
         "recommendation_s": {"median": round(statistics.median(recs), 2),
-                             "slm_calls": calls, "decisions": decisions, "target": 10,
+                             "decisions": decisions, "target": 10,
                              "min_utility": args.min_utility,
                              "note": "cold: nothing read yet (new assessor, embedder "
-                                     "cache emptied)"},
+                                     "cache emptied); the instant curve alone"},
         "recommendation_warm_s": {"median": round(statistics.median(warm_times), 2),
-                                  "slm_calls": warm_calls, "target": 10,
-                                  "note": "the same preparations with the original already "
-                                          "read (the window's usual path)"},
+                                  "target": 10,
+                                  "note": "the same preparations, searched again"},
         "recommendation_cold_over_warm": round(statistics.median(recs)
                                                / statistics.median(warm_times), 2),
-        "recommendation_warm_bisect_s": {
-            "median": round(statistics.median(bisect_times), 2),
-            "slm_calls": bisect_calls,
-            "ratio_shift_over_bisect": round(statistics.median(shift_times)
-                                             / statistics.median(bisect_times), 2),
-            "note": "the widening shipped before session 11, warm, beside the shift on "
-                    "the same preparations"},
+        "recommendation_refined_cold_s": {
+            "median": round(statistics.median(refined_times), 2),
+            "slm_calls": refined_calls,
+            "ratio_product_over_refined": round(statistics.median(recs)
+                                                / statistics.median(refined_times), 3),
+            "note": "the search with local-model checks (before issue 47), cold, on the "
+                    "same preparations"},
         "load_average_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
         "peak_rss_mb": round(peak_mb, 1),
         "refined_step_embeddings_s": embedding_grid,
@@ -306,8 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(result, indent=2))
     print(f"Find best ε: cold {result['recommendation_s']['median']} s, warm "
           f"{result['recommendation_warm_s']['median']} s, cold/warm "
-          f"{result['recommendation_cold_over_warm']} (same {len(recs)} preparation(s); "
-          f"SLM calls cold {calls}, warm {warm_calls}; load {load_start} → "
+          f"{result['recommendation_cold_over_warm']}; with local-model checks (before "
+          f"issue 47) cold {result['recommendation_refined_cold_s']['median']} s "
+          f"(SLM calls {refined_calls}), ratio "
+          f"{result['recommendation_refined_cold_s']['ratio_product_over_refined']} "
+          f"(same {len(recs)} preparation(s); load {load_start} → "
           f"{result['load_average_1min']['end']})")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2), encoding="utf-8")

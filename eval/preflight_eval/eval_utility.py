@@ -48,7 +48,7 @@ from preflight.core.utility.features import (
 )
 from preflight.core.utility.fitting import calibrated, fit_model, predict_rows
 from preflight.core.utility.predictor import cost_metrics
-from preflight_eval.refinement_verdict import by_setting_kind, table
+from preflight_eval.refinement_verdict import by_setting_kind, reduction_interval, table
 from preflight_eval.utility_data.corpus import DATA_DIR
 from preflight_eval.utility_data.rows import (
     DataSet, answered_test_documents, feature_files, load,
@@ -71,7 +71,6 @@ ACCEPT_POINTS = 15.0
 ACCEPT_MAX_FAILED = 35.0
 INTERVAL_LEVEL = 0.8
 CV_FOLDS = 5
-BOOTSTRAP = 2000                 # document resamples for the interval of a Failed difference
 MIN_ROWS = 20
 
 
@@ -104,22 +103,6 @@ def setting_mean(train: Sequence[dict[str, Any]], test: Sequence[dict[str, Any]]
         by.setdefault(r["kind"], []).append(r["target"])
     return np.asarray([float(np.mean(by.get(_eps_bin(r)) or by.get(r["kind"]) or [overall]))
                        for r in test])
-
-
-def reduction_interval(rows: Sequence[dict[str, Any]], base: np.ndarray, full: np.ndarray,
-                       resamples: int = BOOTSTRAP, seed: int = 0) -> list[float]:
-    """95 % interval of (baseline Failed − full Failed), in points, from resampling whole
-    documents with replacement: how far a few dozen documents pin the difference down."""
-    y = np.asarray([r["target"] for r in rows])
-    gap = ((np.abs(base - y) > 0.1).astype(float) - (np.abs(full - y) > 0.1)) * 100
-    groups = np.asarray([r["group"] for r in rows])
-    per_doc = [gap[groups == g] for g in np.unique(groups)]
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(resamples):
-        pick = rng.integers(0, len(per_doc), len(per_doc))
-        draws.append(float(np.concatenate([per_doc[i] for i in pick]).mean()))
-    return [round(float(v), 1) for v in np.percentile(draws, [2.5, 97.5])]
 
 
 def cross_validated(rows: Sequence[dict[str, Any]], folds: int = CV_FOLDS, seed: int = 0

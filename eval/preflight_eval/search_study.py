@@ -27,7 +27,7 @@ Session 11's runs are committed (``data/utility/search_study.json``, and
 to more documents, ``--doc-ids data/utility/search_study.json`` studies the same 12.
 
 ``--margin-from-data`` instead measures what the second candidate's margin
-(:data:`~preflight.core.utility.recommend.SHIFT_MARGIN`) must cover: from out-of-fold
+(:data:`~preflight_eval.refined_search.SHIFT_MARGIN`) must cover: from out-of-fold
 instant and refined predictions on the training and calibration documents' uncorrected
 d_X rows, how much one document's gap (instant − refined) moves from one ε to the next
 larger one; the second candidate passes when it moves by less than the margin.
@@ -51,13 +51,9 @@ from typing import Any
 
 from preflight.core.sanitize.base import SanitizeParams
 from preflight.core.utility.assess import Assessment, UtilityAssessor
-from preflight.core.utility.recommend import (
-    SHIFT_MARGIN,
-    WIDENINGS,
-    log_grid,
-    prepared_range,
-    recommend,
-)
+from preflight.core.utility.recommend import log_grid, prepared_range
+from preflight_eval.refined_search import SHIFT_MARGIN, WIDENINGS
+from preflight_eval.refined_search import recommend_refined as recommend
 from preflight_eval.utility_data.rows import add_data_arguments, features_path, load
 
 SEED = 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from conftest import SAMPLE
 
-from preflight.app import window_doorway
+from preflight.app import refinement, window_doorway
 from preflight.core.utility.recommend import Recommendation
 
 
@@ -49,7 +49,7 @@ def test_a_number_just_below_the_minimum_never_reads_like_it(qtbot, window, door
     def search(original, prepared, assessor, min_utility, **_kw):   # what the core's
         return Recommendation("keep_local", None, 0.6191, 0.6191, min_utility, None)
 
-    monkeypatch.setattr(window_doorway, "recommend", search)
+    monkeypatch.setattr(refinement, "search", search)
     rig.slm.run_delay = 60            # the local model never finishes: no refined number
     window.original.setPlainText(SAMPLE)
     u = window.utility

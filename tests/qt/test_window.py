@@ -13,6 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from windows import confirm_plans, open_window
 
+from preflight.app import refinement
 from preflight.core.config import load_settings
 from preflight.qt.qt_dialogs import QtConfirmSendDialog
 from preflight.qt.qt_history import QtHistoryDialog
@@ -130,10 +131,13 @@ def test_assessment_panel_says_whether_the_provider_is_calibrated(qtbot, window,
 
 def test_assessment_panel_shows_prediction_indicators_and_chart(qtbot, window):
     _wait_ready(qtbot, window)
-    qtbot.waitUntil(lambda: bool(window.utility.prediction and window.utility.prediction.refined),
-                    timeout=5000)
+    qtbot.waitUntil(lambda: bool(window.utility.prediction and window.utility.prediction.note),
+                    timeout=5000)         # a d_X setting: the instant value, and why
     a = window.assessment
     assert a.utility.text() != "—"
+    # no refined value follows for a d_X setting: the window says why, never "refining…"
+    assert a.utility_detail.text().startswith("The instant estimate is shown: along the ε")
+    assert "refining" not in a.utility_detail.text() and not window.utility.prediction.refines
     pred = window.utility.prediction           # the bundle's conformal band, in words,
     band = f"{pred.level:.0%} interval {pred.low:.2f}–{pred.high:.2f}"   # beside the number
     assert a.utility_band.text() == band and band not in a.utility_detail.text()
@@ -591,9 +595,12 @@ def test_typing_inside_a_document_keeps_its_placeholders(qtbot, rig):
 
 
 def test_an_instant_number_after_a_refined_one_for_the_same_setting_says_why(qtbot, window,
-                                                                             rig):
+                                                                             rig, monkeypatch):
     # One number per setting: the refined value of this policy and ε was shown; a new noise
-    # sample gets the instant value first, and the window says why the number moved.
+    # sample gets the instant value first, and the window says why the number moved. (A
+    # bundle that shows refined values for this setting: the shipped rules keep d_X
+    # settings instant, app.refinement.)
+    monkeypatch.setattr(refinement, "verdict", lambda metrics, kind: (True, ""))
     _wait_ready(qtbot, window)
     u, a = window.utility, window.assessment
     qtbot.waitUntil(lambda: bool(u.prediction and u.prediction.refined), timeout=5000)

@@ -32,9 +32,12 @@ class Prediction:
     # curve (see :meth:`on_curve`); None: the raw prediction. A refined prediction (with
     # the local model) is a measurement of its own and is never moved.
     placed: CurvePoint | None = None
-    # Why an instant value is shown for a setting whose refined value was shown before
-    # (the text it predicts for changed: a new noise sample, an edit); "" otherwise.
+    # Why an instant value is shown: no refined one follows for this setting
+    # (app.refinement), or a refined value shown for this setting was for another text (a
+    # new noise sample, an edit); "" otherwise.
     note: str = ""
+    # An instant value that a refined one will follow (the window says it is coming).
+    refines: bool = False
 
     def on_curve(self, curve: Sequence[Any], epsilon: float) -> "Prediction":
         """This prediction, made at ``epsilon``, read from ``curve`` (a core

@@ -45,7 +45,7 @@ from preflight.core.send.cost import CostEstimate
 from preflight.core.tasks import SUMMARIZE, Task
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.curve import utility_curve
-from preflight.core.utility.recommend import Recommendation, recommend
+from preflight.core.utility.recommend import Recommendation
 
 Progress = Callable[[float, str], None]
 
@@ -196,30 +196,32 @@ class WindowDoorway:
         """The assessor of the provider chosen in the window (its own refit, if any)."""
         return self.services.assessor(task, self._provider)
 
-    def _prediction(self, assessment: Any, task: Task, note: str = "") -> Prediction:
+    def _prediction(self, assessment: Any, task: Task, note: str = "", refines: bool = False
+                    ) -> Prediction:
         metrics = self._assessor(task).predictor.metrics
         model = "full" if assessment.predicted is not None else "fast"
         status = self.services.calibration_status(self._provider)
         where = self.services.assessor_place().label if model == "full" else ""
         return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
-                          calibration_text(status), where, note=note)
+                          calibration_text(status), where, note=note, refines=refines)
 
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction:
-        task = task or SUMMARIZE
-        a = self._assessor(task).fast(original, sanitized, list(spans))
-        return self._prediction(a, task)
+        """The instant prediction; where no refined one will follow (app.refinement), why."""
+        assessor = self._assessor(task or SUMMARIZE)
+        ok, why = refinement.expected(assessor.predictor.metrics, sanitized)
+        a = assessor.fast(original, sanitized, list(spans))
+        return self._prediction(a, task or SUMMARIZE, why, refines=ok)
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                         task: Task, cancel: threading.Event, vault: Any = None) -> Prediction:
-        assessor = self._assessor(task)     # vault: see UtilityAssessor.measure
-        a = assessor.refine(original, sanitized, list(spans), cancel=cancel, vault=vault)
-        a, why = refinement.choose(a, sanitized, assessor.predictor.metrics)
+        # the faces' rule (app.refinement): refined where it helps, else the instant value
+        a, why = refinement.measure(self._assessor(task), original, sanitized, spans,
+                                    cancel=cancel, vault=vault)
         return self._prediction(a, task, why)
 
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
-                      epsilons: Sequence[float], cancel: threading.Event
-                      ) -> list[tuple[float, float]]:
+                      epsilons: Sequence[float], cancel: threading.Event) -> list:
         # one place makes curves (non-decreasing in ε, with the band): core.utility.curve
         return utility_curve(self.services.assessor(SUMMARIZE), original, prepared,
                              epsilons, list(spans), cancel=cancel)
@@ -227,12 +229,11 @@ class WindowDoorway:
     def recommend(self, original: str, prepared: Any, spans: Sequence[Span], task: Task,
                   cancel: threading.Event, progress: Progress | None = None
                   ) -> Recommendation:
-        """The most private ε that meets the minimum utility; ``progress`` hears about
-        each ε evaluated (the same search and rules as `preflight recommend`)."""
+        """The most private ε that meets the minimum utility (as `preflight recommend`)."""
         lo, hi = self.epsilon_range()
-        return recommend(original, prepared, self._assessor(task), self.min_utility(),
-                         spans=list(spans), epsilon_min=lo, epsilon_max=hi, cancel=cancel,
-                         progress=progress)
+        return refinement.search(original, prepared, self._assessor(task),
+                                 self.min_utility(), spans=list(spans), epsilon_min=lo,
+                                 epsilon_max=hi, cancel=cancel, progress=progress)
 
     # -- privacy (facts on "pool", d_X attack on "attack", reconstruction on "slm") ------
     def privacy_facts(self, original: str, sanitized: SanitizedText, spans: Sequence[Span]

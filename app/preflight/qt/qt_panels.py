@@ -38,6 +38,15 @@ CANCEL_TIP = "Stop the search; ε stays what it is now."
 SEARCH_STEPS = 1000                  # resolution of the search's progress bar
 
 
+
+def _joined(note: str, line: str) -> str:
+    """``note`` then ``line``: as two sentences when the note is one, else with "; "."""
+    if not note or not line:
+        return note or line
+    if note.rstrip().endswith("."):
+        return f"{note.rstrip()} {line[:1].upper()}{line[1:]}"
+    return f"{note}; {line}"
+
 class QtAssessmentPanel(QGroupBox):
     """Predicted utility, privacy indicators, the Privacy group, chart, "Find best ε",
     tokens and cost."""
@@ -182,7 +191,7 @@ class QtAssessmentPanel(QGroupBox):
             band = f"range {pred.low:.2f}–{pred.high:.2f} (± {pred.rmse:.2f})"
         shown = band_text(est.low, est.high, est.level) if est is not None else ""
         lines = [line for line in explanation_lines(est) if not shown or line != shown]
-        head = "; ".join(([pred.note] if pred.note else []) + lines[:1])
+        head = _joined(pred.note, lines[0] if lines else "")
         self.utility_band.setText(band)
         self.utility_why.setText(lines[1] if len(lines) > 1 else "")
         if pred.refined:
@@ -190,8 +199,8 @@ class QtAssessmentPanel(QGroupBox):
             self.utility_detail.setText(head)
         else:
             self.utility_caption.setText("predicted utility — instant estimate")
-            self.utility_detail.setText((head + "; " if head else "")
-                                        + "refining with the local model…")
+            self.utility_detail.setText((head + "; " if head else "") + (
+                "refining with the local model…" if pred.refines else ""))
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
     def show_curve(self, curve, min_utility: float, searched: bool) -> None:
@@ -203,7 +212,7 @@ class QtAssessmentPanel(QGroupBox):
         ok = [(e, u) for e, u in curve if u >= min_utility]
         self.chart.set_recommended(*(ok[0] if ok else (None, None)))
         self.recommendation.setText(
-            f"≈ ε {ok[0][0]:.3g} by the instant estimate; “Find best ε” refines it." if ok
+            f"≈ ε {ok[0][0]:.3g} by the instant estimate; “Find best ε” sets it." if ok
             else "No ε in the range reaches the minimum utility by the instant estimate.")
 
     def show_recommendation(self, rec) -> None:

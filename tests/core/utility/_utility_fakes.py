@@ -68,14 +68,15 @@ class LinearPredictor:
 
     metrics: dict = {}
 
-    def __init__(self, refined_offset: float = 0.0) -> None:
+    def __init__(self, refined_offset: float = 0.0, fast_offset: float = 0.0) -> None:
         self.refined_offset = refined_offset
+        self.fast_offset = fast_offset
 
     def reads(self, feature):
         return True             # every feature: the assessor computes them all
 
     def predict_fast(self, features, corrected=False):
-        return 1.0 - float(as_mapping(features)["frac_tokens_changed"])
+        return 1.0 - float(as_mapping(features)["frac_tokens_changed"]) + self.fast_offset
 
     def predict(self, features, corrected=False):
         return self.predict_fast(features) + self.refined_offset

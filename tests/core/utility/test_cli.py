@@ -43,13 +43,14 @@ def fakes(monkeypatch, tmp_path):
     monkeypatch.setattr(Services, "make_detector", lambda self, detection=None: NoPii())
     monkeypatch.setattr(Services, "mechanism", lambda self, name, **kw: FakeDx()
                         if name == "dx" else real_mechanism(self, name, **kw))
-    state = {"offset": 0.0, "attack": FakeAttack(), "slm": FakeSLM()}
+    state = {"offset": 0.0, "fast_offset": 0.0, "attack": FakeAttack(), "slm": FakeSLM()}
     monkeypatch.setattr(Services, "dx_attack", lambda self: state["attack"])
     monkeypatch.setattr(Services, "slm", lambda self: state["slm"])   # answers locally
     monkeypatch.setattr(
         Services, "assessor",
         lambda self, task=None: _REAL_ASSESSOR(FakeSLM(), FakeEmbedder(),
-                                               LinearPredictor(state["offset"])),
+                                               LinearPredictor(state["offset"],
+                                                               state["fast_offset"])),
     )
     doc = tmp_path / "doc.txt"
     doc.write_text(DOC, encoding="utf-8")
@@ -63,7 +64,8 @@ def test_assess_json_has_features_predictions_and_text(fakes, capsys):
     assert set(out) >= {"features", "predicted_utility_fast", "predicted_utility", "sanitized_text"}
     assert out["features"]["epsilon"] == 70.0
     assert out["predicted_utility_fast"] == pytest.approx(0.7, abs=0.05)
-    assert out["predicted_utility"] is not None
+    # a d_X setting shows the curve's instant value; no refined one (app.refinement)
+    assert out["predicted_utility"] is None and "never fall" in out["notes"]["refined_withheld"]
     assert "zz" in out["sanitized_text"]
     # The attack on d_X noise ran on the payload's own preparation, at its ε.
     assert out["privacy"]["attack_success"] == pytest.approx(0.7)
@@ -94,7 +96,9 @@ def test_recommend_send_and_keep_local(fakes, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["decision"] == "send" and out["epsilon"] >= 55
     assert out["predicted_utility"] >= 0.6 and out["local_answer"] is None
-    state["offset"] = -0.5
+    # the search reads the instant curve the window draws, not the local model's check
+    assert out["refined"] is False and out["slm_calls"] == 0
+    state["fast_offset"] = -0.5
     assert main(["recommend", str(doc), "--method", "dx", "--min-utility", "0.9",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -116,7 +116,7 @@ class SpikyPredictor:
 def test_recommend_does_not_stop_at_a_spike_of_the_raw_prediction(fake_slm, fake_embedder):
     # raw predictions pass 0.6 at ε ≈ 20 (the spike), fall below, and pass for good at 60
     assessor = UtilityAssessor(fake_slm, fake_embedder, SpikyPredictor())
-    rec = recommend(DOC, FakePrepared(DOC), assessor, 0.6, max_refinements=3)
+    rec = recommend(DOC, FakePrepared(DOC), assessor, 0.6)
     values = [u for _e, u in rec.curve]
     assert _non_decreasing(values)
     assert rec.decision == "send" and rec.epsilon > 40.0

@@ -100,13 +100,12 @@ def run(args: argparse.Namespace) -> int:
     if args.fast:
         result = assessor.fast(text, sanitized, spans, correct=args.correct)
     else:
-        # The refine step runs every SLM call before the first embedding: closing the SLM
-        # in between means the two models are never in memory together (one-shot run).
-        result = assessor.refine(text, sanitized, spans, correct=args.correct,
-                                 slm_done=lambda: services.release("slm"), vault=vault)
-        # the window's rule: a setting kind whose refinement was less accurate out of fold
-        # shows the instant value, and says why (the refined one stays in the notes)
-        result, _why = refinement.choose(result, sanitized, assessor.predictor.metrics)
+        # The window's rule (app.refinement): refined where it helps, else the instant
+        # value and why. The refine step runs every SLM call before the first embedding:
+        # closing the SLM in between means the two models are never in memory together.
+        result, _why = refinement.measure(assessor, text, sanitized, spans,
+                                          correct=args.correct, vault=vault,
+                                          slm_done=lambda: services.release("slm"))
     placed = instant_on_curve(assessor, text, prepared, sanitized, spans, result,
                               correct=args.correct, epsilon_range=eps_range) \
         if prepared is not None else None

@@ -28,14 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed (d_X noise)")
     add_policy_arguments(p)
     p.add_argument("--correct", action="store_true", help="SLM repairs d_X output first")
-    p.add_argument("--max-refinements", type=int, default=3,
-                   help="SLM checks of candidate ε values (default 3)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from preflight.app import rules
+    from preflight.app import refinement, rules
     from preflight.app.services import build_services
     from preflight.cli.document_arg import read_input
     from preflight.cli.main import print_json
@@ -43,7 +41,6 @@ def run(args: argparse.Namespace) -> int:
     from preflight.core.send.answer_review import check_line
     from preflight.core.send.answer_text import finish_answer
     from preflight.core.tasks import SUMMARIZE
-    from preflight.core.utility.recommend import judge, recommend
 
     services = build_services()
     # the same rules as the window's (preflight.app.rules): flags, else the settings,
@@ -59,15 +56,16 @@ def run(args: argparse.Namespace) -> int:
     spans = detect_progress.detect(services.detector(), text)
     mech = services.mechanism(chosen)
     params = SanitizeParams(seed=args.seed)
+    # the window's rules (app.refinement): the search on the curve the window draws, the
+    # decision on the value the faces show
     if chosen.uses_dx:
-        rec = recommend(
-            text, mech.prepare(text, spans, params), services.assessor(), min_u, spans=spans,
-            epsilon_min=eps_min, epsilon_max=eps_max, max_refinements=args.max_refinements,
-            correct=args.correct,
-        )
+        rec = refinement.search(text, mech.prepare(text, spans, params), services.assessor(),
+                                min_u, spans=spans, epsilon_min=eps_min, epsilon_max=eps_max,
+                                correct=args.correct)
     else:
-        rec = judge(text, mech.sanitize(text, spans, params), services.assessor(), min_u,
-                    spans=spans, correct=args.correct, vault=getattr(mech, "vault", None))
+        rec = refinement.decide(text, mech.sanitize(text, spans, params), services.assessor(),
+                                min_u, spans=spans, correct=args.correct,
+                                vault=getattr(mech, "vault", None))
     out = rec.to_json()
     out["policy"] = chosen.describe()
     out["sanitized_text"] = rec.assessment.text if rec.decision == "send" else None

@@ -1,54 +1,36 @@
 """Recommend the most private ε whose predicted utility still meets the user's minimum.
 
-Utility rises (roughly monotonically) with ε, so:
+Utility rises (roughly monotonically) with ε. :func:`recommend` computes the instant curve
+over a log-spaced ε grid (no model call: each point is one ``prepared.at(ε)`` plus the
+instant regressor), made non-decreasing in ε by
+:func:`~preflight.core.utility.curve.utility_curve` — the same curve the window draws —
+and chooses the smallest ε where that curve, read as
+:func:`~preflight.core.utility.curve.read_curve` reads it (linear in log ε between grid
+points), reaches the minimum: the number shown at the chosen ε is the one the search
+decided on, and it never falls as ε grows. If nothing qualifies, the decision is
+``keep_local`` and nothing leaves the machine.
 
-1. compute the instant curve over a log-spaced ε grid (no model call: each point is one
-   ``prepared.at(ε)`` plus the instant regressor), made non-decreasing in ε by
-   :func:`~preflight.core.utility.curve.utility_curve` — the same curve the window
-   draws — take the first grid step that passes and bisect log ε inside that step,
-   with each probe held between the curve's values at the step's ends;
-2. refine only that candidate with the SLM (one generation; the SLM's answer on the
-   original is computed once and cached);
-3. if the refined prediction falls short, it says by how much the instant curve is
-   optimistic on *this* document: move to where the instant curve clears the minimum by
-   that gap (plus :data:`SHIFT_MARGIN`), or to where it stops rising if it never does,
-   and refine there; if that passes more than :data:`TIGHTEN_RATIO` above the first
-   candidate, check their midpoint once; if it falls short, check the policy's largest
-   ε. A constant gap is corrected in one step, so a search often costs one or two
-   refinements, not the three of a bisection on refined predictions (``widen="bisect"``,
-   kept for :mod:`preflight_eval.search_study`, which measures the two on documents the
-   regressor never saw);
-4. if nothing qualifies, the decision is ``keep_local``: the user gets the SLM's answer
-   on the original, and nothing leaves the machine.
+No local model runs: a refined value measures one noise sample and can fall as ε grows
+(:mod:`preflight.app.refinement`). The search that checked candidates with the local
+model (shift or bisection widening) lives in :mod:`preflight_eval.refined_search`, where
+:mod:`preflight_eval.search_study` and the speed benchmark still measure it. A setting
+without d_X has nothing to search: :func:`judge` decides on its one output, refined where
+the bundle says the refinement helps.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence
 
 from preflight.core.errors import Cancelled, ConfigError
 from preflight.core.types import SanitizedText, Span
 from preflight.core.utility.assess import Assessment, UtilityAssessor
-from preflight.core.utility.curve import UtilityCurve, utility_curve
+from preflight.core.utility.curve import UtilityCurve, read_curve, utility_curve
 
 CURVE_POINTS = 12          # the instant curve's grid (the window's chart uses it too)
-# How far above the observed gap the second candidate aims: the gap (instant − refined) of
-# one document moves between two ε by at most this much in 75 % of the training documents'
-# consecutive d_X settings (out-of-fold predictions; preflight_eval.search_study
-# --margin-from-data --rows 3278: 0.042 over 712 pairs since the instant model reads the
-# document's form; 0.066 before; with the default SLM's features, --rows 2908 --slm-role
-# slm_qwen05: 0.044), so the second candidate passes about three times in four.
-SHIFT_MARGIN = 0.04
-WIDENINGS = ("shift", "bisect")
-# A passing second check more than this factor above the failed first one is followed by
-# one check at their geometric midpoint: a bisection from the first candidate to the
-# largest ε (the widening before) narrows to about sqrt(253 / 55) ≈ 2.1 on the default
-# range, so the shift's choice is never coarser than that.
-TIGHTEN_RATIO = 2.0
-
 Progress = Callable[[float, str], None]
 
 
@@ -64,20 +46,24 @@ class Prepared(Protocol):
 class Recommendation:
     decision: str                       # "send" | "keep_local"
     epsilon: float | None               # chosen ε (None when keeping local)
-    predicted_utility: float | None     # refined prediction at the chosen ε (keep_local:
-                                        # at the largest ε tried)
+    predicted_utility: float | None     # the prediction decided on at the chosen ε, refined
+                                        # unless ``refined`` is False (keep_local: at the
+                                        # largest ε tried)
     predicted_utility_fast: float | None
     min_utility: float
-    local_answer: str | None            # the SLM's answer on the original (keep_local)
+    local_answer: str | None            # the SLM's answer on the original (keep_local;
+                                        # None when the decision ran no local model)
     sanitized: SanitizedText | None = None
     assessment: Assessment | None = None
     slm_calls: int = 0
     probes: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     curve: UtilityCurve | None = None   # the instant curve the search started from
+    refined: bool = True                # decided on the local model's check (else instant)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "decision": self.decision,
+            "refined": self.refined,
             "epsilon": None if self.epsilon is None else round(self.epsilon, 4),
             "predicted_utility": _r(self.predicted_utility),
             "predicted_utility_fast": _r(self.predicted_utility_fast),
@@ -106,39 +92,6 @@ def _r(v: float | None) -> float | None:
     return None if v is None else round(v, 4)
 
 
-class _Steps:
-    """Progress of a search, reported before each ε it evaluates.
-
-    The bar has one unit per local-model run (the original, then at most ``refinements``
-    checks) and one for the whole instant phase (curve and bisection: one regressor call
-    per ε, much cheaper than a run), so it does not race through the instant settings
-    and then stall on the slow ones."""
-
-    def __init__(self, progress: Progress | None, refinements: int) -> None:
-        self.report = progress or (lambda _f, _m: None)
-        self.runs_total = 1 + refinements
-        self.units = self.runs_total + 1
-        self.runs = 0              # local-model runs started
-        self.instant_share = 0.0   # of the instant phase, done
-
-    def _fraction(self, runs_done: int) -> float:
-        return min(1.0, (runs_done + self.instant_share) / self.units)
-
-    def slm(self, what: str) -> None:
-        if self.runs:
-            self.instant_share = 1.0   # checks follow the instant phase, however short
-        self.runs += 1
-        self.report(self._fraction(self.runs - 1),
-                    f"{what} (run {self.runs} of at most {self.runs_total})")
-
-    def instant(self, share: float, what: str) -> None:
-        self.instant_share = min(1.0, max(self.instant_share, share))
-        self.report(self._fraction(self.runs), what)
-
-    def done(self) -> None:
-        self.report(1.0, "done")
-
-
 def recommend(
     original: str,
     prepared: Prepared,
@@ -148,20 +101,42 @@ def recommend(
     spans: Sequence[Span] = (),
     epsilon_min: float | None = None,
     epsilon_max: float | None = None,
-    max_refinements: int = 3,
-    fast_steps: int = 8,
     correct: bool = False,
     cancel: threading.Event | None = None,
     progress: Progress | None = None,
-    widen: str = "shift",
-    shift_margin: float = SHIFT_MARGIN,
 ) -> Recommendation:
-    """Find the smallest ε in the policy bounds whose refined prediction ≥ ``min_utility``.
+    """The smallest ε in the policy bounds whose instant prediction, on the document's
+    non-decreasing curve, reaches ``min_utility``; ``keep_local`` if none does."""
+    lo, hi = epsilon_bounds(prepared, epsilon_min, epsilon_max)
+    report = progress or (lambda _f, _m: None)
+    curve = utility_curve(
+        assessor, original, prepared, log_grid(lo, hi, CURVE_POINTS), spans,
+        correct=correct, cancel=cancel,
+        on_point=lambda i, eps: report(
+            i / CURVE_POINTS,
+            f"instant estimate at ε {eps:.3g} (setting {i + 1} of {CURVE_POINTS})"))
+    if cancel is not None and cancel.is_set() or len(curve) < CURVE_POINTS:
+        raise Cancelled()
+    probes = tuple({"epsilon": round(e, 4), "stage": "curve", "predicted": round(u, 4)}
+                   for e, u in curve)
+    eps = first_reaching(curve, min_utility)
+    at = read_curve(curve.points, hi if eps is None else eps)
+    res = assessor.fast(original, prepared.at(at.epsilon), spans, correct=correct)
+    est = res.estimate_fast               # the number and band as the curve reads them
+    res = replace(res, predicted_fast=at.utility, estimate_fast=None if est is None else
+                  replace(est, value=at.utility, low=at.low if at.low is not None else est.low,
+                          high=at.high if at.high is not None else est.high))
+    report(1.0, "done")
+    if eps is None:
+        return Recommendation("keep_local", None, at.utility, at.utility, min_utility, None,
+                              None, res, 0, probes, curve, refined=False)
+    return Recommendation("send", eps, at.utility, at.utility, min_utility, None,
+                          prepared.at(eps), res, 0, probes, curve, refined=False)
 
-    ``widen``: what follows a candidate that falls short (see the module docstring);
-    ``shift_margin``: how far above the observed gap the second candidate aims."""
-    if widen not in WIDENINGS:
-        raise ValueError(f"widen must be one of {WIDENINGS}, not {widen!r}")
+
+def epsilon_bounds(prepared: Any, epsilon_min: float | None, epsilon_max: float | None
+                   ) -> tuple[float, float]:
+    """The search's ε bounds: the given ones, else the preparation's calibrated range."""
     lo_cal, hi_cal = prepared_range(prepared)
     lo = float(epsilon_min) if epsilon_min is not None else float(lo_cal)
     hi = float(epsilon_max) if epsilon_max is not None else float(hi_cal)
@@ -170,136 +145,28 @@ def recommend(
             f"The ε bounds [{lo:g}, {hi:g}] are not a valid range.",
             "Give 0 < --epsilon-min ≤ --epsilon-max.", fix="epsilon-range",
         )
-    steps = _Steps(progress, max(1, max_refinements))
-    probes: list[dict[str, Any]] = []
-    calls_before = assessor.slm_calls
+    return lo, hi
 
-    def check() -> None:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
 
-    def fast(eps: float, floor: float, ceiling: float, step: int) -> float:
-        check()
-        steps.instant((CURVE_POINTS + step) / (CURVE_POINTS + fast_steps),
-                      f"narrowing down at ε {eps:.3g} (step {step + 1} of {fast_steps})")
-        raw = assessor.fast(original, prepared.at(eps), spans, correct=correct,
-                            explain=False).predicted_fast
-        value = min(max(raw, floor), ceiling)     # inside the monotone curve's step
-        probes.append({"epsilon": round(eps, 4), "stage": "fast", "predicted": round(value, 4)})
-        return value
-
-    refined_cache: dict[float, Assessment] = {}
-
-    def refined(eps: float) -> Assessment:
-        if eps not in refined_cache:
-            check()
-            steps.slm(f"checking ε {eps:.3g} with the local model")
-            res = assessor.refine(original, prepared.at(eps), spans, correct=correct,
-                                  cancel=cancel, vault=getattr(prepared, "vault", None))
-            refined_cache[eps] = res
-            probes.append({"epsilon": round(eps, 4), "stage": "refined",
-                           "predicted": round(float(res.predicted), 4)})
-        return refined_cache[eps]
-
-    # 1. the answer on the original: feature C, and the fallback if we keep it local
-    steps.slm("the local model reads the original")
-    local_answer, _, _ = assessor.original_answer(original, cancel)
-
-    # 2. the monotone instant curve, then bisection inside the first step that passes
-    curve = utility_curve(
-        assessor, original, prepared, log_grid(lo, hi, CURVE_POINTS), spans,
-        correct=correct, cancel=cancel,
-        on_point=lambda i, eps: steps.instant(
-            i / (CURVE_POINTS + fast_steps),
-            f"instant estimate at ε {eps:.3g} (setting {i + 1} of {CURVE_POINTS})"))
-    check()
-    for eps, value in curve:
-        probes.append({"epsilon": round(eps, 4), "stage": "curve", "predicted": round(value, 4)})
-
-    def crossing(level: float) -> tuple[float, float]:
-        """The smallest ε whose instant prediction reaches ``level``, and that prediction
-        (the largest ε and its value when none does)."""
-        passing = [i for i, (_e, u) in enumerate(curve) if u >= level]
-        if not passing:
-            return hi, curve[-1][1]
-        if passing[0] == 0:
-            return lo, curve[0][1]
-        i = passing[0]
-        (e0, u0), (e1, u1) = curve[i - 1], curve[i]
-        a, b, at_b = math.log(e0), math.log(e1), u1     # fails at a, passes at b
-        for step in range(fast_steps):
-            mid = (a + b) / 2
-            value = fast(math.exp(mid), u0, u1, step)
-            if value >= level:
-                b, at_b = mid, value
-            else:
-                a = mid
-        return math.exp(b), at_b
-
-    candidate, instant_at_candidate = crossing(min_utility)
-
-    # 3. refine the candidate; if it falls short, correct by the gap, then try hi
-    best: tuple[float, Assessment] | None = None
-    budget = max(1, max_refinements)
-    res = refined(candidate)
-    budget -= 1
-    if res.predicted >= min_utility:
-        best = (candidate, res)
-    elif widen == "shift":
-        tried = candidate
-        if candidate < hi and budget > 0:
-            gap = instant_at_candidate - float(res.predicted)
-            # no further than where the instant curve stops rising: beyond it the instant
-            # model expects no more utility, only less privacy
-            top = curve[-1][1]
-            shifted, _ = crossing(min(min_utility + gap + shift_margin, top))
-            tried = shifted if shifted > candidate else hi
-            res2 = refined(tried)
-            budget -= 1
-            if res2.predicted >= min_utility:
-                best = (tried, res2)
-                # a wide step (a flat instant curve turns the gap into a large ε) is
-                # halved once, so the choice is at least as tight as a bisection's
-                if tried > TIGHTEN_RATIO * candidate and budget > 0:
-                    mid = math.sqrt(candidate * tried)
-                    res_mid = refined(mid)
-                    budget -= 1
-                    if res_mid.predicted >= min_utility:
-                        best = (mid, res_mid)
-        if best is None and tried < hi and budget > 0:
-            res_hi = refined(hi)
-            if res_hi.predicted >= min_utility:
-                best = (hi, res_hi)
-    elif candidate < hi and budget > 0:
-        res_hi = refined(hi)
-        budget -= 1
-        if res_hi.predicted >= min_utility:
-            best = (hi, res_hi)
-            a, b = math.log(candidate), math.log(hi)
-            while budget > 0:
-                check()
-                mid = math.exp((a + b) / 2)
-                res_mid = refined(mid)
-                budget -= 1
-                if res_mid.predicted >= min_utility:
-                    best = (mid, res_mid)
-                    b = math.log(mid)
-                else:
-                    a = math.log(mid)
-    steps.done()
-    calls = assessor.slm_calls - calls_before
-    if best is None:
-        last = refined_cache[max(refined_cache)]
-        # Report what the most useful allowed ε would reach, so the user sees the gap.
-        return Recommendation(
-            "keep_local", None, last.predicted, last.predicted_fast, min_utility,
-            local_answer, None, last, calls, tuple(probes), curve,
-        )
-    eps, res = best
-    return Recommendation(
-        "send", eps, res.predicted, res.predicted_fast, min_utility, None,
-        prepared.at(eps), res, calls, tuple(probes), curve,
-    )
+def first_reaching(curve: UtilityCurve, level: float) -> float | None:
+    """The smallest ε at which ``curve``, read as :func:`read_curve` reads it, reaches
+    ``level`` (None when it never does)."""
+    pts = list(curve.points)
+    passing = [i for i, p in enumerate(pts) if p.utility >= level]
+    if not passing:
+        return None
+    i = passing[0]
+    if i == 0:
+        return pts[0].epsilon
+    a, b = pts[i - 1], pts[i]
+    t = (level - a.utility) / (b.utility - a.utility)
+    eps = math.exp(math.log(a.epsilon) + t * (math.log(b.epsilon) - math.log(a.epsilon)))
+    for _ in range(64):    # rounding may leave the interpolation a hair under the level
+        got = read_curve(pts, eps)
+        if got is not None and got.utility >= level:
+            return eps
+        eps = min(b.epsilon, eps * (1 + 1e-9))
+    return b.epsilon
 
 
 def judge(
@@ -312,10 +179,21 @@ def judge(
     correct: bool = False,
     cancel: threading.Event | None = None,
     vault: Any = None,
+    refine: bool = True,
 ) -> Recommendation:
     """The decision for a policy without d_X (nothing to search): send its one output if
-    the refined prediction reaches ``min_utility``, else keep the document local.
+    the refined prediction (``refine=False``: the instant one; no local model runs)
+    reaches ``min_utility``, else keep the document local.
     ``vault``: the sanitization's (see :meth:`UtilityAssessor.measure`)."""
+    if not refine:
+        res = assessor.fast(original, sanitized, spans, correct=correct)
+        value = float(res.predicted_fast)
+        probes = ({"epsilon": None, "stage": "fast", "predicted": round(value, 4)},)
+        if value >= min_utility:
+            return Recommendation("send", None, value, value, min_utility, None, sanitized,
+                                  res, 0, probes, refined=False)
+        return Recommendation("keep_local", None, value, value, min_utility, None, None, res,
+                              0, probes, refined=False)
     calls_before = assessor.slm_calls
     local_answer, _, _ = assessor.original_answer(original, cancel)
     res = assessor.refine(original, sanitized, spans, correct=correct, cancel=cancel,
