@@ -196,8 +196,7 @@ class WindowDoorway:
         """The assessor of the provider chosen in the window (its own refit, if any)."""
         return self.services.assessor(task, self._provider)
 
-    def _prediction(self, assessment: Any, task: Task, note: str = "", refines: bool = False
-                    ) -> Prediction:
+    def _prediction(self, assessment: Any, task: Task, note: str = "", refines: bool = False):
         metrics = self._assessor(task).predictor.metrics
         model = "full" if assessment.predicted is not None else "fast"
         status = self.services.calibration_status(self._provider)
@@ -215,9 +214,10 @@ class WindowDoorway:
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                         task: Task, cancel: threading.Event, vault: Any = None) -> Prediction:
-        # the faces' rule (app.refinement): refined where it helps, else the instant value
         a, why = refinement.measure(self._assessor(task), original, sanitized, spans,
-                                    cancel=cancel, vault=vault)
+                                    cancel=cancel, vault=vault)    # the faces' rule
+        if why:   # no refined value; the local model loads all the same, as it did for one:
+            getattr(self.services.slm(), "load", lambda: None)()   # Keep local, re-identify
         return self._prediction(a, task, why)
 
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
