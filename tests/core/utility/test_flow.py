@@ -103,8 +103,31 @@ def test_user_pairs_weigh_more_than_prior_rows(shipped, tmp_path):
         learner.record(_feats(r), r["target"], A)
     rows = learner.training_rows(KEY_A)
     shipped_n = len(read_training_rows(shipped[0]))
-    assert len(rows) == shipped_n + 4 * 8
+    # one row per pair, weighing four shipped rows (a sample weight, not four copies)
+    assert len(rows) == shipped_n + 8
+    assert [r.get("weight", 1.0) for r in rows[shipped_n:]] == [4.0] * 8
+    assert all("weight" not in r for r in rows[:shipped_n])
     assert learner.refit(KEY_A)["user_weight"] == 4
+
+
+def test_a_sample_weight_counts_like_copies_of_the_row():
+    """fit_model's ``weight``: a row weighing k moves the fit as k copies of it do."""
+    import numpy as np
+
+    from preflight.core.utility.fitting import fit_model, predict_rows
+
+    rng = np.random.default_rng(0)
+    base = [{"epsilon": float(e), "target": float(e) / 100 + rng.normal(0, 0.02)}
+            for e in rng.uniform(1, 100, 300)]
+    odd = {"epsilon": 50.0, "target": 0.95}
+    copies = fit_model(base + [dict(odd) for _ in range(40)], ["epsilon"], min_leaf=5)
+    weighted = fit_model(base + [dict(odd, weight=40.0)], ["epsilon"], min_leaf=5)
+    plain = fit_model(base + [dict(odd)], ["epsilon"], min_leaf=5)
+    at = [{"epsilon": 50.0}]
+    p_copies, p_weighted, p_plain = (float(predict_rows(m, at, ["epsilon"])[0])
+                                     for m in (copies, weighted, plain))
+    assert p_weighted > p_plain + 0.02
+    assert abs(p_weighted - p_copies) < abs(p_plain - p_copies)
 
 
 def test_unreadable_refit_falls_back_to_the_prior(shipped, tmp_path):

@@ -114,16 +114,19 @@ def matrix(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> np.ndarra
 def fit_model(rows: Sequence[Mapping[str, Any]], names: Sequence[str], seed: int = 0,
               target: str = "target", min_leaf: int | None = None,
               params: Mapping[str, Any] | None = None) -> Any:
-    """Fit one monotone regressor on ``rows`` (feature dicts with a ``target`` key)."""
+    """Fit one monotone regressor on ``rows`` (feature dicts with a ``target`` key; an
+    optional ``weight`` key is the row's sample weight, e.g. a user's own send weighing
+    several shipped rows, :class:`~preflight.core.utility.flow.FlowLearner`)."""
     X = matrix(rows, names)
     y = np.asarray([float(r[target]) for r in rows], dtype=float)
+    w = np.asarray([float(r.get("weight", 1.0)) for r in rows], dtype=float)
     # A column with no value at all (e.g. ε when only operators are present) breaks the
     # histogram binning; a constant column is simply never split on.
     X[:, np.isnan(X).all(axis=0)] = 0.0
     model = make_regressor(len(rows), seed, [MONOTONE.get(n, 0) for n in names], min_leaf,
                            params)
     with one_thread():
-        model.fit(X, y)
+        model.fit(X, y, sample_weight=None if np.all(w == 1.0) else w)
     return model
 
 

@@ -49,10 +49,9 @@ log = logging.getLogger(__name__)
 
 TRAINING_ROWS_NAME = "training_features.csv"
 _META_KEYS_MAX_LEN = 64
-#: How many times each of the user's own pairs counts against one shipped row when
-#: refitting (the rows are repeated: ``fit_bundle`` takes no sample weights; for the
-#: squared loss a repeated row is a weight, only the minimum leaf size counts the
-#: copies). The user's answers may come
+#: How many shipped rows each of the user's own pairs weighs when refitting (its sample
+#: weight; the measurement below repeated the rows instead, which for the squared loss
+#: differs only in what the minimum leaf size counts). The user's answers may come
 #: from another model than the stand-in of the shipped rows, so a few dozen of their rows
 #: must weigh against the shipped ones (1,082 rows since session 9). Measured with ``nice
 #: -n 10 python -m preflight_eval.flow_experiment --cache … --sends 0,20,50,100 --weights
@@ -167,7 +166,8 @@ class FlowLearner:
         refit_every: refit a provider's model after this many new pairs of it.
         shipped_rows: the prior's training rows (default: the shipped CSV).
         bundle_root: folder of the per-provider refits (default: ``data_dir/utility``).
-        user_weight: how many shipped rows one of the user's pairs counts as.
+        user_weight: how many shipped rows one of the user's pairs weighs (its sample
+            weight in the refit).
         slm_role: the assessor SLM whose features are recorded and learned from. Its
             features differ from another SLM's, so each SLM has its own prior, pairs and
             refits: the defaults above are SmolLM2's (``BASE_SLM_ROLE``, the first
@@ -343,13 +343,15 @@ class FlowLearner:
 
     # ------------------------------------------------------------------ refitting
     def training_rows(self, key: ProviderKey) -> list[dict[str, Any]]:
-        """Shipped rows + the provider's pairs, each pair repeated ``user_weight`` times."""
+        """Shipped rows + the provider's pairs, each pair with sample weight
+        ``user_weight`` (one row weighing that many shipped rows, not copies of it)."""
         rows: list[dict[str, Any]] = list(read_training_rows(self._shipped_rows))
         for p in self.pairs(key):
             row = {n: (math.nan if p["features"].get(n) is None else p["features"][n])
                    for n in ALL_FEATURES}
-            row.update(target=p["realized"], variant=p["variant"], group=f"user:{p['id']}")
-            rows.extend(dict(row) for _ in range(self.user_weight))
+            row.update(target=p["realized"], variant=p["variant"], group=f"user:{p['id']}",
+                       weight=float(self.user_weight))
+            rows.append(row)
         return rows
 
     def refit(self, key: ProviderKey) -> dict[str, Any]:
@@ -400,7 +402,7 @@ def _write_card(bundle: Mapping[str, Any], path: Path, key: ProviderKey) -> None
         "",
         f"- Refitted: {bundle['created']} with scikit-learn {bundle['sklearn_version']}",
         f"- Rows: {bundle['n_rows']} ({bundle['metrics'].get('user_pairs', 0)} of your sends, "
-        f"each counted {bundle['metrics'].get('user_weight', 1)} times)",
+        f"each weighing {bundle['metrics'].get('user_weight', 1)} shipped rows)",
         "",
         "## Predictions on your own sends (made before each answer arrived)",
         "",
