@@ -64,7 +64,7 @@ def test_each_provider_gets_its_own_predictor_and_status():
         "not yet calibrated for this provider"
     doorway.set_provider("acme")
     pred = doorway.predict_fast(DOC, sanitized, [])
-    assert pred.calibration == "calibrated on 20 of your sends to acme"
+    assert pred.calibration.startswith("calibrated on 20 of your sends to acme: on them ")
     assert pred.value == pytest.approx(acme.predict_fast(pred.features), abs=1e-6)
 
 
@@ -81,7 +81,7 @@ def test_assess_prints_the_calibration_line(tmp_path, capsys):
     _teach(Services(_settings()), ACME, 20)
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["calibration"] == "calibrated on 20 of your sends to acme"
+    assert out["calibration"].startswith("calibrated on 20 of your sends to acme: on them ")
 
 
 def test_another_assessor_slm_brings_its_own_bundle_and_learning(monkeypatch):

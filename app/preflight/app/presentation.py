@@ -389,4 +389,8 @@ def calibration_text(status: CalibrationStatus | None) -> str:
     user's own sends to the provider (None: no provider chosen)."""
     if status is None or status.calibrated_on <= 0:
         return "not yet calibrated for this provider"
-    return f"calibrated on {status.calibrated_on} of your sends to {status.provider}"
+    text = f"calibrated on {status.calibrated_on} of your sends to {status.provider}"
+    if status.failed_prior_pct is None or status.failed_refit_pct is None:
+        return text
+    return (f"{text}: on them it is off by more than 0.1 {status.failed_refit_pct:.0f} % of "
+            f"the time, the shipped estimate {status.failed_prior_pct:.0f} %")

@@ -33,6 +33,7 @@ from preflight.core import paths
 from preflight.core.errors import ModelUnavailableError
 from preflight.core.fsutil import atomic_write_text, check_database_files
 from preflight.core.utility.features import ALL_FEATURES, Features, as_mapping
+from preflight.core.utility.flow_effect import effect
 from preflight.core.utility.predictor import (
     BUNDLE_NAME,
     CostMetrics,
@@ -107,6 +108,10 @@ class CalibrationStatus:
     model: str
     sends: int            # pairs recorded for this provider
     calibrated_on: int    # pairs in the refit in use (0: the shipped prior is used)
+    # on those sends (plain, out of fold, flow_effect): the share of instant predictions
+    # off by more than 0.1 with the shipped model and with the refit; None: not measured
+    failed_prior_pct: float | None = None
+    failed_refit_pct: float | None = None
 
 
 def shipped_rows_path(slm_role: str = DEFAULT_SLM_ROLE) -> Path:
@@ -244,10 +249,12 @@ class FlowLearner:
             return CalibrationStatus("", "", 0, 0)
         sends = self._count(key)
         predictor = self.predictor_for(key)
-        used = 0
-        if predictor is not None and predictor is not self.prior:
-            used = int(predictor.metrics.get("user_pairs", 0))
-        return CalibrationStatus(key.provider, key.model, sends, used)
+        if predictor is None or predictor is self.prior:
+            return CalibrationStatus(key.provider, key.model, sends, 0)
+        eff = predictor.metrics.get("user_effect") or {}
+        return CalibrationStatus(key.provider, key.model, sends,
+                                 int(predictor.metrics.get("user_pairs", 0)),
+                                 eff.get("failed_prior_pct"), eff.get("failed_refit_pct"))
 
     # ------------------------------------------------------------------ recording
     def record(
@@ -365,6 +372,8 @@ class FlowLearner:
         metrics["user_pairs"] = len(pairs)
         metrics["user_weight"] = self.user_weight
         metrics["provider"] = {"name": key.provider, "model": key.model}
+        shipped = [r for r in rows if "weight" not in r]
+        metrics["user_effect"] = effect(self.prior, shipped, rows[len(shipped):])
         bundle = fit_bundle(rows, metrics=metrics, measure=False,
                             source=f"shipped rows + learning on the flow ({key.provider})")
         prior = self.prior
