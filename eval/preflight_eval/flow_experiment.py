@@ -16,6 +16,11 @@ other test-split documents, never in the stream.
     nice -n 19 python -m preflight_eval.flow_experiment --cache /tmp/pf-flow \\
         --sends 0,20,50,100 --weights 1,3,5 --time-limit 40
 
+The transfer to an instruct model the prior never saw, on documents it never read (issue
+47): ``--cloud-role slm_qwen05 --docs unseen-email`` (Qwen2.5-Coder-0.5B-Instruct on chat
+completions, SpamAssassin e-mails in no split and not in the frozen test set); the table
+gives the instant prediction's Failed (the value both faces show) beside the refined one.
+
 Rerunning the same command resumes (cached sends are not repeated). Everything it
 writes — the audit log, the learner's files, the cache — lives under ``--cache``; an
 empty cache starts from the sends committed in ``data/utility/flow-sends-ROLE.jsonl.gz``
@@ -173,6 +178,26 @@ def collect(items: Sequence[tuple[Item, Any]], session: Any, flow: CapturingFlow
     return sent
 
 
+def unseen_emails(limit: int = 400) -> list[Any]:
+    """SpamAssassin e-mails of the corpus's length that no split lists and the frozen test
+    set does not hold: real documents the shipped prior never read (by id order)."""
+    from preflight_eval.utility_data.corpus import DATA_DIR, MAX_WORDS, MIN_WORDS, Document
+    from preflight_eval.utility_dataset import spam_documents
+
+    known: set[str] = set()
+    for name in ("split.json", "split-v1.json"):
+        for ids in json.loads((DATA_DIR / name).read_text(encoding="utf-8"))["splits"].values():
+            known.update(ids)
+    known.update(json.loads((DATA_DIR / "test_frozen.json").read_text(encoding="utf-8"))
+                 ["doc_ids"])
+    from preflight.core import paths
+
+    cache = paths.install_root() / ".cache" / "spam-assassin"
+    pool = sorted((d for d in spam_documents(cache, MIN_WORDS, MAX_WORDS)
+                   if d["doc_id"] not in known), key=lambda d: d["doc_id"])
+    return [Document(d["doc_id"], "email", "email", d["text"]) for d in pool[:limit]]
+
+
 def committed_sends(cloud_role: str) -> Path:
     """The sends committed with the repository (``data/utility/flow-sends-ROLE.jsonl.gz``):
     a fresh machine reports on them without resending (a cache outside the repository was
@@ -226,8 +251,14 @@ def evaluate(rows: Sequence[Mapping[str, Any]], checkpoints: Sequence[int],
             predicted = [predictor.predict(r["features"],
                                            corrected=bool(r["meta"].get("corrected")))
                          for r in evals]
-        m = cost_metrics([r["realized"] for r in evals], predicted).to_json()
-        return {"sends": n, "user_weight": weight if n else None, **m}
+            # the value both faces show today (app.refinement): the instant one
+            instant = [predictor.predict_fast(r["features"],
+                                              corrected=bool(r["meta"].get("corrected")))
+                       for r in evals]
+        realized = [r["realized"] for r in evals]
+        m = cost_metrics(realized, predicted).to_json()
+        return {"sends": n, "user_weight": weight if n else None, **m,
+                "failed_instant_pct": round(cost_metrics(realized, instant).failed, 1)}
 
     # With no sends the prior answers, whatever the weight: measured once.
     out = [score(0, 1)] if 0 in checkpoints else []
@@ -236,10 +267,12 @@ def evaluate(rows: Sequence[Mapping[str, Any]], checkpoints: Sequence[int],
 
 
 def format_table(points: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["| sends | weight | n eval | Failed % | Wasted $ % | Wasted ε % | RMSE | R² |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| sends | weight | n eval | Failed, instant (shown) % | Failed, refined % "
+             "| Wasted $ % | Wasted ε % | RMSE | R² |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for p in points:
         lines.append(f"| {p['sends']} | {p['user_weight'] or '—'} | {p['n']} "
+                     f"| {p.get('failed_instant_pct', '—')} "
                      f"| {p['failed_pct']} | {p['wasted_money_pct']} "
                      f"| {p['wasted_epsilon_pct']} | {p['rmse']} | {p['r2']} |")
     return "\n".join(lines)
@@ -263,6 +296,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cloud-role", default="cloud_standin", help="manifest role of the "
                     "user's provider (not the one the prior was fitted on)")
     ap.add_argument("--cloud-url", default=None, help="an already running server")
+    ap.add_argument("--api-style", choices=("completions", "chat"), default=None,
+                    help="the provider's endpoint (default: completions for the base "
+                         "cloud_standin, chat for an instruct role)")
+    ap.add_argument("--docs", choices=("business-test", "unseen-email"),
+                    default="business-test",
+                    help="business-test: the business documents of split.json's test split "
+                         "(the first runs); unseen-email: SpamAssassin e-mails in no split "
+                         "and not in the frozen test set — documents the prior never read")
     ap.add_argument("--seed", type=int, default=2024)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -299,7 +340,8 @@ def _collect_phase(args: argparse.Namespace, cache: Path, home: Path, max_stream
     services = build_services(Settings())        # the defaults, not this user's settings
     use_mechanisms(services.mechanism)
     kinds = setting_kinds()
-    docs = [d for d in load_business() if split_of(d.doc_id, args.seed) == "test"]
+    docs = (unseen_emails() if args.docs == "unseen-email" else
+            [d for d in load_business() if split_of(d.doc_id, args.seed) == "test"])
     detector = services.detector()
     items = plan_items(docs, detector, kinds, n_eval_docs=args.eval_docs,
                        per_doc=args.per_doc, seed=args.seed)
@@ -309,9 +351,11 @@ def _collect_phase(args: argparse.Namespace, cache: Path, home: Path, max_stream
 
     def run(url: str) -> None:
         base = url.rstrip("/")
+        style = args.api_style or ("completions" if args.cloud_role == "cloud_standin"
+                                   else "chat")
         provider = ProviderSettings(name=PROVIDER_NAME, model=args.cloud_role,
                                     base_url=base if base.endswith("/v1") else base + "/v1",
-                                    api_style="completions")
+                                    api_style=style)
         session = make_session(provider, detector, services.embedder(), flow, home,
                                READ_TIMEOUT_S)
         n = collect(items, session, flow, kinds, cache, max_stream=max_stream,

@@ -115,6 +115,9 @@ def test_evaluate_scores_each_checkpoint_with_a_fresh_per_provider_learner(run, 
     prior_only = cost_metrics([r["realized"] for r in evals],
                               [prior.predict(r["features"]) for r in evals])
     assert points[0]["rmse"] == round(prior_only.rmse, 4)
+    instant_only = cost_metrics([r["realized"] for r in evals],
+                                [prior.predict_fast(r["features"]) for r in evals])
+    assert points[0]["failed_instant_pct"] == round(instant_only.failed, 1)
     # the fake provider answers unlike the prior's rows: its own pairs must help
     assert points[-1]["rmse"] < points[0]["rmse"]
     assert not list(tmp_path.glob("tmp*"))             # each learner lived in a temp dir
