@@ -88,6 +88,15 @@ def test_answers_come_from_the_same_model(server, local):
     assert answer == local.run(SUMMARIZE, DOC)      # same model, prompt and greedy decoding
 
 
+@pytest.fixture(autouse=True)
+def refined_shown(monkeypatch):
+    """A bundle whose refinement is shown for the policy assessed (the shipped one shows
+    the instant value everywhere, app.refinement): the company assessor is what runs it."""
+    from preflight.app import refinement
+
+    monkeypatch.setattr(refinement, "verdict", lambda metrics, kind: (True, ""))
+
+
 def _assess(tmp_path, capsys, url: str, *extra: str) -> str:
     # only the company policy may mark an assessor internal (a loopback one may use http)
     Path(os.environ["PREFLIGHT_ORG_POLICY"]).write_text(

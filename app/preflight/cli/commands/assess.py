@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
                                               high=placed.high))
     calibration = calibration_text(services.calibration_status())
     leaves = summarize_leaving(text, sanitized, spans).sentence
-    place = None if args.fast else services.assessor_place()   # --fast runs no model
+    # where the local model ran: only when a refined value came of it (the window's rule)
+    place = services.assessor_place() if result.predicted is not None else None
     utility_model = utility_model_status(services)      # loaded already by the assessor
     if utility_model.warning:
         print(f"preflight: warning: {utility_model.warning}", file=sys.stderr)
