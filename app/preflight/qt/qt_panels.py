@@ -38,7 +38,6 @@ CANCEL_TIP = "Stop the search; ε stays what it is now."
 SEARCH_STEPS = 1000                  # resolution of the search's progress bar
 
 
-
 def _joined(note: str, line: str) -> str:
     """``note`` then ``line``: as two sentences when the note is one, else with "; "."""
     if not note or not line:
@@ -46,6 +45,7 @@ def _joined(note: str, line: str) -> str:
     if note.rstrip().endswith("."):
         return f"{note.rstrip()} {line[:1].upper()}{line[1:]}"
     return f"{note}; {line}"
+
 
 class QtAssessmentPanel(QGroupBox):
     """Predicted utility, privacy indicators, the Privacy group, chart, "Find best ε",
@@ -199,8 +199,8 @@ class QtAssessmentPanel(QGroupBox):
             self.utility_detail.setText(head)
         else:
             self.utility_caption.setText("predicted utility — instant estimate")
-            self.utility_detail.setText((head + "; " if head else "") + (
-                "refining with the local model…" if pred.refines else ""))
+            self.utility_detail.setText(_joined(head, "refining with the local model…")
+                                        if pred.refines else head)
         self.utility.setToolTip(f"minimum required: {min_utility:.2f} (Settings → Policy)")
 
     def show_curve(self, curve, min_utility: float, searched: bool) -> None:
