@@ -42,14 +42,39 @@ def _answer(n: int = 40) -> list[str]:
     return [WORDS[i % len(WORDS)] + " " for i in range(n)]
 
 
-def _send(url: str, home: Path, memo: int, **kw) -> tuple[object, str]:
+def _send(url: str, home: Path, memo: int, on_chunk=lambda text: None,
+          **kw) -> tuple[object, str]:
     """One send from its own session and its own connection to the shared log (as a
     separate process would); returns (result, what the user was shown)."""
     session = session_for(ProviderSettings("loop", url, "m"), home)
     plan = placeholder_plan(session, text=f"Alice Martin sent memo {memo} about the plant.")
     shown: list[str] = []
-    result = session.execute(plan, YES, learn=False, on_chunk=shown.append, **kw)
+
+    def show(text: str) -> None:
+        shown.append(text)
+        on_chunk(text)
+
+    result = session.execute(plan, YES, learn=False, on_chunk=show, **kw)
     return result, "".join(shown)
+
+
+def _hold_the_log(path: Path, start: threading.Event, seconds: float) -> threading.Event:
+    """Another process's write transaction on the log, from ``start`` on, for longer than
+    SQLite's own wait for the write lock (5 s here; 10 s before this was fixed). The event
+    returned is set once it has held the log and let go."""
+    released = threading.Event()
+
+    def hold() -> None:
+        start.wait(60)
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        time.sleep(seconds)
+        other.execute("COMMIT")
+        other.close()
+        released.set()
+
+    threading.Thread(target=hold, daemon=True).start()
+    return released
 
 
 def test_a_log_held_longer_than_any_busy_timeout_still_gets_the_answer(tmp_path):
@@ -57,19 +82,7 @@ def test_a_log_held_longer_than_any_busy_timeout_still_gets_the_answer(tmp_path)
     from the first streamed word on: the answer streams and is shown whole, then
     recorded once the log is free."""
     first_word = threading.Event()
-    released = threading.Event()
-
-    def hold() -> None:
-        first_word.wait(30)
-        other = sqlite3.connect(tmp_path / "audit.sqlite3", isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
-        time.sleep(11)
-        other.execute("COMMIT")
-        other.close()
-        released.set()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
+    released = _hold_the_log(tmp_path / "audit.sqlite3", first_word, 11)
     with CaptureServer() as srv:
         srv.default = Reply(deltas=_answer(30), delay=0.03)
         session = session_for(ProviderSettings("loop", srv.url, "m"), tmp_path)
@@ -81,8 +94,7 @@ def test_a_log_held_longer_than_any_busy_timeout_still_gets_the_answer(tmp_path)
             first_word.set()
 
         result = session.execute(plan, YES, learn=False, on_chunk=on_chunk)
-    holder.join()
-    assert released.is_set() and "".join(shown) == "".join(_answer(30))
+    assert released.wait(60) and "".join(shown) == "".join(_answer(30))
     assert result.audit_error is None
     row = session.audit.get(result.record_id)
     assert row["status"] == "done" and row["answer_raw"] == "".join(_answer(30))
@@ -90,6 +102,11 @@ def test_a_log_held_longer_than_any_busy_timeout_still_gets_the_answer(tmp_path)
 
 
 def test_fifty_parallel_sends_in_one_profile_all_show_and_record_their_answer(tmp_path):
+    """Fifty sends share the log, and once the first answer streams another process keeps
+    it busy past SQLite's own wait (without that, fifty threads never wait long enough to
+    fail, even with no retry at all): every send still shows and records its answer."""
+    first_word = threading.Event()
+    released = _hold_the_log(tmp_path / "audit.sqlite3", first_word, 11)
     with CaptureServer() as srv:
         srv.default = Reply(deltas=_answer(25), delay=0.01)
         results: dict[int, tuple[object, str]] = {}
@@ -97,7 +114,7 @@ def test_fifty_parallel_sends_in_one_profile_all_show_and_record_their_answer(tm
 
         def run(i: int) -> None:
             try:
-                results[i] = _send(srv.url, tmp_path, i)
+                results[i] = _send(srv.url, tmp_path, i, on_chunk=lambda _: first_word.set())
             except BaseException as exc:  # noqa: BLE001 - the test reports it
                 errors[i] = exc
 
@@ -106,7 +123,7 @@ def test_fifty_parallel_sends_in_one_profile_all_show_and_record_their_answer(tm
             t.start()
         for t in threads:
             t.join(240)
-    assert not errors, {i: repr(e) for i, e in list(errors.items())[:3]}
+    assert released.wait(60) and not errors, {i: repr(e) for i, e in list(errors.items())[:3]}
     whole = "".join(_answer(25))
     assert all(shown == whole and getattr(r, "audit_error", None) is None
                for r, shown in results.values())

@@ -182,6 +182,8 @@ def test_a_placeholder_of_thousands_of_digits_keeps_the_answer(server, tmp_path,
     result, shown, row = send(real_session(server, tmp_path), deltas, server)
     assert result.answer == "Alice Martin agreed. " + forged + " The end."
     assert shown == result.answer and row["status"] == "done"
+    # plain text to the restorer, not a token it fails on (the fallback below is not needed)
+    assert not any("could not be restored" in n for n in result.notes)
 
 
 def test_a_restore_failure_keeps_the_delivered_answer(server, tmp_path, monkeypatch):
