@@ -43,6 +43,8 @@ Thanks,
 Tom Baker
 """
 
+OUTSIDE = "03-outside-light"    # a licence pasted: "outside what was measured"
+
 
 def wait_until(app, pred, timeout: float, what: str) -> bool:
     end = time.monotonic() + timeout
@@ -231,7 +233,7 @@ def main() -> int:
     win.close()
     win.app.shutdown()
 
-    for theme in ("light", "dark"):
+    for theme in (() if args.only == OUTSIDE else ("light", "dark")):
         win = window(theme)
         win.original.setPlainText(DOC)
         d, pay, u, pol = win.doc, win.payload, win.utility, win.policies
@@ -344,6 +346,20 @@ def main() -> int:
                     wait_until(app, lambda: dlg.models.table.rowCount() > 0, 60, "models")
                 shoot(dlg, f"07-settings-{tab}")
                 dlg.reject()
+        win.controllers.cancel_all()
+        win.close()
+        wait_all(20000)
+        win.app.shutdown()
+    if wanted(OUTSIDE):
+        # a document longer than every training document (a licence): the marked line
+        # under the number says so
+        win = window("light")
+        win.original.setPlainText(Path("/usr/share/common-licenses/Apache-2.0").read_text()
+                                  [:4000])
+        choose(win, "placeholder")
+        wait_until(app, lambda: getattr(win.utility.prediction, "scope", None) is not None,
+                   300, "scope")
+        shoot(win, OUTSIDE)
         win.controllers.cancel_all()
         win.close()
         wait_all(20000)

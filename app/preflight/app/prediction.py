@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from preflight.core.utility.assess import Assessment
 from preflight.core.utility.curve import CurvePoint, read_curve
 from preflight.core.utility.features import as_mapping
+from preflight.core.utility.scope import ScopeVerdict
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class Prediction:
     note: str = ""
     # An instant value that a refined one will follow (the window says it is coming).
     refines: bool = False
+    # The document and task against what the prediction was measured on (None: no
+    # measured scope shipped — nothing is said).
+    scope: ScopeVerdict | None = None
 
     def on_curve(self, curve: Sequence[Any], epsilon: float) -> "Prediction":
         """This prediction, made at ``epsilon``, read from ``curve`` (a core
@@ -99,6 +103,48 @@ class Prediction:
         if self._band is not None:
             return self._band.high
         return None if self.rmse is None else min(1.0, self.value + self.rmse)
+
+
+def prediction_for(services: Any, provider: str | None, metrics: Mapping[str, Any],
+                   original: str, task: Any, assessment: Assessment, note: str = "",
+                   refines: bool = False) -> Prediction:
+    """The window's prediction of ``assessment`` for ``provider`` and ``task``: its error
+    bar, the provider's calibration, where a refined one ran, and the document and task
+    against what the prediction was measured on."""
+    from preflight.app.presentation import calibration_text
+
+    model = "full" if assessment.predicted is not None else "fast"
+    where = services.assessor_place().label if model == "full" else ""
+    scope = services.scope()
+    return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
+                      calibration_text(services.calibration_status(provider)), where,
+                      note=note, refines=refines,
+                      scope=None if scope is None else scope.verdict(original, task))
+
+
+def scope_text(verdict: ScopeVerdict | None) -> str:
+    """Where a document or task lies outside what the prediction was measured on, said
+    with what it was measured on ("" when inside, or no scope shipped): the window's
+    marked line and `preflight assess`'s."""
+    if verdict is None or verdict.inside:
+        return ""
+    why = []
+    if not verdict.length_inside:
+        why.append(f"this document has {verdict.words:,} words, the documents it was "
+                   f"measured on had {verdict.shortest:,}–{verdict.longest:,}")
+    if not verdict.task_measured:
+        why.append("it was measured on summaries only, not on questions, instructions of "
+                   "your own or follow-ups")
+    return (f"Outside what was measured: {'; '.join(why)}. Read the number as a rough "
+            "guide.")
+
+
+def measured_on_text(verdict: ScopeVerdict | None) -> str:
+    """What the prediction was measured on, in one sentence ("" when no scope shipped)."""
+    if verdict is None:
+        return ""
+    return (f"Measured on {verdict.measured_on}, documents of {verdict.shortest:,}–"
+            f"{verdict.longest:,} words; other kinds of text were not measured.")
 
 
 def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = False

@@ -153,6 +153,15 @@ class Services:
                                     torch_threads=threads)
         return self._once("embedder", build)
 
+    def scope(self) -> Any:
+        """What the utility prediction was measured on (a core ``MeasuredScope``; None
+        when the install ships none: nothing is said about scope then)."""
+        def build() -> Any:
+            from preflight.core.utility.scope import MeasuredScope
+
+            return MeasuredScope.load()
+        return self._once("scope", build)
+
     def token_space(self) -> Any:
         """The token embeddings d_X perturbs in: the ``dx_space`` role, whatever SLM the
         assessor uses (the space, its calibration and caches never follow that choice)."""

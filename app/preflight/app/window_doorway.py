@@ -31,8 +31,7 @@ from typing import Any, Callable, Sequence
 from preflight.app import deny_list, ops_status, privacy_report, provider_keys, refinement, rules
 from preflight.app.answer_stream import AnswerChunk, TapRestorer
 from preflight.app.policy_rows import policy_choices, with_saved_policy
-from preflight.app.prediction import Prediction, held_out_rmse
-from preflight.app.presentation import calibration_text
+from preflight.app.prediction import Prediction, prediction_for
 from preflight.app.services import Services, build_services
 from preflight.core.config import ProviderSettings, Settings, load_settings, save_settings
 from preflight.core.errors import PreflightError
@@ -196,13 +195,10 @@ class WindowDoorway:
         """The assessor of the provider chosen in the window (its own refit, if any)."""
         return self.services.assessor(task, self._provider)
 
-    def _prediction(self, assessment: Any, task: Task, note: str = "", refines: bool = False):
-        metrics = self._assessor(task).predictor.metrics
-        model = "full" if assessment.predicted is not None else "fast"
-        status = self.services.calibration_status(self._provider)
-        where = self.services.assessor_place().label if model == "full" else ""
-        return Prediction(assessment, held_out_rmse(metrics, model, assessment.corrected),
-                          calibration_text(status), where, note=note, refines=refines)
+    def _prediction(self, original: str, assessment: Any, task: Task, note: str = "",
+                    refines: bool = False) -> Prediction:
+        return prediction_for(self.services, self._provider, self._assessor(
+            task).predictor.metrics, original, task, assessment, note, refines)
 
     def predict_fast(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                      task: Task | None = None) -> Prediction:
@@ -210,7 +206,7 @@ class WindowDoorway:
         assessor = self._assessor(task or SUMMARIZE)
         ok, why = refinement.expected(assessor.predictor.metrics, sanitized)
         a = assessor.fast(original, sanitized, list(spans))
-        return self._prediction(a, task or SUMMARIZE, why, refines=ok)
+        return self._prediction(original, a, task or SUMMARIZE, why, refines=ok)
 
     def predict_refined(self, original: str, sanitized: SanitizedText, spans: Sequence[Span],
                         task: Task, cancel: threading.Event, vault: Any = None) -> Prediction:
@@ -218,7 +214,7 @@ class WindowDoorway:
                                     cancel=cancel, vault=vault)    # the faces' rule
         if why:   # no refined value; the local model loads all the same, as it did for one:
             getattr(self.services.slm(), "load", lambda: None)()   # Keep local, re-identify
-        return self._prediction(a, task, why)
+        return self._prediction(original, a, task, why)
 
     def utility_curve(self, original: str, prepared: Any, spans: Sequence[Span],
                       epsilons: Sequence[float], cancel: threading.Event) -> list:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from preflight.app.prediction import Prediction
+from preflight.app.prediction import Prediction, measured_on_text, scope_text
 from preflight.app.presentation import (
     PrivacyIndicators, band_text, explanation_lines, format_cost, utility_number,
 )
@@ -75,6 +75,11 @@ class QtAssessmentPanel(QGroupBox):
         self.utility_why = QLabel("")
         self.utility_why.setObjectName("muted")
         self.utility_why.setWordWrap(True)
+        # What the prediction was measured on; in the warning colour, where this document
+        # or task lies outside it.
+        self.utility_scope = QLabel("")
+        self.utility_scope.setWordWrap(True)
+        self.utility_scope.setAccessibleName("What the prediction was measured on")
         self.calibration = QLabel("")   # learning on the flow: fitted to this provider?
         self.calibration.setObjectName("muted")
         # The band beside the number, at the number's reading size: "likely 0.47–0.69".
@@ -91,7 +96,8 @@ class QtAssessmentPanel(QGroupBox):
         # The wrapped explanations sit under the number at the panel's full width: nested
         # beside it (in the row), a long one was squeezed to one line and drawn over the
         # next when the column scrolled.
-        for label in (self.utility_detail, self.utility_why, self.calibration, self.where):
+        for label in (self.utility_detail, self.utility_why, self.utility_scope,
+                      self.calibration, self.where):
             lay.addWidget(label)
         self.refining = QProgressBar()
         self.refining.setRange(0, 0)
@@ -177,7 +183,13 @@ class QtAssessmentPanel(QGroupBox):
             self.utility_detail.setText("")
             self.utility_why.setText("")
             self.utility_band.setText("")
+            self.utility_scope.setText("")
             return
+        outside = scope_text(pred.scope)
+        self.utility_scope.setText(outside or measured_on_text(pred.scope))
+        self.utility_scope.setToolTip(measured_on_text(pred.scope) if outside else "")
+        self.utility_scope.setStyleSheet(f"color: {colors.warn.name()};" if outside else
+                                         f"color: {colors.text_muted.name()};")
         color = colors.good if pred.value >= min_utility else colors.bad
         self.calibration.setText(pred.calibration)
         self.where.setText(pred.where)
@@ -236,6 +248,7 @@ class QtAssessmentPanel(QGroupBox):
         self.utility.setText("n/a")
         self.utility.setStyleSheet("")
         self.utility_caption.setText("no utility prediction")
+        self.utility_scope.setText("")
         self.utility_detail.setText(why)
         self.utility_detail.setToolTip(why)
         self.utility_why.setText("")

@@ -11,6 +11,7 @@ from typing import Any
 from preflight.app import refinement, rules
 from preflight.app.leave_summary import summarize_leaving
 from preflight.app.ops_status import utility_model_status
+from preflight.app.prediction import measured_on_text, scope_text
 from preflight.app.presentation import calibration_text, driver_text, explanation_lines
 from preflight.app.services import Services, build_services
 from preflight.cli import detect_progress
@@ -115,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
                          is None else replace(est, value=placed.utility, low=placed.low,
                                               high=placed.high))
     calibration = calibration_text(services.calibration_status())
+    measured = services.scope()      # what the prediction was measured on (a summary's)
+    scope = None if measured is None else measured.verdict(text)
     leaves = summarize_leaving(text, sanitized, spans).sentence
     # where the local model ran: only when a refined value came of it (the window's rule)
     place = services.assessor_place() if result.predicted is not None else None
@@ -126,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         if placed is not None:
             out["predicted_utility_fast_raw"] = round(placed.raw, 4)
         out.update(calibration=calibration, privacy=privacy, leaves=leaves,
+                   scope=None if scope is None else scope.to_json(),
                    assessor=place.to_json() if place is not None else None,
                    utility_model=utility_model.to_json())
         print_json(out)
@@ -141,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
         w(f"predicted utility (with the local model): {result.predicted:.3f}\n")
     elif result.meta.get("refined_withheld"):
         w(result.meta["refined_withheld"] + "\n")
-    for line in explanation_lines(result.explained):
-        w(line + "\n")
-    w(calibration + "\n")
+    for line in [scope_text(scope), *explanation_lines(result.explained),
+                 calibration, measured_on_text(scope)]:
+        w(line + "\n" if line else "")
     if place is not None:
         w(place.label + "\n")
     w("\n" + result.text + "\n")
