@@ -170,6 +170,7 @@ def test_send_text_mode_streams_answer_to_stdout(server, doc, capsys):
     assert captured.out.strip() == "Bob Stone agrees."
     assert "Exact request body" not in captured.out   # --yes: no plan, just the answer
     assert "audit record 1" in captured.err
+    assert captured.err.index("--- answer from") < captured.err.index("audit record 1")
 
 
 def test_send_shows_the_detectors_warnings(server, doc, capsys, monkeypatch):
@@ -264,6 +265,7 @@ def test_provider_error_is_one_line_with_hint(server, doc, capsys):
     assert cli.main(["send", str(doc), "--method", "placeholder", "--yes", "--no-learn"]) == 4
     err = capsys.readouterr().err
     assert "HTTP 404" in err and "Traceback" not in err and "base URL" in err
+    assert "answer from" not in err          # no empty answer heading above the error
 
 
 def test_question_task_flags(server, doc, capsys):

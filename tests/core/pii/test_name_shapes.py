@@ -55,6 +55,11 @@ def _exposed(detector, text: str, name: str) -> list[str]:
     ("Cheers,\nseán ó briain", "seán ó briain"),
     ("Regards,\nTOMASZ WIŚNIEWSKI\nWarehouse", "TOMASZ WIŚNIEWSKI"),
     ("Applicant: jan kowalski\nDepartment: Sales", "jan kowalski"),
+    # a sign-off and the name on one line; a given name's surname that is also a place
+    ("Please review the plan before Friday.\n\nThanks, Carol", "Carol"),
+    ("See the attached file.\nCheers, Tom.\n", "Tom"),
+    ("The draft is in the shared folder.\nBest, Ana Lima", "Ana Lima"),
+    ("Kind regards,\nAna Lima\nProcurement", "Ana Lima"),
     # "Surname, Given"
     ("Smith, John filed the complaint on behalf of the residents.", "Smith, John"),
     # other scripts inside English text
@@ -101,6 +106,8 @@ def test_shapes_the_model_finds_stay_masked(real_detector, text, name):
     ("Thank you, Mr President, for the floor.", "President"),
     ("The Grant Application is due next week.", "Grant"),
     ("She lives on Charlotte Street near the station.", "Charlotte"),
+    ("Thanks, will do.", "will"),
+    ("Thanks, everyone", "everyone"),
 ])
 def test_ordinary_words_stay(real_detector, text, word):
     start = text.index(word)

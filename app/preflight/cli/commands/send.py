@@ -400,16 +400,25 @@ def run(args: argparse.Namespace) -> int:
 
     frame = AnswerFrame(sys.stdout)
     stream = SentenceStream(frame)
-    if not args.json:
-        print(frame.heading(plan.provider.name), file=sys.stderr)
+    # the heading comes with the answer's first words: a send that fails before any
+    # arrive prints the error alone, under no empty "answer" heading
+    heading = [] if args.json else [frame.heading(plan.provider.name)]
+
+    def feed(chunk: str) -> None:
+        if heading:
+            print(heading.pop(), file=sys.stderr)
+        stream.feed(chunk)
+
     try:
         result = session.execute(plan, confirmation, learn=not args.no_learn,
-                                 on_chunk=None if args.json else stream.feed)
+                                 on_chunk=None if args.json else feed)
     except PreflightError:
-        if not args.json:
+        if not args.json and not heading:
             stream.finish(None)            # what arrived before the failure, whole
             sys.stdout.write("\n")
         raise
+    if heading:                            # an empty answer: still under its heading
+        print(heading.pop(), file=sys.stderr)
     restoration = Restoration.of(sanitized)
     notes = ([restoration_line(restoration)] + ([NOISE_NOTE] if restoration.noise else [])
              + list(result.notes))       # what was left, removed or redacted: beside it

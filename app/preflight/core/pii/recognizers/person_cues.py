@@ -49,15 +49,20 @@ _FIELD_LABELS = (r"(?:full[ \t]+)?name|first[ \t]+name|last[ \t]+name|surname|gi
                  r"passenger|student|candidate|account[ \t]+holder|cardholder|"
                  r"beneficiary|signed|signature|sender|recipient|attendee|requester|"
                  r"reported[ \t]+by|assigned[ \t]+to|owner")
+_SIGN_OFF = (r"(?:best[ \t]+regards|kind[ \t]+regards|warm[ \t]+regards|regards|sincerely|"
+             r"yours[ \t]+(?:truly|sincerely|faithfully)|cheers|thanks|thank[ \t]+you|"
+             r"many[ \t]+thanks|best|cordially|respectfully)")
 _CUES = (
     (re.compile(rf"(?i:\b(?:dear|hi|hello|hey|attn\.?|attention:?|good[ \t]+(?:morning|"
                 rf"afternoon|evening)))[ \t]+(?:{TITLE})?(?P<name>{_ANY_NAME})"
                 r"[ \t]*(?=[,:!\n]|$)"),
      "A name after a salutation"),
-    (re.compile(rf"(?i:\b(?:best[ \t]+regards|kind[ \t]+regards|warm[ \t]+regards|regards|"
-                rf"sincerely|yours[ \t]+(?:truly|sincerely|faithfully)|cheers|thanks|"
-                rf"thank[ \t]+you|many[ \t]+thanks|best|cordially|respectfully)),?[ \t]*"
-                rf"\r?\n[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$)"),
+    (re.compile(rf"(?i:\b{_SIGN_OFF}),?[ \t]*\r?\n[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
+                rf"(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$)"),
+     "A name signing off a message"),
+    # the sign-off and the name on one line of their own: "Thanks, Carol", "Best, Ana Lima."
+    (re.compile(rf"(?im:^[ \t]*{_SIGN_OFF},[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
+                rf"(?P<name>{_ANY_NAME})[ \t]*[.!]?[ \t]*(?=\r?\n|$))"),
      "A name signing off a message"),
     (re.compile(rf"(?im:^[ \t]*(?:{_FIELD_LABELS})[ \t]*:[ \t]*(?:{TITLE})?"
                 rf"(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$))"),
@@ -196,11 +201,16 @@ def _cued_name(value: str, lexicon) -> bool:
     if not words:
         return False
     common = common_words()
-    for w in words:
+    # after a census given name, a capitalized word is its surname whatever else it
+    # names ("Best, Ana Lima"; "Lima" alone is a city)
+    given_first = words[0].casefold() in given_names() and words[0][:1].isupper()
+    for i, w in enumerate(words):
         low = w.casefold()
         if low in _NOT_NAME_WORDS:
             return False
         if re.fullmatch(rf"{_UNCASED}+", w):
+            continue
+        if i and given_first and w[:1].isupper():
             continue
         if low in given_names() or name_evidence(w, lexicon, surname=True):
             if low in common and not w[:1].isupper():
