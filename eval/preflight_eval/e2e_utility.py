@@ -92,7 +92,7 @@ class EndToEnd:
         for doc in docs:
             spans = self.services.detector().detect(doc.text)
             prepared_by: dict[str, tuple[Any, Any]] = {}   # policy → (mechanism, prepared)
-            for name, _preset, _where in SETTINGS:
+            for name, preset, _where in SETTINGS:
                 if (doc.doc_id, name) in self.done:
                     continue
                 if time.monotonic() > deadline:

@@ -53,7 +53,6 @@ def _long_text(chars: int) -> str:
 
 def test_a_long_detection_reports_progress_and_stops_on_cancel_keeping_the_child():
     import threading
-    import time
 
     from preflight.core.errors import Cancelled
 

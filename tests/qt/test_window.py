@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ANSWER, SAMPLE
+from conftest import SAMPLE
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from windows import confirm_plans, open_window
