@@ -84,7 +84,8 @@ def assessors(slm: Any, embedder: Any, predictor: Any, answer_tokens: int
 def feature_pass(input_path: Path, out: Path, documents: dict[str, Any],
                  assessor_for: Callable[[Task], Any], detector: Any, answer_tokens: int,
                  time_limit_min: float, kinds: dict[str, Any] | None = None,
-                 max_docs: int = 0, seed: int = SEED) -> FeaturePass:
+                 max_docs: int = 0, seed: int = SEED,
+                 shard: tuple[int, int] = (0, 1)) -> FeaturePass:
     """The features phase on ``input_path``'s rows (the product's setting kinds)."""
     from preflight_eval.utility_data.settings import setting_kinds, shipped_kinds
 
@@ -95,7 +96,15 @@ def feature_pass(input_path: Path, out: Path, documents: dict[str, Any],
         kinds=kinds if kinds is not None else {**setting_kinds(), **shipped_kinds()},
         seed=seed,
         time_limit_min=time_limit_min, max_docs=max_docs, answer_tokens=answer_tokens,
-        documents=documents, assessor_for=assessor_for, restore_d=True, faithful=True)
+        shard=shard, documents=documents, assessor_for=assessor_for, restore_d=True, faithful=True)
+
+
+def shard_of(text: str) -> tuple[int, int]:
+    """``I/N`` as (I, N): every N-th document from the I-th."""
+    i, n = (int(x) for x in text.split("/"))
+    if not 0 <= i < n:
+        raise ValueError("--shard takes I/N with 0 <= I < N")
+    return i, n
 
 
 def bundle_id(path: Path) -> dict[str, Any]:
@@ -152,7 +161,8 @@ def run_features(args: argparse.Namespace) -> int:
         if Path(args.documents).exists() else {}
     job = feature_pass(Path(args.input), Path(args.out), docs,
                        assessors(slm, services.embedder(), predictor, tokens), detector,
-                       tokens, args.time_limit, max_docs=args.max_docs)
+                       tokens, args.time_limit, max_docs=args.max_docs,
+                       shard=shard_of(args.shard))
     t0 = time.monotonic()
     try:
         job.run()
@@ -219,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-threads", type=int, default=1)
     ap.add_argument("--time-limit", type=float, default=60.0, help="minutes; rerun resumes")
     ap.add_argument("--max-docs", type=int, default=0, help="only the first N documents")
+    ap.add_argument("--shard", default="0/1", help="I/N: every N-th document from the I-th "
+                    "(two processes: 0/2 into the file, 1/2 with --out OTHER; then append "
+                    "OTHER's bytes to the file — gzip members concatenate)")
     ap.add_argument("--marker", default=str(MARKER), help="the record of the readings")
     ap.add_argument("--again", action="store_true", help="read the set another time")
     ap.add_argument("--incomplete", action="store_true",

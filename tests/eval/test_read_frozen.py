@@ -291,3 +291,9 @@ def test_answered_keys_leave_originals_and_errors_out(tmp_path: Path) -> None:
     w.append({"doc_id": "d", "key": "p", "setting": {"kind": "placeholder"}, "answer": "a",
               "finish_reason": "stop"})
     assert read_frozen.answered_keys(path) == {("d", "p")}
+
+
+def test_shards_split_the_documents() -> None:
+    assert read_frozen.shard_of("1/2") == (1, 2)
+    with pytest.raises(ValueError):
+        read_frozen.shard_of("2/2")
