@@ -29,6 +29,11 @@ of a repaired text → utility of that same text, which is what it is asked in t
 Session 26 measured why it matters: Qwen 0.5B's own repairs of the 486 corrected rows (none
 equal to SmolLM2's payloads) left its corrected model at 54.6 % Failed on the test rows,
 against 27.8 % for SmolLM2, whose repairs were the payloads.
+
+The frozen test set's reading (:mod:`preflight_eval.read_frozen`) runs this pass with the
+documents' file for the texts and questions, one assessor per task, D restored by the
+sanitization's vault and the product's realized score as the target (see
+:class:`FeaturePass`); its defaults leave the committed passes as they were.
 """
 
 from __future__ import annotations
@@ -40,10 +45,13 @@ import re
 import time
 from pathlib import Path
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, Mapping
 
-from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS
+from preflight.core.send.answer_review import review_answer
+from preflight.core.tasks import ASSESSOR_ANSWER_TOKENS, SUMMARIZE, Task
 from preflight.core.types import Change, SanitizedText
+from preflight.core.utility.answer_check import faithful_utility
+from preflight.core.utility.assess import answer_for_d
 from preflight.core.utility.features import as_mapping
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
 from preflight_eval.utility_data.settings import (
@@ -96,6 +104,24 @@ def from_stored(original: str, stored: str, recreated: SanitizedText) -> Sanitiz
     return SanitizedText(stored, recreated.method, tuple(changes), report)
 
 
+def faithful_fields(text: str, answer: str, cosine: float, detector: Any,
+                    payload: str | None = None) -> dict[str, Any]:
+    """The product's realized utility of ``answer`` (:func:`faithful_utility`: the cosine
+    discounted by the facts the document does not hold, checked as the send path checks an
+    answer; ``payload``: the sanitized text the cloud read, None for the unsanitized send)
+    and what it was made from, as :mod:`.retarget` writes them."""
+    check, _ = review_answer(text, answer, detector, payload=payload)
+    return {"target": faithful_utility(cosine, check), "target_cosine": cosine,
+            "unsupported_facts": len(check.unsupported),
+            "supported_facts": check.supported_count}
+
+
+def row_task(row: dict[str, Any]) -> str:
+    """What the cloud was asked for ``row``: "summarize" (rows before tasks existed) or
+    "question"."""
+    return row["setting"].get("task") or "summarize"
+
+
 def _nan_free(feats: dict[str, float]) -> dict[str, float | None]:
     return {k: (None if v != v else round(float(v), 6)) for k, v in as_mapping(feats).items()}
 
@@ -145,7 +171,9 @@ class FeaturePass:
                  time_limit_min: float = 60.0, max_docs: int = 0,
                  answer_tokens: int = ASSESSOR_ANSWER_TOKENS,
                  shard: tuple[int, int] = (0, 1), variant: str = "all",
-                 repair_from: str = "slm") -> None:
+                 repair_from: str = "slm", documents: Mapping[str, Any] | None = None,
+                 assessor_for: Callable[[Task], Any] | None = None,
+                 restore_d: bool = False, faithful: bool = False) -> None:
         self.rows_path = Path(rows_path)
         self.writer = ShardWriter(out_path)
         self.out_path = Path(out_path)
@@ -167,6 +195,31 @@ class FeaturePass:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
         self.variant = variant
+        # The frozen test set's reading (:mod:`preflight_eval.read_frozen`): the texts and
+        # questions from the documents' file (``documents``, by id; a document it does not
+        # hold: the unsanitized row's text), an assessor per task (``assessor_for``: a
+        # question row is measured under the product's question request, as it was sent),
+        # D of the local answer restored by the sanitization's vault as the product does
+        # (``restore_d``) and the product's realized score as the target (``faithful``).
+        self.documents = documents or {}
+        self.assessor_for = assessor_for
+        self.restore_d = restore_d
+        self.faithful = faithful
+
+    def task(self, row: dict[str, Any]) -> Task:
+        """The request the cloud answered for ``row`` (the generator's
+        :func:`~.generate.document_task` when the document is known)."""
+        if row_task(row) != "question":
+            return SUMMARIZE
+        doc = self.documents.get(row["doc_id"])
+        if doc is None:
+            return Task("question", question=row["question"])
+        from preflight_eval.utility_data.generate import document_task
+
+        task = document_task(doc, Setting(**row["setting"]))
+        if row.get("question", task.question) != task.question:
+            raise ValueError(f"{row['doc_id']}: the row's question is not the document's")
+        return task
 
     def wanted(self, row: dict[str, Any]) -> bool:
         """Whether ``row``'s variant is one this pass computes (plain: sent as sanitized;
@@ -176,43 +229,50 @@ class FeaturePass:
 
     def run(self) -> None:
         rows = read_rows(self.rows_path)
-        originals = {r["doc_id"]: r for r in rows if r["setting"]["kind"] == "original"
-                     and not interrupted(r)}
-        for i, (doc_id, orig) in enumerate(list(originals.items())[: self.max_docs or None]):
+        # one unsanitized send per document and task (a question's own, beside the summary's)
+        originals = {(r["doc_id"], row_task(r)): r for r in rows
+                     if r["setting"]["kind"] == "original" and not interrupted(r)}
+        doc_ids = list(dict.fromkeys(doc_id for doc_id, _task in originals))
+        for i, doc_id in enumerate(doc_ids[: self.max_docs or None]):
             if not in_shard(i, self.shard):
                 continue
             todo = [r for r in rows if r["doc_id"] == doc_id and r["setting"]["kind"] != "original"
                     and "error" not in r and (doc_id, r["key"]) not in self.done
+                    and (doc_id, row_task(r)) in originals
                     and not old_dx_row(r) and not interrupted(r) and self.wanted(r)]
             if not todo:
                 continue
-            text = orig["text"]
+            doc = self.documents.get(doc_id)
+            text = doc.text if doc is not None else \
+                next(o["text"] for (d, _t), o in originals.items() if d == doc_id)
             ctx = DocumentContext(doc_id, text, self.detector.detect(text), self.seed)
             for row in todo:
                 if time.monotonic() > self.deadline:
                     log.warning("time limit reached; rerun the same command to resume")
                     return
-                self._row(ctx, orig, row)
+                self._row(ctx, originals[(doc_id, row_task(row))], row)
 
     def _row(self, ctx: DocumentContext, orig: dict[str, Any], row: dict[str, Any]) -> None:
         t0 = time.monotonic()
         setting = Setting(**row["setting"])
-        recreated, _vault = self.kinds[setting.kind].sanitize(ctx, setting)
+        recreated, vault = self.kinds[setting.kind].sanitize(ctx, setting)
+        vault = vault if self.restore_d else None
+        assessor = self.assessor_for(self.task(row)) if self.assessor_for else self.assessor
         stored = row.get("sanitized", row["payload"])
         reproduced = recreated.text == stored
         # The features must describe the text the stand-in read: when today's code no
         # longer makes it (a detector or operator changed since), they are computed on the
         # stored text, with its changes found by a diff against the original.
         sanitized = recreated if reproduced else from_stored(ctx.text, stored, recreated)
-        feats, worked, slm_answer = self.assessor.measure(
-            ctx.text, sanitized, ctx.spans, correct=setting.corrected)
-        _, sim_c, _ = self.assessor.original_answer(ctx.text)
+        feats, worked, slm_answer = assessor.measure(
+            ctx.text, sanitized, ctx.spans, correct=setting.corrected, vault=vault)
+        _, sim_c, _ = assessor.original_answer(ctx.text)
         out = {
             "doc_id": row["doc_id"], "key": row["key"], "split": row["split"],
             "doc_kind": row["doc_kind"], "setting": row["setting"],
             "features": _nan_free(feats),
-            "target": self.assessor.realized_utility(ctx.text, row["answer"]),
-            "target_original": self.assessor.realized_utility(ctx.text, orig["answer"]),
+            "target": assessor.realized_utility(ctx.text, row["answer"]),
+            "target_original": assessor.realized_utility(ctx.text, orig["answer"]),
             "sim_slm_original": sim_c,
             "slm_answer": slm_answer,
             "slm_answer_tokens": self.answer_tokens,
@@ -222,9 +282,20 @@ class FeaturePass:
             "repair_matches_payload": worked == row["payload"],
             **({"repair_from": self.repair_from} if setting.corrected else {}),
             # False: the sanitized text's perplexity (no shipped model reads it) was skipped
-            "sanitized_perplexity": self.assessor.scores_sanitized_perplexity(),
-            "seconds": round(time.monotonic() - t0, 2),
+            "sanitized_perplexity": assessor.scores_sanitized_perplexity(),
         }
+        if "subkind" in row:
+            out["subkind"] = row["subkind"]
+        if self.restore_d:
+            out["d_restored"] = answer_for_d(slm_answer, vault) != slm_answer
+        if self.faithful:
+            original = faithful_fields(ctx.text, orig["answer"], out["target_original"],
+                                       self.detector)
+            out.update(faithful_fields(ctx.text, row["answer"], out["target"], self.detector,
+                                       payload=row["payload"]),
+                       target_original=original["target"],
+                       target_original_cosine=original["target_cosine"])
+        out["seconds"] = round(time.monotonic() - t0, 2)
         if not reproduced:
             log.info("%s %s: today's sanitization differs from the stored text; features "
                      "computed on the stored text", row["doc_id"], row["key"])

@@ -37,12 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from preflight.core.send.answer_review import review_answer
-from preflight.core.utility.answer_check import faithful_utility
 from preflight.core.utility.assess import answer_for_d
 from preflight.core.utility.excerpt import excerpts
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
-from preflight_eval.utility_data.features import from_stored
+from preflight_eval.utility_data.features import faithful_fields, from_stored
 from preflight_eval.utility_data.settings import (
     DocumentContext, Setting, setting_kinds, use_mechanisms,
 )
@@ -132,15 +130,12 @@ class Retarget:
         text = orig["text"]
         out = dict(row)
         cos = float(row.get("target_cosine", row["target"]))
-        check, _ = review_answer(text, cloud["answer"], self.detector, payload=cloud["payload"])
-        out["target_cosine"] = cos
-        out["target"] = faithful_utility(cos, check)
-        out["unsupported_facts"] = len(check.unsupported)
-        out["supported_facts"] = check.supported_count
+        out.update(faithful_fields(text, cloud["answer"], cos, self.detector,
+                                   payload=cloud["payload"]))
         if row["doc_id"] not in self._orig_score:
             cos_o = float(row.get("target_original_cosine", row["target_original"]))
-            check_o, _ = review_answer(text, orig["answer"], self.detector)
-            self._orig_score[row["doc_id"]] = (cos_o, faithful_utility(cos_o, check_o), 0)
+            faithful_o = faithful_fields(text, orig["answer"], cos_o, self.detector)["target"]
+            self._orig_score[row["doc_id"]] = (cos_o, faithful_o, 0)
         cos_o, faithful_o, _ = self._orig_score[row["doc_id"]]
         out["target_original_cosine"] = cos_o
         out["target_original"] = faithful_o
@@ -215,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                     "partial files")
     args = ap.parse_args(argv)
     path = Path(args.features)
-    if path.name.startswith("frozen"):
+    if "frozen" in path.name.split("-")[:2]:
         ap.error("the frozen test set is read once, at the end of the issue, by someone else")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cloud_path = Path(args.cloud_rows) if args.cloud_rows else \

@@ -67,9 +67,12 @@ class DataSet:
 
 
 def feature_files(data_dir: Path = DATA_DIR) -> list[tuple[str, str, Path]]:
-    """(cloud role, slm role, path) of every committed features file."""
+    """(cloud role, slm role, path) of every committed features file but the frozen test
+    set's (``features-frozen-*``), which no report, study or training reads."""
     out = []
     for path in sorted(Path(data_dir).glob("features-*.jsonl.gz")):
+        if path.name.startswith("features-frozen-"):
+            continue    # the frozen test set's: read once, by preflight_eval.read_frozen
         stem = path.name[len("features-"):-len(".jsonl.gz")]
         cloud, _, slm = stem.partition("-")
         out.append((cloud, slm, path))
