@@ -6,6 +6,9 @@ document's sends are predicted by a refit on the other documents' stream sends (
 folds, as :class:`~preflight.core.utility.flow.FlowLearner` refits in the product), and
 the weight with the lowest out-of-fold Failed (the instant value both faces show; RMSE
 breaks ties) wins. ``flow_experiment --weights W`` then reads the evaluation sends for it.
+Beside the refits, two updates that keep the prior and only recalibrate its output on the
+user's pairs (an offset; a line shrunk towards identity), out of fold the same way: the
+alternative to a refit, and the test of a level shift a kept-share target would learn.
 
     python -m preflight_eval.flow_weight --cloud-role slm_qwen05 --weights 1,5,20,100,300
 
@@ -49,6 +52,27 @@ def out_of_fold(stream: Sequence[Mapping[str, Any]], weight: int, folds: int, *,
     return out
 
 
+def recalibrated(stream: Sequence[Mapping[str, Any]], shown: Sequence[float], folds: int,
+                 how: str, shrink: float = 5.0) -> np.ndarray:
+    """Out of fold: the prior's instant value moved by the other documents' mean residual
+    (``offset``), or mapped by a line fitted to them, shrunk towards identity (``line``)."""
+    from sklearn.model_selection import GroupKFold
+
+    p = np.asarray(shown, dtype=float)
+    y = np.array([r["realized"] for r in stream], dtype=float)
+    out = np.zeros(len(p))
+    for fit_idx, held_idx in GroupKFold(n_splits=folds).split(p, groups=[r["doc_id"]
+                                                                          for r in stream]):
+        if how == "offset":
+            out[held_idx] = p[held_idx] + (y[fit_idx] - p[fit_idx]).mean()
+            continue
+        x = np.c_[np.ones(len(fit_idx)), p[fit_idx]]
+        a, b = np.linalg.solve(x.T @ x + shrink * np.eye(2),
+                               x.T @ y[fit_idx] + shrink * np.array([0.0, 1.0]))
+        out[held_idx] = a + b * p[held_idx]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cloud-role", default="slm_qwen05")
@@ -64,10 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         UtilityPredictor, cost_metrics, shipped_bundle_path,
     )
     from preflight_eval.flow_experiment import committed_sends, read_cache
+    from preflight_eval.utility_data.shards import read_rows
 
     path = (Path(args.cache) / "preflight-flow-experiment" / f"sends-{args.cloud_role}.jsonl"
             if args.cache else committed_sends(args.cloud_role))
-    stream = [r for r in read_cache(path) if r["role"] == "stream"][:args.sends]
+    rows = read_rows(path) if path.suffix == ".gz" else read_cache(path)
+    stream = [r for r in rows if r["role"] == "stream"][:args.sends]
     prior = UtilityPredictor.load(shipped_bundle_path())
     realized = [r["realized"] for r in stream]
     shown = [prior.predict_fast(r["features"]) for r in stream]
@@ -77,16 +103,21 @@ def main(argv: list[str] | None = None) -> int:
             pred = out_of_fold(stream, w, args.folds, prior=prior,
                                shipped_rows=shipped_rows_path(), workdir=Path(work))
             rows.append({"weight": w, **cost_metrics(realized, list(pred)).to_json()})
+    recal = {how: cost_metrics(realized, list(recalibrated(stream, shown, args.folds, how)))
+             .to_json() for how in ("offset", "line")}
     print(f"{len(stream)} stream sends of {len({r['doc_id'] for r in stream})} documents, "
           f"{args.folds} folds by document (the prior alone: weight —)")
-    print("| weight | Failed (out of fold) % | RMSE |\n|---|---|---|")
+    print("| refit, weight | Failed (out of fold) % | RMSE |\n|---|---|---|")
     for r in rows:
         print(f"| {r['weight'] or '—'} | {r['failed_pct']} | {r['rmse']} |")
+    for how, m in recal.items():
+        print(f"| no refit: the prior's output, {how} | {m['failed_pct']} | {m['rmse']} |")
     best = min(rows[1:], key=lambda r: (r["failed_pct"], r["rmse"]))
     print(f"chosen: weight {best['weight']}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "chosen": best["weight"]},
-                                              indent=1), encoding="utf-8")
+        Path(args.json).write_text(json.dumps({"rows": rows, "recalibrated": recal,
+                                               "chosen": best["weight"]}, indent=1),
+                                   encoding="utf-8")
     return 0
 
 
