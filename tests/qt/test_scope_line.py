@@ -45,3 +45,18 @@ def test_a_pasted_document_is_marked_by_its_length(qtbot, window, times, inside)
     text = window.assessment.utility_scope.text()
     assert text.startswith("Outside what was measured" if not inside else "Measured on")
     assert f"{scope.shortest:,}–{scope.longest:,}" in text + window.assessment.utility_scope.toolTip()
+
+
+def test_asking_a_question_is_marked_outside_what_was_measured(qtbot, window):
+    scope = MeasuredScope.load()
+    words = len(SAMPLE.split())
+    window.original.setPlainText(" ".join([SAMPLE] * ((scope.shortest + scope.longest) // 2
+                                                      // words)))
+    qtbot.waitUntil(lambda: getattr(window.utility.prediction, "scope", None) is not None,
+                    timeout=15000)
+    assert window.utility.prediction.scope.inside
+    task = window.controls.task
+    task.setCurrentIndex(task.findData("question"))
+    qtbot.waitUntil(lambda: getattr(window.utility.prediction, "scope", None) is not None
+                    and not window.utility.prediction.scope.task_measured, timeout=15000)
+    assert "summaries only" in window.assessment.utility_scope.text()
