@@ -101,3 +101,53 @@ def test_a_send_held_twice_keeps_both_rows_each_with_the_target(tmp_path, monkey
     assert len(out) == 3
     assert out[2]["repair_from"] == "payload" and out[2]["seconds"] == 3.0
     assert out[2]["target"] == out[1]["target"] and "repair_from" not in out[1]
+
+
+def test_targets_from_another_slms_file_are_copied_only_for_the_same_cosine(tmp_path,
+                                                                             monkeypatch):
+    # --targets-from: the other SLM's rewritten file of the same sends gives the checked
+    # facts where its cosine is this row's; a row whose cosine differs is checked again
+    monkeypatch.setattr(retarget, "setting_kinds", lambda: {"placeholder": PlaceholderKind()})
+    checked = []
+    from preflight_eval.utility_data import features as feature_pass
+
+    real_review = feature_pass.review_answer     # the one check (features.faithful_fields)
+
+    def review(text, answer, *a, **kw):
+        checked.append(answer)
+        return real_review(text, answer, *a, **kw)
+
+    monkeypatch.setattr(feature_pass, "review_answer", review)
+    features, cloud = _rows(tmp_path)
+    # the donor's counts differ from what the check finds, so a copy is visible
+    same = {"doc_id": "d1", "key": "p", "target_cosine": 0.8 + 4e-7, "target": 0.1,
+            "supported_facts": 2, "unsupported_facts": 3, "target_original_cosine": 0.9,
+            "target_original": 0.45}
+    other = {"doc_id": "d1", "key": "x", "target_cosine": 0.75, "target": 0.75,
+             "supported_facts": 9, "unsupported_facts": 0, "target_original_cosine": 0.9,
+             "target_original": 0.45}
+    emb = FakeEmbedder()
+    job = retarget.Retarget(features, cloud, NoNames(), emb, donors=[same, other])
+    assert job.run()
+    placeholder, dx = read_rows(features)
+    # copied: the donor's facts on this row's own cosine, no check of that answer
+    assert placeholder["target_cosine"] == 0.8
+    assert (placeholder["supported_facts"], placeholder["unsupported_facts"]) == (2, 3)
+    assert placeholder["target"] == pytest.approx(0.8 * 3 / (3 + 4 * 3))
+    assert placeholder["target_original"] == 0.45 and job.copied == 1
+    assert cloud[1]["answer"] not in checked and cloud[0]["answer"] not in checked
+    # not copied: the cosines differ by 0.05, so the answer was checked
+    assert cloud[2]["answer"] in checked
+    want = faithful_utility(0.7, check_answer(DOC, cloud[2]["answer"], payload="noise"))
+    assert dx["target"] == pytest.approx(want) and dx["supported_facts"] != 9
+    # D is recomputed from this file's own local answer all the same
+    d = emb.similarity(DOC, "Maria Lopez signed the supply contract in Lisbon.")
+    assert placeholder["d_restored"]
+    assert placeholder["features"]["sim_slm_sanitized"] == pytest.approx(d, abs=1e-5)
+
+
+def test_targets_from_a_file_of_another_cloud_role_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        retarget.main([str(tmp_path / "features-cloud_a-slm.jsonl.gz"), "--targets-from",
+                       str(tmp_path / "features-cloud_b-slm_qwen05.jsonl.gz")])
+    assert "same cloud role" in capsys.readouterr().err

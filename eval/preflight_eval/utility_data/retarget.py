@@ -23,6 +23,15 @@ Deterministic: the same rows in the same order, gzip members without a time stam
 rows are written to ``<file>.partial`` as they are done (a rerun resumes there) and the
 file is replaced at the end. Idempotent: the cosine is read from ``target_cosine`` when
 the row has one, D from the stored answer.
+
+``--targets-from FILE``: an already rewritten file of the same cloud role (another SLM's
+features of the same sends) gives the target fields of each row whose send it holds with
+the same cosine (to 1e-6), so only D is computed again; the discount is the donor's
+checked facts applied to this row's own cosine (the full computation's arithmetic):
+
+    nice -n 10 python -m preflight_eval.utility_data.retarget \
+        data/utility/features-cloud_qwen15-slm.jsonl.gz \
+        --targets-from data/utility/features-cloud_qwen15-slm_qwen05.jsonl.gz
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from preflight.core.utility.answer_check import discounted
 from preflight.core.utility.assess import answer_for_d
 from preflight.core.utility.excerpt import excerpts
 from preflight_eval.utility_data.corpus import DATA_DIR, SEED
@@ -48,6 +58,7 @@ from preflight_eval.utility_data.shards import ShardWriter, read_rows
 
 log = logging.getLogger("preflight_eval.utility_data.retarget")
 NO_VAULT_KINDS = ("dx", "redact", "generalize")     # nothing in their answers to restore
+SAME_COSINE = 1e-6      # a donor row's cosine within this of the row's: the same send
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str]:
@@ -58,7 +69,8 @@ class Retarget:
     """One pass over a features file (see the module)."""
 
     def __init__(self, path: Path, cloud_rows: list[dict[str, Any]], detector: Any,
-                 embedder: Any, seed: int = SEED) -> None:
+                 embedder: Any, seed: int = SEED,
+                 donors: list[dict[str, Any]] | None = None) -> None:
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.detector = detector
@@ -71,6 +83,18 @@ class Retarget:
         self._ctx: DocumentContext | None = None
         self._excerpt_vec: tuple[str, Any] = ("", None)     # the last excerpt embedded
         self._orig_score: dict[str, tuple[float, float, int]] = {}
+        self.donors: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in donors or ():
+            if "target_cosine" in r:
+                self.donors.setdefault(_key(r), []).append(r)
+        self.copied = 0         # rows whose target fields came from a donor
+
+    def _donor(self, row: dict[str, Any], cos: float, field: str) -> dict[str, Any] | None:
+        """The donor row of ``row``'s send whose ``field`` is ``cos`` (to 1e-6), if any."""
+        near = [(abs(float(d[field]) - cos), i, d)
+                for i, d in enumerate(self.donors.get(_key(row), ()))]
+        best = min(near, default=None)
+        return best[2] if best is not None and best[0] <= SAME_COSINE else None
 
     def partials(self) -> list[Path]:
         return sorted(self.partial.parent.glob(self.partial.name + "*"))
@@ -130,11 +154,26 @@ class Retarget:
         text = orig["text"]
         out = dict(row)
         cos = float(row.get("target_cosine", row["target"]))
-        out.update(faithful_fields(text, cloud["answer"], cos, self.detector,
-                                   payload=cloud["payload"]))
+        donor = self._donor(row, cos, "target_cosine")
+        if donor is not None:       # the send's checked facts, on this row's cosine
+            s, u = int(donor["supported_facts"]), int(donor["unsupported_facts"])
+            out.update(target=discounted(cos, s, u), target_cosine=cos,
+                       unsupported_facts=u, supported_facts=s)
+            self.copied += 1
+        else:
+            out.update(faithful_fields(text, cloud["answer"], cos, self.detector,
+                                       payload=cloud["payload"]))
         if row["doc_id"] not in self._orig_score:
             cos_o = float(row.get("target_original_cosine", row["target_original"]))
-            faithful_o = faithful_fields(text, orig["answer"], cos_o, self.detector)["target"]
+            donor = self._donor(row, cos_o, "target_original_cosine")
+            if donor is not None:   # the donor's discount (only the score is kept)
+                d_cos = float(donor["target_original_cosine"])
+                d_score = float(donor["target_original"])
+                faithful_o = d_score if d_cos == cos_o else \
+                    cos_o * d_score / d_cos if d_cos else d_score
+            else:
+                faithful_o = faithful_fields(text, orig["answer"], cos_o,
+                                             self.detector)["target"]
             self._orig_score[row["doc_id"]] = (cos_o, faithful_o, 0)
         cos_o, faithful_o, _ = self._orig_score[row["doc_id"]]
         out["target_original_cosine"] = cos_o
@@ -208,10 +247,17 @@ def main(argv: list[str] | None = None) -> int:
                     "this share of the rows (0.5: the middle) forwards")
     ap.add_argument("--merge", action="store_true", help="only assemble the file from the "
                     "partial files")
+    ap.add_argument("--targets-from", default=None, metavar="FILE", help="a rewritten "
+                    "file of the same cloud role: the target fields of its rows of the same "
+                    "send and cosine are copied, not checked again (D is still recomputed)")
     args = ap.parse_args(argv)
     path = Path(args.features)
     if "frozen" in path.name.split("-")[:2]:
         ap.error("the frozen test set is read once, at the end of the issue, by someone else")
+    donor = Path(args.targets_from) if args.targets_from else None
+    if donor and (donor.name.startswith("frozen")
+                  or donor.name.split("-")[1:2] != path.name.split("-")[1:2]):
+        ap.error("--targets-from: a features file of the same cloud role (not frozen)")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     cloud_path = Path(args.cloud_rows) if args.cloud_rows else \
         path.parent / (path.name.split("-")[1] + ".jsonl.gz")
@@ -221,10 +267,15 @@ def main(argv: list[str] | None = None) -> int:
 
     services = build_services(Settings())       # the defaults, not this user's settings
     use_mechanisms(services.mechanism)
-    job = Retarget(path, read_rows(cloud_path), services.detector(), services.embedder())
+    donors = read_rows(donor) if donor else None
+    job = Retarget(path, read_rows(cloud_path), services.detector(), services.embedder(),
+                   donors=donors)
     if args.merge:
         return 0 if job.merge() else 75
-    return 0 if job.run(args.time_limit, args.backwards, args.start_at) else 75
+    done = job.run(args.time_limit, args.backwards, args.start_at)
+    if donors is not None:
+        log.info("target fields copied for %d rows, checked for the others", job.copied)
+    return 0 if done else 75
 
 
 if __name__ == "__main__":

@@ -228,9 +228,13 @@ def faithful_utility(similarity: float, check: AnswerCheck,
     """The realized utility: ``similarity`` × (s + 1) / (s + 1 + weight·u) for ``s``
     supported and ``u`` unsupported statements. An answer with no checkable fact, or only
     supported ones, keeps its similarity; every invented or contradicted fact costs."""
-    s = check.supported_count
-    u = len(check.unsupported)
-    return float(similarity) * (s + 1) / (s + 1 + weight * u)
+    return discounted(similarity, check.supported_count, len(check.unsupported), weight)
+
+
+def discounted(similarity: float, supported: int, unsupported: int,
+               weight: float = UNSUPPORTED_WEIGHT) -> float:
+    """:func:`faithful_utility` from the counts of a check already made."""
+    return float(similarity) * (supported + 1) / (supported + 1 + weight * unsupported)
 
 
 # --- the document's index ------------------------------------------------------------------
