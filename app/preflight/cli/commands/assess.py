@@ -26,8 +26,10 @@ from preflight.core.utility.recommend import CURVE_POINTS, log_grid, prepared_ra
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "assess", help="predict how useful a cloud answer on the sanitized text will be",
-        description="Sanitize FILE under a policy and predict the cloud model's utility "
-                    "(similarity of its summary to the original, -1..1) with the local SLM.",
+        description="Sanitize FILE under a policy and predict the cloud model's utility: "
+                    "the similarity of its summary to the original (-1..1), lowered for "
+                    "facts the answer states that the document does not hold. Says what "
+                    "the prediction was measured on, and when FILE lies outside it.",
     )
     p.add_argument("file", help="document to assess, or - for standard input")
     add_policy_arguments(p)
