@@ -196,7 +196,9 @@ class Services:
             return self.ports.detector(detection, floor)
         from preflight.core.pii.detector import PiiDetector
 
-        return PiiDetector(detection, nlp_model_path=self.ner_model_path(), floor=floor)
+        # the product's detectors read long texts' NER on the second core (ner_process.py)
+        return PiiDetector(detection, nlp_model_path=self.ner_model_path(), floor=floor,
+                           ner_process=True)
 
     def detector(self) -> Any:
         """The process-wide detector for this settings snapshot."""

@@ -23,11 +23,16 @@ linearly with the length (see ``preflight_eval.bench_detect_limits``).
 Everything runs offline: e-mail validation uses the public-suffix snapshot bundled with
 tldextract (see :mod:`preflight.core.pii.recognizers.email`).
 
+Two cores: with ``ner_process=True`` (what the product's services build) a long text's
+NER model work runs in a helper process while this one runs the pattern recognizers on
+the windows already read (:mod:`~preflight.core.pii.ner_process`): the same entities,
+less waiting; anything the helper cannot do, this process does itself.
+
 Thread safety: the engine is built lazily on first use; ``detect`` may be called from
 several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
 not documented as thread-safe).
 
-Size (~565 lines): one pipeline in order (canonical view, windows, recognizers, the name
+Size (~600 lines): one pipeline in order (canonical view, windows, recognizers, the name
 and reference passes, overlaps, the company floor) passing one list of spans; the passes
 themselves live in their own modules.
 """
@@ -113,6 +118,7 @@ class PiiDetector:
         *,
         models: ModelLocator | None = None,
         floor: DetectionFloor = NO_FLOOR,
+        ner_process: bool = False,
     ) -> None:
         self.settings = settings or DetectionSettings()
         # the company's floor: the types the allow-list and threshold cannot loosen
@@ -126,6 +132,8 @@ class PiiDetector:
         self.ner_available: bool | None = None if analyzer is None else True
         self._paragraphs = ParagraphCache()
         self._lexicon: Any = None      # English dictionary words, once the model loads
+        self._ner_process = ner_process
+        self.ner_helper: Any = None     # the NerProcess reading long texts, when started
 
     # -- loading -------------------------------------------------------------------------
 
@@ -177,6 +185,10 @@ class PiiDetector:
             nlp = load_pipeline(path, _UNUSED_PIPES)
             self.ner_available = "ner" in nlp.pipe_names
             add_lexicon(nlp, path)
+            if self._ner_process and self.ner_available:
+                from preflight.core.pii.ner_process import shared_helper
+
+                self.ner_helper = shared_helper(path, _UNUSED_PIPES)
             return nlp
         except ModelUnavailableError as err:
             reason = err.message
@@ -244,11 +256,8 @@ class PiiDetector:
         engine = getattr(analyzer, "nlp_engine", None)
         steps = steps or DetectionSteps(None, None)
         steps.start(len(windows))
-        with self._lock, _one_blas_thread(engine):
-            artifacts: Iterable[Any] = (
-                itertools.repeat(None) if engine is None else
-                (a for batch in _batches(texts, NER_BATCH_CHARS)
-                 for _, a in engine.process_batch(batch, "en", batch_size=len(batch))))
+        with self._lock, _one_blas_thread(engine), contextlib.closing(
+                self._ner_artifacts(engine, texts)) as artifacts:
             for (i, start, _end, own_start, own_end), text, nlp_artifacts in zip(
                     windows, texts, artifacts):
                 steps.step()
@@ -258,6 +267,29 @@ class PiiDetector:
                 out[i] += self._own_results(paragraphs[i], results, start, own_start,
                                             own_end)
         return out
+
+    def _ner_artifacts(self, engine: Any, texts: list[str]) -> Iterator[Any]:
+        """Presidio's NLP artifacts of each text in order: read by the helper process
+        when the texts are long enough and it can take them, else by this process."""
+        if engine is None:
+            yield from itertools.repeat(None, len(texts))
+            return
+        from preflight.core.pii.ner_process import (
+            PARALLEL_MIN_CHARS, STREAM_BATCH_CHARS, side_by_side,
+        )
+
+        helper = self.ner_helper
+        batches = list(_batches(texts, STREAM_BATCH_CHARS))
+        # one batch (a single long paragraph) leaves nothing to read side by side
+        if (helper is not None and len(batches) > 1
+                and sum(map(len, texts)) >= PARALLEL_MIN_CHARS):
+            answers = helper.stream(batches)
+            if answers is not None:
+                yield from side_by_side(engine, batches, answers)
+                return
+        for batch in _batches(texts, NER_BATCH_CHARS):
+            for _, artifacts in engine.process_batch(batch, "en", batch_size=len(batch)):
+                yield artifacts
 
     def _own_results(self, paragraph: str, results, start: int, own_start: int,
                      own_end: int) -> list[RawResult]:

@@ -108,6 +108,18 @@ class LeanSpacyNlpEngine(SpacyNlpEngine):
         for text, doc in zip(texts, docs):
             yield text, self._doc_to_nlp_artifact(doc, language)
 
+    def artifacts_with_entities(self, text: str, entities: Sequence[tuple[int, int, str]],
+                                language: str) -> NlpArtifacts:
+        """The artifacts of ``text`` whose entities another copy of the same model found
+        (``(start_char, end_char, label)``): this pipeline's tokens, those entities.
+        Raises ``ValueError`` if an entity does not fall on this tokenizer's tokens."""
+        doc = self.nlp[language].make_doc(text)
+        spans = [doc.char_span(start, end, label=label) for start, end, label in entities]
+        if any(span is None for span in spans):
+            raise ValueError("an entity does not fall on token boundaries")
+        doc.ents = spans
+        return self._doc_to_nlp_artifact(doc, language)
+
     def _doc_to_nlp_artifact(self, doc: Any, language: str) -> NlpArtifacts:
         rows = doc.to_array([LOWER, IDX])
         strings = doc.vocab.strings

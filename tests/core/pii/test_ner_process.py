@@ -1,0 +1,153 @@
+"""The NER model read in a helper process (ner_process.py): on real judgments the spans
+are exactly the one-process detector's, the helper really does the reading, and
+whatever happens to it (killed half-way, a Cancel, a model it cannot load) the detection
+is complete and the next one is right."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from preflight.core.errors import Cancelled
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def judgments() -> list[str]:
+    from preflight_eval.bench_detect import _default_tab
+
+    lines = _default_tab().read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines[:4]]
+
+
+@pytest.fixture(scope="module")
+def parallel(ner_path):
+    from preflight.core.pii.detector import PiiDetector
+
+    detector = PiiDetector(nlp_model_path=ner_path, ner_process=True)
+    detector.load()
+    assert detector.ner_helper is not None
+    assert detector.ner_helper.wait_ready(180), "the helper did not load the model"
+    return detector
+
+
+def own_helper(detector, path: Path):
+    """Give ``detector`` a helper of its own (the shared one stays intact)."""
+    from preflight.core.pii.detector import _UNUSED_PIPES
+    from preflight.core.pii.ner_process import NerProcess
+
+    helper = NerProcess(path, _UNUSED_PIPES)
+    helper.start()
+    detector.ner_helper = helper
+    return helper
+
+
+def test_a_judgment_read_by_the_helper_has_the_one_process_spans(
+        parallel, real_detector, judgments):
+    before = parallel.ner_helper.answered
+    for text in judgments:
+        assert len(text) > 2_000        # PARALLEL_MIN_CHARS: long enough to go
+        assert parallel.detect(text) == real_detector.detect(text)
+    assert parallel.ner_helper.answered > before        # the helper did read them
+    assert parallel.warnings == []
+
+
+def test_a_short_text_is_read_here(parallel):
+    before = parallel.ner_helper.answered
+    text = "Mr Jan Kowalski lodged the application on 3 May 2004."
+    assert "Jan Kowalski" in [text[s.start:s.end] for s in parallel.detect(text)]
+    assert parallel.ner_helper.answered == before
+
+
+def test_a_helper_killed_half_way_leaves_a_complete_detection(
+        ner_path, real_detector, judgments, caplog):
+    from preflight.core.pii.detector import PiiDetector
+
+    detector = PiiDetector(nlp_model_path=ner_path)
+    detector.load()
+    helper = own_helper(detector, ner_path)
+    assert helper.wait_ready(180)
+    engine = detector._engine().nlp_engine
+    rebuild = engine.artifacts_with_entities
+    killed = []
+
+    def kill_after_first(*args, **kwargs):
+        if not killed:
+            helper._proc.kill()
+            helper._proc.join(5)
+            killed.append(True)
+        return rebuild(*args, **kwargs)
+
+    engine.artifacts_with_entities = kill_after_first
+    try:
+        with caplog.at_level("WARNING", logger="preflight.core.pii.ner_process"):
+            assert detector.detect(judgments[0]) == real_detector.detect(judgments[0])
+    finally:
+        del engine.artifacts_with_entities
+    assert killed and helper._failed
+    assert "model runs in this process" in caplog.text
+    assert detector.detect(judgments[1]) == real_detector.detect(judgments[1])
+
+
+def test_after_a_cancel_half_way_the_next_text_gets_its_own_entities(
+        ner_path, real_detector, judgments):
+    from preflight.core.pii.detector import PiiDetector
+
+    detector = PiiDetector(nlp_model_path=ner_path)
+    detector.load()
+    helper = own_helper(detector, ner_path)
+    assert helper.wait_ready(180)
+    stop = threading.Event()
+    steps = []
+
+    def progress(share, words):
+        steps.append(share)
+        if len(steps) == 4:             # a few windows in: the helper is reading ahead
+            stop.set()
+
+    with pytest.raises(Cancelled):
+        detector.detect(judgments[2], progress=progress, cancel=stop)
+    answered = helper.answered
+    # the stopped text's late answers must not be read as this one's
+    assert detector.detect(judgments[3]) == real_detector.detect(judgments[3])
+    assert helper.answered > answered and not helper._failed
+    helper.close()
+
+
+def test_a_helper_that_cannot_load_its_model_is_never_asked(
+        tmp_path, ner_path, real_detector, judgments):
+    from preflight.core.pii.detector import PiiDetector
+
+    detector = PiiDetector(nlp_model_path=ner_path)
+    detector.load()
+    helper = own_helper(detector, tmp_path / "no-model")
+    assert not helper.wait_ready(180)
+    assert helper._failed
+    assert detector.detect(judgments[0]) == real_detector.detect(judgments[0])
+    assert helper.answered == 0
+
+
+def test_answers_left_by_a_text_stopped_half_way_are_not_the_next_texts(ner_path, judgments):
+    from preflight.core.pii.detector import _UNUSED_PIPES, _batches
+    from preflight.core.pii.lean_nlp import load_pipeline
+    from preflight.core.pii.ner_process import NerProcess
+
+    nlp = load_pipeline(ner_path, _UNUSED_PIPES)
+    helper = NerProcess(ner_path, _UNUSED_PIPES)
+    helper.start()
+    assert helper.wait_ready(180)
+    first, second = ([list(b) for b in _batches(t.split("\n\n"), 300)] for t in judgments[:2])
+    answers = helper.stream(first)
+    answers.next()
+    answers.close()                     # stopped after one answer; more were on the way
+    answers = helper.stream(second)
+    got = [answers.next() for _ in second]
+    answers.close()
+    helper.close()
+    want = [[[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in nlp.pipe(b)]
+            for b in second]
+    assert got == want
