@@ -84,6 +84,26 @@ def _check_presidio() -> str:
     return f"PiiDetector types={types}"
 
 
+def _check_ner_helper() -> str:
+    """The detector's NER helper process (spawned: the frozen executable runs itself
+    again) loads the model and reads a long text beside the detector."""
+    from preflight.app.services import build_services
+    from preflight.core.config import Settings
+
+    detector = build_services(Settings()).make_detector()
+    detector.load()
+    helper = detector.ner_helper
+    if helper is None or not helper.wait_ready(120):
+        raise RuntimeError("the NER helper process did not load its model")
+    text = "\n\n".join(f"Note {n}: {_SAMPLE}" for n in range(60))   # distinct paragraphs
+    spans = detector.detect(text)
+    if helper.answered == 0:
+        raise RuntimeError("the NER helper process answered nothing")
+    if "PERSON" not in {s.type for s in spans}:
+        raise RuntimeError("no person found with the helper's entities")
+    return f"{helper.answered} batches read by the helper, {len(spans)} spans"
+
+
 def _check_sentence_transformers() -> str:
     from sentence_transformers import SentenceTransformer
 
@@ -151,6 +171,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "qt": _check_qt,
     "spacy": _check_spacy,
     "presidio": _check_presidio,
+    "ner_helper": _check_ner_helper,
     "sentence_transformers": _check_sentence_transformers,
     "llama_cpp": _check_llama,
     "gguf": _check_gguf,

@@ -182,13 +182,15 @@ class PiiDetector:
             # token text; the model's products run on numpy's BLAS (lean_nlp.py).
             from preflight.core.pii.lean_nlp import load_pipeline
 
+            helper = None
+            if self._ner_process:       # loads its copy while this process loads its own
+                from preflight.core.pii.ner_process import shared_helper
+
+                helper = shared_helper(path, _UNUSED_PIPES)
             nlp = load_pipeline(path, _UNUSED_PIPES)
             self.ner_available = "ner" in nlp.pipe_names
             add_lexicon(nlp, path)
-            if self._ner_process and self.ner_available:
-                from preflight.core.pii.ner_process import shared_helper
-
-                self.ner_helper = shared_helper(path, _UNUSED_PIPES)
+            self.ner_helper = helper if self.ner_available else None
             return nlp
         except ModelUnavailableError as err:
             reason = err.message
