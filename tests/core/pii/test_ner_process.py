@@ -21,7 +21,7 @@ def judgments() -> list[str]:
     from preflight_eval.bench_detect import _default_tab
 
     lines = _default_tab().read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["text"] for line in lines[:4]]
+    return [json.loads(line)["text"] for line in lines[:10]]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def own_helper(detector, path: Path):
 def test_a_judgment_read_by_the_helper_has_the_one_process_spans(
         parallel, real_detector, judgments):
     before = parallel.ner_helper.answered
-    for text in judgments:
+    for text in judgments[:4]:
         assert len(text) > 2_000        # PARALLEL_MIN_CHARS: long enough to go
         assert parallel.detect(text) == real_detector.detect(text)
     assert parallel.ner_helper.answered > before        # the helper did read them
@@ -151,3 +151,28 @@ def test_answers_left_by_a_text_stopped_half_way_are_not_the_next_texts(ner_path
     want = [[[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in nlp.pipe(b)]
             for b in second]
     assert got == want
+
+
+def test_a_helper_ready_only_after_the_first_batch_reads_the_rest(
+        parallel, real_detector, judgments):
+    helper = parallel.ner_helper
+    asked = []
+
+    class LateHelper:
+        """The shared helper, still "loading" when the pass starts."""
+
+        answered = property(lambda self: helper.answered)
+
+        def stream(self, batches):
+            asked.append(len(batches))
+            return None if len(asked) == 1 else helper.stream(batches)
+
+    text = "\n\n".join(judgments[4:])        # distinct paragraphs, over 16,000 characters
+    assert len(text) > 16_000
+    parallel.ner_helper = LateHelper()
+    try:
+        before = helper.answered
+        assert parallel.detect(text) == real_detector.detect(text)
+    finally:
+        parallel.ner_helper = helper
+    assert len(asked) == 2 and helper.answered > before

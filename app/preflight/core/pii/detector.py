@@ -271,8 +271,9 @@ class PiiDetector:
         return out
 
     def _ner_artifacts(self, engine: Any, texts: list[str]) -> Iterator[Any]:
-        """Presidio's NLP artifacts of each text in order: read by the helper process
-        when the texts are long enough and it can take them, else by this process."""
+        """Presidio's NLP artifacts of each text in order, read by this process; from the
+        moment the helper process can take the rest (loaded, free) and the rest is long
+        enough, read side by side with it (:func:`~.ner_process.side_by_side`)."""
         if engine is None:
             yield from itertools.repeat(None, len(texts))
             return
@@ -280,18 +281,19 @@ class PiiDetector:
             PARALLEL_MIN_CHARS, STREAM_BATCH_CHARS, side_by_side,
         )
 
-        helper = self.ner_helper
-        batches = list(_batches(texts, STREAM_BATCH_CHARS))
-        # one batch (a single long paragraph) leaves nothing to read side by side
-        if (helper is not None and len(batches) > 1
-                and sum(map(len, texts)) >= PARALLEL_MIN_CHARS):
-            answers = helper.stream(batches)
-            if answers is not None:
-                yield from side_by_side(engine, batches, answers)
-                return
+        done = 0
         for batch in _batches(texts, NER_BATCH_CHARS):
+            rest = texts[done:]
+            if self.ner_helper is not None and sum(map(len, rest)) >= PARALLEL_MIN_CHARS:
+                small = list(_batches(rest, STREAM_BATCH_CHARS))
+                # one batch (a single long paragraph) leaves nothing to read side by side
+                answers = self.ner_helper.stream(small) if len(small) > 1 else None
+                if answers is not None:
+                    yield from side_by_side(engine, small, answers)
+                    return
             for _, artifacts in engine.process_batch(batch, "en", batch_size=len(batch)):
                 yield artifacts
+            done += len(batch)
 
     def _own_results(self, paragraph: str, results, start: int, own_start: int,
                      own_end: int) -> list[RawResult]:
