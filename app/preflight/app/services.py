@@ -20,6 +20,7 @@ manager's message.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import asdict, replace
 from typing import Any, Callable, Sequence
@@ -196,9 +197,10 @@ class Services:
             return self.ports.detector(detection, floor)
         from preflight.core.pii.detector import PiiDetector
 
-        # the product's detectors read long texts' NER on the second core (ner_process.py)
+        # the product's detectors read long texts' NER on a second core (ner_process.py);
+        # with one core a helper process would only add its memory and its load time
         return PiiDetector(detection, nlp_model_path=self.ner_model_path(), floor=floor,
-                           ner_process=True)
+                           ner_process=(os.cpu_count() or 1) >= 2)
 
     def detector(self) -> Any:
         """The process-wide detector for this settings snapshot."""
