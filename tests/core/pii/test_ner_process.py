@@ -50,7 +50,7 @@ def test_a_judgment_read_by_the_helper_has_the_one_process_spans(
         parallel, real_detector, judgments):
     before = parallel.ner_helper.answered
     for text in judgments[:4]:
-        assert len(text) > 2_000        # PARALLEL_MIN_CHARS: long enough to go
+        assert len(text) > 500          # PARALLEL_MIN_CHARS: long enough to go
         assert parallel.detect(text) == real_detector.detect(text)
     assert parallel.ner_helper.answered > before        # the helper did read them
     assert parallel.warnings == []
@@ -176,3 +176,67 @@ def test_a_helper_ready_only_after_the_first_batch_reads_the_rest(
     finally:
         parallel.ner_helper = helper
     assert len(asked) == 2 and helper.answered > before
+
+
+def test_one_long_paragraph_is_read_by_the_helper_beside_the_recognizers(
+        parallel, real_detector, judgments):
+    # one window, one NER text: the recognizers that need no entities run here meanwhile
+    text = " ".join(judgments[1].split())[:6_000]
+    before = parallel.ner_helper.answered
+    assert parallel.detect(text) == real_detector.detect(text)
+    assert parallel.ner_helper.answered == before + 1
+
+
+class _SlowAnswers:
+    """Answers whose next answer arrives after ``late`` polls (the scheduling alone)."""
+
+    def __init__(self, count: int, late: int) -> None:
+        self.limit, self.read, self.late = count, 0, late
+        self.stopped_before: list[int] = []
+
+    def ready(self) -> bool:
+        self.late -= 1
+        return self.late < 0
+
+    def stop_before(self, n: int) -> None:
+        self.limit = min(self.limit, n)
+        self.stopped_before.append(n)
+
+    def next(self):
+        self.read += 1
+        return [[]]
+
+    def close(self) -> None:
+        pass
+
+
+class _Engine:
+    def __init__(self) -> None:
+        self.read: list[list[str]] = []
+
+    def process_batch(self, batch, language, batch_size=1):
+        self.read.append(batch)
+        return [(t, f"read here: {t}") for t in batch]
+
+
+def test_while_the_helper_is_late_spare_work_comes_before_reading_a_batch_here():
+    from preflight.core.pii.ner_process import Found, side_by_side
+
+    batches = [["a"], ["b"], ["c"]]
+    pieces = [1, 2]                         # two pieces of spare work, then none
+    answers, engine = _SlowAnswers(3, late=3), _Engine()
+    out = list(side_by_side(engine, batches, answers,
+                            lambda: bool(pieces) and pieces.pop() > 0))
+    # polls 1-2: spare work; poll 3: none left, batch "c" is read here; then answers
+    assert pieces == []
+    assert engine.read == [["c"]] and answers.stopped_before == [2]
+    assert out == [Found([]), Found([]), "read here: c"]
+
+
+def test_with_no_spare_work_a_late_helper_leaves_the_last_batches_to_this_process():
+    from preflight.core.pii.ner_process import Found, side_by_side
+
+    answers, engine = _SlowAnswers(3, late=2), _Engine()
+    out = list(side_by_side(engine, [["a"], ["b"], ["c"]], answers))
+    assert engine.read == [["c"], ["b"]]
+    assert out == [Found([]), "read here: b", "read here: c"]

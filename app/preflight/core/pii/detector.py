@@ -23,16 +23,17 @@ linearly with the length (see ``preflight_eval.bench_detect_limits``).
 Everything runs offline: e-mail validation uses the public-suffix snapshot bundled with
 tldextract (see :mod:`preflight.core.pii.recognizers.email`).
 
-Two cores: with ``ner_process=True`` (what the product's services build) a long text's
-NER model work runs in a helper process while this one runs the pattern recognizers on
-the windows already read (:mod:`~preflight.core.pii.ner_process`): the same entities,
-less waiting; anything the helper cannot do, this process does itself.
+Two cores: with ``ner_process=True`` (what the product's services build) a text's NER
+model work runs in a helper process while this one runs the recognizers that need no
+entities (:mod:`~preflight.core.pii.early_pass`) and the rest of each window's analysis
+as its entities arrive (:mod:`~preflight.core.pii.ner_process`): the same results, less
+waiting; anything the helper cannot do, this process does itself.
 
 Thread safety: the engine is built lazily on first use; ``detect`` may be called from
 several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
 not documented as thread-safe).
 
-Size (~600 lines): one pipeline in order (canonical view, windows, recognizers, the name
+Size (~640 lines): one pipeline in order (canonical view, windows, recognizers, the name
 and reference passes, overlaps, the company floor) passing one list of spans; the passes
 themselves live in their own modules.
 """
@@ -41,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import logging
 import re
 import threading
@@ -249,8 +249,10 @@ class PiiDetector:
         """Presidio's findings in each paragraph, offsets relative to it. The NER model
         reads the windows of all paragraphs as one stream (``nlp.pipe``, batches of up to
         :data:`NER_BATCH_CHARS` characters): a third less time than one call per
-        paragraph, same entities. An analyzer without an NLP engine of its own (a test
-        double) is asked window by window."""
+        paragraph, same entities. While the helper process reads a window's entities,
+        this process runs the recognizers that do not need them
+        (:mod:`~preflight.core.pii.early_pass`). An analyzer without an NLP engine of its
+        own (a test double) is asked window by window."""
         windows = [(i, *w) for i, p in enumerate(paragraphs) for w in text_windows(p)]
         texts = [paragraphs[i][start:end] for i, start, end, _, _ in windows]
         extra = {"ad_hoc_recognizers": [deny]} if deny is not None else {}
@@ -258,42 +260,59 @@ class PiiDetector:
         engine = getattr(analyzer, "nlp_engine", None)
         steps = steps or DetectionSteps(None, None)
         steps.start(len(windows))
+        work = _EarlyWork(analyzer, engine, texts, steps)
         with self._lock, _one_blas_thread(engine), contextlib.closing(
-                self._ner_artifacts(engine, texts)) as artifacts:
-            for (i, start, _end, own_start, own_end), text, nlp_artifacts in zip(
-                    windows, texts, artifacts):
+                self._ner_artifacts(engine, texts, work)) as artifacts:
+            for k, ((i, start, _end, own_start, own_end), text) in enumerate(
+                    zip(windows, texts)):
                 steps.step()
+                early, tokens = work.of(k)
+                nlp_artifacts = _with_entities(engine, text, next(artifacts), tokens)
                 if nlp_artifacts is not None:
                     extra["nlp_artifacts"] = nlp_artifacts
-                results = analyzer.analyze(text=text, language="en", **extra)
+                with early:
+                    results = analyzer.analyze(text=text, language="en", **extra)
                 out[i] += self._own_results(paragraphs[i], results, start, own_start,
                                             own_end)
         return out
 
-    def _ner_artifacts(self, engine: Any, texts: list[str]) -> Iterator[Any]:
+    def _ner_artifacts(self, engine: Any, texts: list[str],
+                       work: _EarlyWork) -> Iterator[Any]:
         """Presidio's NLP artifacts of each text in order, read by this process; from the
         moment the helper process can take the rest (loaded, free) and the rest is long
-        enough, read side by side with it (:func:`~.ner_process.side_by_side`)."""
+        enough, read side by side with it (:func:`~.ner_process.side_by_side`), the early
+        pass of the texts from there on in ``work``. The first texts are offered to the
+        helper before this returns, so a pass the helper takes from the start is known to
+        be one."""
         if engine is None:
-            yield from itertools.repeat(None, len(texts))
-            return
+            return (None for _ in texts)
         from preflight.core.pii.ner_process import (
             PARALLEL_MIN_CHARS, STREAM_BATCH_CHARS, side_by_side,
         )
 
-        done = 0
-        for batch in _batches(texts, NER_BATCH_CHARS):
-            rest = texts[done:]
-            if self.ner_helper is not None and sum(map(len, rest)) >= PARALLEL_MIN_CHARS:
-                small = list(_batches(rest, STREAM_BATCH_CHARS))
-                # one batch (a single long paragraph) leaves nothing to read side by side
-                answers = self.ner_helper.stream(small) if len(small) > 1 else None
-                if answers is not None:
-                    yield from side_by_side(engine, small, answers)
+        def handed(first: int) -> Iterator[Any] | None:
+            rest = texts[first:]
+            if self.ner_helper is None or sum(map(len, rest)) < PARALLEL_MIN_CHARS:
+                return None
+            small = list(_batches(rest, STREAM_BATCH_CHARS))
+            answers = self.ner_helper.stream(small)
+            if answers is None:
+                return None
+            work.start(first)
+            return side_by_side(engine, small, answers, work.ahead)
+
+        def read() -> Iterator[Any]:
+            done = 0
+            for batch in _batches(texts, NER_BATCH_CHARS):
+                if done and (rest := handed(done)) is not None:
+                    yield from rest
                     return
-            for _, artifacts in engine.process_batch(batch, "en", batch_size=len(batch)):
-                yield artifacts
-            done += len(batch)
+                for _, artifacts in engine.process_batch(batch, "en",
+                                                         batch_size=len(batch)):
+                    yield artifacts
+                done += len(batch)
+
+        return handed(0) or read()
 
     def _own_results(self, paragraph: str, results, start: int, own_start: int,
                      own_end: int) -> list[RawResult]:
@@ -452,6 +471,71 @@ def check_threshold(settings: DetectionSettings) -> None:
             f"The detection score threshold {value!r} is outside 0–1.",
             "Set detection.score_threshold to a number between 0 and 1 (default 0.35).",
         )
+
+
+def _with_entities(engine: Any, text: str, item: Any, tokens: Any) -> Any:
+    """``text``'s artifacts from ``item`` (artifacts, or the helper's entities to put on
+    ``tokens``, this process's tokens of it, or on new ones); read here if the helper's
+    entities do not fall on this tokenizer's tokens."""
+    from preflight.core.pii.ner_process import Found
+
+    if not isinstance(item, Found):
+        return item
+    try:
+        return engine.artifacts_with_entities(text, item.entities, "en", tokens)
+    except ValueError:
+        return next(a for _, a in engine.process_batch([text], "en"))
+
+
+class _EarlyWork:
+    """The early pass (:mod:`~preflight.core.pii.early_pass`) of a detection pass's
+    windows, from the one the helper process starts reading at: each window's before its
+    entities are taken, and the next windows' (up to :attr:`AHEAD` ahead) whenever this
+    process would otherwise wait for the helper's answer (not after a Cancel: the pass
+    stops at its next window)."""
+
+    AHEAD = 8
+
+    def __init__(self, analyzer: Any, engine: Any, texts: list[str],
+                 steps: DetectionSteps) -> None:
+        self.analyzer, self.engine, self.texts = analyzer, engine, texts
+        self._cancel = steps.cancel
+        self.on = False
+        self._current = 0
+        self._next = 0                  # the first window whose early pass has not run
+        self._done: dict[int, tuple[Any, Any]] = {}
+
+    def start(self, first: int) -> None:
+        """The helper reads the entities of the windows from ``first`` on."""
+        self.on = True
+        self._next = max(self._next, first)
+
+    def of(self, k: int) -> tuple[Any, Any]:
+        """Window ``k``'s early results (a context for its ``analyze``) and its tokens
+        (``None`` while the helper is not used)."""
+        self._current = k
+        if not self.on:
+            return contextlib.nullcontext(), None
+        if k not in self._done:
+            self._run(k)
+        return self._done.pop(k)
+
+    def ahead(self) -> bool:
+        """Run the next window's early pass; False when none is left to run."""
+        k = max(self._next, self._current + 1)
+        if not self.on or k >= len(self.texts) or k > self._current + self.AHEAD:
+            return False
+        if self._cancel is not None and self._cancel.is_set():
+            return False
+        self._run(k)
+        return True
+
+    def _run(self, k: int) -> None:
+        from preflight.core.pii.early_pass import run_early
+
+        tokens = self.engine.artifacts_with_entities(self.texts[k], (), "en")
+        self._done[k] = (run_early(self.analyzer, self.texts[k], tokens), tokens)
+        self._next = max(self._next, k + 1)
 
 
 def text_windows(text: str, size: int = WINDOW_CHARS,

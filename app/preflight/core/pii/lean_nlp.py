@@ -109,24 +109,32 @@ class LeanSpacyNlpEngine(SpacyNlpEngine):
             yield text, self._doc_to_nlp_artifact(doc, language)
 
     def artifacts_with_entities(self, text: str, entities: Sequence[tuple[int, int, str]],
-                                language: str) -> NlpArtifacts:
+                                language: str, tokens: Any = None) -> NlpArtifacts:
         """The artifacts of ``text`` whose entities another copy of the same model found
         (``(start_char, end_char, label)``): this pipeline's tokens, those entities.
-        Raises ``ValueError`` if an entity does not fall on this tokenizer's tokens."""
-        doc = self.nlp[language].make_doc(text)
+        ``tokens``: artifacts of ``text`` this engine built before (their tokens are
+        reused, and take the entities). Raises ``ValueError`` if an entity does not fall
+        on this tokenizer's tokens."""
+        doc = tokens.tokens if tokens is not None else self.nlp[language].make_doc(text)
         spans = [doc.char_span(start, end, label=label) for start, end, label in entities]
         if any(span is None for span in spans):
             raise ValueError("an entity does not fall on token boundaries")
         doc.ents = spans
-        return self._doc_to_nlp_artifact(doc, language)
+        if tokens is None:
+            return self._doc_to_nlp_artifact(doc, language)
+        return self._artifacts(doc, language, tokens.tokens_indices, tokens.lemmas)
 
     def _doc_to_nlp_artifact(self, doc: Any, language: str) -> NlpArtifacts:
         rows = doc.to_array([LOWER, IDX])
         strings = doc.vocab.strings
+        return self._artifacts(
+            doc, language, [int(i) for i in rows[:, 1]] if len(doc) else [],
+            [strings[int(h)] for h in rows[:, 0]] if len(doc) else [])
+
+    def _artifacts(self, doc: Any, language: str, indices: list[int],
+                   lemmas: list[str]) -> NlpArtifacts:
         entities, scores = self._get_updated_entities(self._get_entities(doc),
                                                       self._get_scores_for_entities(doc))
-        return LazyKeywordArtifacts(
-            entities=entities, tokens=doc,
-            tokens_indices=[int(i) for i in rows[:, 1]] if len(doc) else [],
-            lemmas=[strings[int(h)] for h in rows[:, 0]] if len(doc) else [],
-            nlp_engine=self, language=language, scores=scores)
+        return LazyKeywordArtifacts(entities=entities, tokens=doc, tokens_indices=indices,
+                                    lemmas=lemmas, nlp_engine=self, language=language,
+                                    scores=scores)

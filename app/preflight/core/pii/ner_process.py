@@ -2,12 +2,13 @@
 
 A detection pass spends about three fifths of its time in the NER model and the rest in
 the pattern recognizers, the context step and the merging, one after the other on one
-core. With a :class:`NerProcess` the model reads a long text's windows in a helper
-process (spawned once per model folder, the model loaded there) while this process runs
-everything else on each window as its entities arrive: the same model, the same
-tokenizer, the same entities (spaCy's entity recognizer gives each text the same
-entities whatever batch it is read in), in a little more than the pattern work's time
-on a machine with two free cores.
+core. With a :class:`NerProcess` the model reads a text's windows in a helper process
+(spawned once per model folder, the model loaded there) while this process runs the
+recognizers that do not need entities on each window (:mod:`.early_pass`), then
+everything else as the window's entities arrive: the same model, the same tokenizer, the
+same entities (spaCy's entity recognizer gives each text the same entities whatever
+batch it is read in), in a little more than the pattern work's time on a machine with
+two free cores.
 
 Nothing here is needed for a correct detection: a text shorter than
 :data:`PARALLEL_MIN_CHARS`, a helper still loading or busy with another caller's text, or
@@ -22,23 +23,26 @@ closes its end of the pipe or exits.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import multiprocessing
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 #: Texts (the NER model's input of one pass) at least this long go to the helper: below
-#: it the round trip and the rebuilt token objects cost about what the overlap saves.
-PARALLEL_MIN_CHARS = 2_000
+#: it the round trip costs about what reading side by side saves.
+PARALLEL_MIN_CHARS = 500
 #: Characters per batch the helper reads and answers: small, so this process starts on
-#: the first windows while the helper reads the next (1,000 characters: 8 % more model
-#: time than 16,000-character batches, more than repaid by the overlap).
-STREAM_BATCH_CHARS = 1_000
+#: the first windows while the helper reads the next. Both chosen on the speed benchmark's
+#: corpora (:mod:`preflight_eval.bench_detect`: judgments, e-mails, one long paragraph),
+#: among 2,000/1,000, 1,000/1,000, 500/500 and 300/500: the e-mails gain most at
+#: 500/500, the others are within noise of each other.
+STREAM_BATCH_CHARS = 500
 #: Seconds without an answer after which the helper counts as failed.
 ANSWER_TIMEOUT = 60.0
 
@@ -245,10 +249,19 @@ class HelperFailed(Exception):
     itself)."""
 
 
-def side_by_side(engine: Any, batches: list[list[str]], answers: Answers) -> Iterator[Any]:
-    """The artifacts of ``batches`` in order: the helper's entities on this process's
-    tokens, and whenever the next answer has not arrived, this process reads a batch
-    from the end itself (the helper stops before it), so neither side waits for the
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """The helper's entities of one text (the caller puts them on its own tokens)."""
+
+    entities: Entities
+
+
+def side_by_side(engine: Any, batches: list[list[str]], answers: Answers,
+                 spare: Callable[[], bool] = lambda: False) -> Iterator[Any]:
+    """For each text of ``batches`` in order, the helper's entities (:class:`Found`) or
+    this process's artifacts: whenever the next answer has not arrived, this process
+    does ``spare`` work (one piece per call; False when there is none) or else reads a
+    batch from the end itself (the helper stops before it), so neither side waits for the
     other while there is work left. If the helper fails, this process reads every batch
     not read yet."""
 
@@ -260,14 +273,18 @@ def side_by_side(engine: Any, batches: list[list[str]], answers: Answers) -> Ite
         for n, batch in enumerate(batches):
             try:
                 while n < answers.limit - 1 and not answers.ready():
-                    answers.stop_before(answers.limit - 1)
-                    here[answers.limit] = read_here(batches[answers.limit])
+                    if not spare():
+                        answers.stop_before(answers.limit - 1)
+                        here[answers.limit] = read_here(batches[answers.limit])
                 if n < answers.limit:
+                    while not answers.ready() and spare():
+                        pass
                     found = answers.next()
-                    yield from [engine.artifacts_with_entities(t, ents, "en")
-                                for t, ents in zip(batch, found, strict=True)]
+                    if len(found) != len(batch):
+                        raise HelperFailed("an answer for another batch")
+                    yield from map(Found, found)
                     continue
-            except (HelperFailed, ValueError):
+            except HelperFailed:
                 answers.close()
                 for m in range(n, len(batches)):
                     yield from here.pop(m, None) or read_here(batches[m])
