@@ -17,9 +17,10 @@ Each run detects every document of a corpus once with each detector, the two in 
 both see the same load from other processes; medians over the runs after two warm-up
 passes, wall and CPU time (CPU time is less disturbed by other processes sharing the
 cores), and the ratio ours / vanilla of the medians. Vanilla analyzes each document in
-one call, as it is used. Ours is the detector as the product builds it: a long text's NER model
-work read in a helper process on the second core (:mod:`preflight.core.pii.ner_process`);
-its CPU time includes the helper's. Each run also times the same detector in one process
+one call, as it is used. Ours is the detector as the product builds it: a text's NER model
+work read in a helper process on the second core (:mod:`preflight.core.pii.ner_process`)
+while this process runs the recognizers that need no entities
+(:mod:`preflight.core.pii.early_pass`); its CPU time includes the helper's. Each run also times the same detector in one process
 (``one_…``) and our NER model alone (``ner_…``) on the texts our detector hands it (the
 distinct paragraphs of the canonical view, in windows and batches), so ``one`` minus
 ``ner`` is what the rest of the detector costs. Also measures the window's live-preview path on the ``paper``
