@@ -43,7 +43,7 @@ Thanks,
 Tom Baker
 """
 
-OUTSIDE = "03-outside-light"    # a licence pasted: "outside what was measured"
+OUTSIDE = "03-outside-light"    # a licence pasted: "outside what it was trained on"
 
 
 def wait_until(app, pred, timeout: float, what: str) -> bool:

@@ -25,6 +25,12 @@ checks and the refined-against-instant comparison. It writes ``frozen-read.json`
 bundle) first — the record that the set was read — and refuses to run again without
 ``--again``. ``--input`` (any cloud rows file, e.g. a few rows of the committed test
 split) rehearses both phases without touching the frozen set.
+
+``--scope`` reads no row: it copies from the reading's JSON report (``--json``) the share
+of sends whose shown value missed by more than 0.1 — all, and the questions — into
+``resources/utility/scope.json``'s ``unseen`` entry, which both faces say beside the scope:
+
+    python -m preflight_eval.read_frozen --scope --json data/utility/frozen-report.json
 """
 
 from __future__ import annotations
@@ -211,12 +217,56 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+KIND_NAMES = {"judgment": "court judgments", "manpage": "manual pages", "readme": "READMEs"}
+
+
+def unseen_entry(report: dict[str, Any]) -> dict[str, Any]:
+    """The scope file's ``unseen`` entry from a reading's report: the value the faces show
+    (``shown``), its Failed share overall and on the question sends."""
+    kinds = [KIND_NAMES.get(k, k) for k in report["by_document_kind"]]
+    questions = report.get("by_task", {}).get("question")
+    return {"kinds": ", ".join(kinds[:-1]) + " and " + kinds[-1] if len(kinds) > 1
+            else kinds[0],
+            "documents": int(report["documents"]), "sends": int(report["rows"]),
+            "missed": round(report["all"]["shown"]["failed_pct"] / 100, 3),
+            "missed_questions": None if questions is None
+            else round(questions["shown"]["failed_pct"] / 100, 3),
+            "read_at": report["reading_of"]["read_at"],
+            "command": "python -m preflight_eval.read_frozen --scope --json F"}
+
+
+def run_scope(args: argparse.Namespace) -> int:
+    from preflight.core import paths
+    from preflight.core.utility.scope import SCOPE_FILE, MeasuredScope, UnseenReading
+
+    if not args.json or not Path(args.json).exists():
+        print("--scope reads the reading's report: give it with --json FILE", file=sys.stderr)
+        return 2
+    entry = unseen_entry(json.loads(Path(args.json).read_text(encoding="utf-8")))
+    if UnseenReading.from_json(entry) is None:
+        print(f"the report gives no usable reading: {entry}", file=sys.stderr)
+        return 2
+    path = Path(args.scope_file) if args.scope_file else paths.resource_path("utility",
+                                                                               SCOPE_FILE)
+    scope = MeasuredScope.load(path)
+    if scope is None:
+        print(f"{path} is missing or unreadable: write it first (utility_scope --write)",
+              file=sys.stderr)
+        return 2
+    MeasuredScope(scope.shortest, scope.longest, scope.measured_on, scope.tasks,
+                  {**scope.meta, "unseen": entry}).save(path)
+    print(f"wrote the unseen reading into {path}: {entry}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     phase = ap.add_mutually_exclusive_group(required=True)
     phase.add_argument("--features", action="store_true", help="compute the feature rows "
                        "(resumable; rerun resumes)")
     phase.add_argument("--report", action="store_true", help="the one reading")
+    phase.add_argument("--scope", action="store_true", help="copy the reading's misses "
+                       "(from --json) into the shipped scope file")
     ap.add_argument("--input", default=str(INPUT), help="the stand-in's rows (default: the "
                     "frozen set's); a few rows of another file rehearse both phases")
     ap.add_argument("--out", default=str(FEATURES), help="the feature rows' file")
@@ -239,9 +289,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-features", default=str(TRAIN_FEATURES))
     ap.add_argument("--train-rows", type=int, default=TRAIN_ROWS)
     ap.add_argument("--split-version", type=int, choices=(1, 2), default=TRAIN_SPLIT_VERSION)
-    ap.add_argument("--json", default=None, help="also write the reading as JSON here")
+    ap.add_argument("--json", default=None, help="also write the reading as JSON here "
+                    "(--scope: the report to read)")
+    ap.add_argument("--scope-file", default=None, help="--scope: the scope file to write "
+                    "(default: the shipped resources/utility/scope.json)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.scope:
+        return run_scope(args)
     return run_features(args) if args.features else run_report(args)
 
 

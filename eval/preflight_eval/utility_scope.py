@@ -275,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
                 "out_of_kind_outside": round(r["out_outside"]["all"], 3),
                 "command": "python -m preflight_eval.utility_scope --write"}
         path = paths.resource_path("utility", SCOPE_FILE)
+        before = MeasuredScope.load(path)      # the frozen reading's entry stays
+        if before is not None and "unseen" in before.meta:
+            meta["unseen"] = before.meta["unseen"]
         MeasuredScope(int(words.min()), int(words.max()), MEASURED_ON,
                       meta=meta).save(path)
         print(f"wrote {path}")

@@ -13,7 +13,7 @@ from cli_out import cli_json
 
 from preflight.app.prediction import measured_on_text, scope_text
 from preflight.core.tasks import SUMMARIZE, Task
-from preflight.core.utility.scope import MeasuredScope, ScopeVerdict
+from preflight.core.utility.scope import MeasuredScope, ScopeVerdict, UnseenReading
 
 ON = "summaries of papers"
 SENTENCE = ("Jane Doe met Max Power in Berlin on Friday to review the quarterly budget "
@@ -36,12 +36,29 @@ def test_the_words_say_what_is_outside_and_what_was_measured() -> None:
     assert scope_text(None) == "" and measured_on_text(None) == ""
     assert scope_text(ScopeVerdict(50, 10, 90, ON)) == ""
     long = scope_text(ScopeVerdict(1200, 95, 424, ON))
-    assert long.startswith("Outside what was measured") and "1,200 words" in long
+    assert long.startswith("Outside what it was trained on") and "1,200 words" in long
     assert "95–424" in long and "summaries only" not in long
     question = scope_text(ScopeVerdict(200, 95, 424, ON, task_measured=False))
     assert "summaries only" in question and "words" not in question
     said = measured_on_text(ScopeVerdict(200, 95, 424, ON))
-    assert ON in said and "95–424 words" in said
+    assert ON in said and "95–424 words" in said and "were not measured" in said
+
+
+def test_the_words_say_how_the_value_did_on_kinds_it_never_trained_on() -> None:
+    seen = UnseenReading("court judgments and READMEs", 105, 1260, 0.616, 0.771)
+    said = measured_on_text(ScopeVerdict(200, 95, 424, ON, unseen=seen))
+    assert ON in said and "court judgments and READMEs" in said
+    assert "62% of 1,260 sends" in said and "105 documents" in said
+    assert "not measured" not in said
+    long = scope_text(ScopeVerdict(1200, 95, 424, ON, unseen=seen))
+    assert "62" in long and "77" not in long
+    question = scope_text(ScopeVerdict(200, 95, 424, ON, False, "question", seen))
+    assert "questions" in question and "77" in question and "62" not in question
+    # an instruction of the user's own on a summary: the all-sends figure
+    note = scope_text(ScopeVerdict(200, 95, 424, ON, False, "summarize", seen))
+    assert "62" in note and "77" not in note
+    no_questions = UnseenReading("READMEs", 3, 30, 0.5)
+    assert "50" in scope_text(ScopeVerdict(200, 95, 424, ON, False, "question", no_questions))
 
 
 def test_the_window_marks_a_long_document_and_a_question(rig, shipped) -> None:
@@ -72,5 +89,5 @@ def test_assess_marks_a_document_outside(rig, shipped, tmp_path, inside) -> None
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(["assess", str(doc), "-m", "placeholder", "--seed", "7"]) == 0
-    assert ("Outside what was measured" in out.getvalue()) is not inside
+    assert ("Outside what it was trained on" in out.getvalue()) is not inside
     assert shipped.measured_on in out.getvalue()      # what it was measured on, either way

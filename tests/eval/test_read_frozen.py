@@ -297,3 +297,51 @@ def test_shards_split_the_documents() -> None:
     assert read_frozen.shard_of("1/2") == (1, 2)
     with pytest.raises(ValueError):
         read_frozen.shard_of("2/2")
+
+
+def _report(kinds: dict[str, float], questions: float | None) -> dict:
+    def shown(pct: float) -> dict:
+        return {"shown": {"failed_pct": pct}}
+
+    return {"documents": 7, "rows": 40, "all": shown(61.6),
+            "by_document_kind": {k: shown(v) for k, v in kinds.items()},
+            "by_task": {} if questions is None else {"question": shown(questions)},
+            "reading_of": {"read_at": "2026-12-03T09:59:48+00:00"}}
+
+
+def test_the_scope_gets_the_readings_misses_and_keeps_the_rest(tmp_path: Path) -> None:
+    from preflight.core.utility.scope import MeasuredScope, UnseenReading
+
+    scope_file, report = tmp_path / "scope.json", tmp_path / "report.json"
+    MeasuredScope(95, 424, "summaries", meta={"documents": 476}).save(scope_file)
+    report.write_text(json.dumps(_report({"judgment": 69.0, "manpage": 44.6, "readme": 60.0},
+                                         77.1)), encoding="utf-8")
+    assert read_frozen.main(["--scope", "--json", str(report),
+                             "--scope-file", str(scope_file)]) == 0
+    back = MeasuredScope.load(scope_file)
+    assert back is not None and (back.shortest, back.longest) == (95, 424)
+    assert back.meta["documents"] == 476
+    assert UnseenReading.from_json(back.meta["unseen"]) == UnseenReading(
+        "court judgments, manual pages and READMEs", 7, 40, 0.616, 0.771)
+    # one kind, no question sends
+    assert read_frozen.unseen_entry(_report({"readme": 50.0}, None))["kinds"] == "READMEs"
+    assert read_frozen.unseen_entry(_report({"readme": 50.0}, None))["missed_questions"] is None
+    # no report: refused, the file untouched
+    before = scope_file.read_text(encoding="utf-8")
+    assert read_frozen.main(["--scope", "--json", str(tmp_path / "none.json"),
+                             "--scope-file", str(scope_file)]) == 2
+    assert scope_file.read_text(encoding="utf-8") == before
+
+
+def test_the_shipped_scope_says_the_committed_reading() -> None:
+    """resources/utility/scope.json's ``unseen`` entry is the committed report's (stale
+    after another reading without ``--scope`` → fails)."""
+    from preflight.core.utility.scope import MeasuredScope
+
+    report = DATA_DIR / "frozen-report.json"
+    if not report.exists():
+        pytest.fail("data/utility/frozen-report.json is missing: the frozen set was read")
+    scope = MeasuredScope.load()
+    assert scope is not None
+    want = read_frozen.unseen_entry(json.loads(report.read_text(encoding="utf-8")))
+    assert scope.meta.get("unseen") == want

@@ -20,11 +20,11 @@ def test_the_line_says_what_was_measured_and_marks_only_what_is_outside(qtbot, w
     pred, panel = window.utility.prediction, window.assessment
     line = panel.utility_scope
     panel.set_prediction(replace(pred, scope=ScopeVerdict(900, 95, 424, ON)), 0.5)
-    assert line.text().startswith("Outside what was measured") and "900 words" in line.text()
+    assert line.text().startswith("Outside what it was trained on") and "900 words" in line.text()
     assert ON in line.toolTip()
     outside_style = line.styleSheet()
     panel.set_prediction(replace(pred, scope=ScopeVerdict(200, 95, 424, ON)), 0.5)
-    assert line.text().startswith("Measured on") and ON in line.text()
+    assert line.text().startswith("Trained and measured on") and ON in line.text()
     assert line.styleSheet() != outside_style          # not in the warning colour
     panel.set_prediction(replace(pred, scope=None), 0.5)
     assert line.text() == ""
@@ -43,7 +43,8 @@ def test_a_pasted_document_is_marked_by_its_length(qtbot, window, times, inside)
                     timeout=15000)
     assert window.utility.prediction.scope.inside is inside
     text = window.assessment.utility_scope.text()
-    assert text.startswith("Outside what was measured" if not inside else "Measured on")
+    assert text.startswith("Outside what it was trained on" if not inside
+                           else "Trained and measured on")
     assert f"{scope.shortest:,}–{scope.longest:,}" in text + window.assessment.utility_scope.toolTip()
 
 
@@ -59,4 +60,7 @@ def test_asking_a_question_is_marked_outside_what_was_measured(qtbot, window):
     task.setCurrentIndex(task.findData("question"))
     qtbot.waitUntil(lambda: getattr(window.utility.prediction, "scope", None) is not None
                     and not window.utility.prediction.scope.task_measured, timeout=15000)
-    assert "summaries only" in window.assessment.utility_scope.text()
+    said = window.assessment.utility_scope.text()
+    assert "summaries only" in said
+    unseen = window.utility.prediction.scope.unseen      # the shipped reading's questions
+    assert unseen is not None and f"{unseen.missed_questions:.0%}" in said

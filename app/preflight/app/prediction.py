@@ -123,28 +123,46 @@ def prediction_for(services: Any, provider: str | None, metrics: Mapping[str, An
 
 
 def scope_text(verdict: ScopeVerdict | None) -> str:
-    """Where a document or task lies outside what the prediction was measured on, said
-    with what it was measured on ("" when inside, or no scope shipped): the window's
-    marked line and `preflight assess`'s."""
+    """Where a document or task lies outside what the prediction was trained on, said with
+    what that was and, when it was read, how often the value missed on kinds of document
+    it never trained on ("" when inside, or no scope shipped): the window's marked line
+    and `preflight assess`'s."""
     if verdict is None or verdict.inside:
         return ""
     why = []
     if not verdict.length_inside:
         why.append(f"this document has {verdict.words:,} words, the documents it was "
-                   f"measured on had {verdict.shortest:,}–{verdict.longest:,}")
+                   f"trained on had {verdict.shortest:,}–{verdict.longest:,}")
     if not verdict.task_measured:
-        why.append("it was measured on summaries only, not on questions, instructions of "
+        why.append("it was trained on summaries only, not on questions, instructions of "
                    "your own or follow-ups")
-    return (f"Outside what was measured: {'; '.join(why)}. Read the number as a rough "
-            "guide.")
+    said = f"Outside what it was trained on: {'; '.join(why)}. Read the number as a rough guide"
+    unseen = verdict.unseen
+    if unseen is not None:
+        question = (unseen.missed_questions if not verdict.task_measured
+                    and verdict.task_kind == "question" else None)
+        if question is not None:
+            said += (f": on questions about kinds of document it never trained on, it "
+                     f"missed by more than 0.1 on {question:.0%} of sends")
+        else:
+            said += (f": on kinds of document it never trained on, it missed by more than "
+                     f"0.1 on {unseen.missed:.0%} of sends")
+    return said + "."
 
 
 def measured_on_text(verdict: ScopeVerdict | None) -> str:
-    """What the prediction was measured on, in one sentence ("" when no scope shipped)."""
+    """What the prediction was trained and measured on, and how it did on kinds it never
+    trained on, when that was read ("" when no scope shipped)."""
     if verdict is None:
         return ""
-    return (f"Measured on {verdict.measured_on}, documents of {verdict.shortest:,}–"
-            f"{verdict.longest:,} words; other kinds of text were not measured.")
+    said = (f"Trained and measured on {verdict.measured_on}, documents of "
+            f"{verdict.shortest:,}–{verdict.longest:,} words")
+    unseen = verdict.unseen
+    if unseen is None:
+        return said + "; other kinds of text were not measured."
+    return (f"{said}. On {unseen.kinds} it never trained on ({unseen.documents:,} "
+            f"documents, read once) it missed the realized score by more than 0.1 on "
+            f"{unseen.missed:.0%} of {unseen.sends:,} sends.")
 
 
 def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = False

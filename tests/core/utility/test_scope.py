@@ -80,3 +80,25 @@ def test_the_shipped_scope_is_the_training_documents_length_range() -> None:
     assert len(words) >= 400
     assert (scope.shortest, scope.longest) == (min(words.values()), max(words.values()))
     assert scope.tasks == ("summarize",)
+
+
+def test_the_unseen_reading_is_read_from_the_file_and_a_broken_one_is_not(
+        tmp_path: Path) -> None:
+    from preflight.core.utility.scope import UnseenReading
+
+    good = {"kinds": "manual pages", "documents": 5, "sends": 60, "missed": 0.5,
+            "missed_questions": 0.75}
+    path = tmp_path / "scope.json"
+    MeasuredScope(10, 20, ON, meta={"unseen": good}).save(path)
+    scope = MeasuredScope.load(path)
+    assert scope is not None
+    v = scope.verdict(_words(15), Task("question", question="Who?"))
+    assert v is not None and v.task_kind == "question"
+    assert v.unseen == UnseenReading("manual pages", 5, 60, 0.5, 0.75)
+    assert v.to_json()["unseen_kinds"]["missed"] == 0.5
+    for broken in ({**good, "missed": 1.5}, {**good, "sends": 0}, {**good, "kinds": ""},
+                   {k: v for k, v in good.items() if k != "documents"},
+                   {**good, "missed_questions": "many"}, "62 %", None):
+        MeasuredScope(10, 20, ON, meta={"unseen": broken}).save(path)
+        scope = MeasuredScope.load(path)
+        assert scope is not None and scope.verdict(_words(15)).unseen is None, broken

@@ -10,8 +10,15 @@ window always says what was measured, and marks only what it can tell. So is a t
 prediction was never measured on: every training answer was a summary, asked without an
 instruction of the user's own.
 
+What the prediction is worth outside that scope was read once, on documents of kinds it
+never trained on (the frozen test set of issue 47): the share of sends whose shown value
+missed the realized score by more than the paper's 0.1, overall and for questions
+(:class:`UnseenReading`). The window says it beside the scope.
+
 The measured scope lives in ``resources/utility/scope.json``, written by
-``python -m preflight_eval.utility_scope --write`` from the training documents.
+``python -m preflight_eval.utility_scope --write`` from the training documents; its
+``unseen`` entry by ``python -m preflight_eval.read_frozen --scope`` from that reading's
+report.
 """
 
 from __future__ import annotations
@@ -30,6 +37,39 @@ FORMAT = 3
 
 
 @dataclass(frozen=True)
+class UnseenReading:
+    """The one reading of the prediction on documents of kinds it never trained on: how
+    often the value the faces show missed the realized score by more than 0.1."""
+
+    kinds: str               # e.g. "court judgments, manual pages and READMEs"
+    documents: int
+    sends: int
+    missed: float            # share of the sends, 0–1
+    missed_questions: float | None = None   # the same for the question sends
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kinds": self.kinds, "documents": self.documents, "sends": self.sends,
+                "missed": self.missed, "missed_questions": self.missed_questions}
+
+    @classmethod
+    def from_json(cls, data: Any) -> UnseenReading | None:
+        """None for anything but a well-formed entry (then nothing is said of it)."""
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            q = data.get("missed_questions")
+            reading = cls(str(data["kinds"]), int(data["documents"]), int(data["sends"]),
+                          float(data["missed"]), None if q is None else float(q))
+        except (KeyError, TypeError, ValueError):
+            return None
+        shares = (reading.missed, reading.missed_questions or 0.0)
+        if not (reading.kinds and reading.documents > 0 and reading.sends > 0
+                and all(0.0 <= x <= 1.0 for x in shares)):
+            return None
+        return reading
+
+
+@dataclass(frozen=True)
 class ScopeVerdict:
     """A document against the measured scope."""
 
@@ -38,6 +78,8 @@ class ScopeVerdict:
     longest: int
     measured_on: str         # the task, kinds and cloud model, in words
     task_measured: bool = True   # the task is one the training answers were asked
+    task_kind: str = "summarize"
+    unseen: UnseenReading | None = None
 
     @property
     def length_inside(self) -> bool:
@@ -50,7 +92,8 @@ class ScopeVerdict:
     def to_json(self) -> dict[str, Any]:
         return {"inside": self.inside, "words": self.words,
                 "measured_words": [self.shortest, self.longest],
-                "task_measured": self.task_measured, "measured_on": self.measured_on}
+                "task_measured": self.task_measured, "measured_on": self.measured_on,
+                "unseen_kinds": None if self.unseen is None else self.unseen.to_json()}
 
 
 @dataclass(frozen=True)
@@ -70,7 +113,9 @@ class MeasuredScope:
             return None
         measured = task is None or (task.kind in self.tasks and not task.note.strip()
                                     and not task.history)
-        return ScopeVerdict(words, self.shortest, self.longest, self.measured_on, measured)
+        return ScopeVerdict(words, self.shortest, self.longest, self.measured_on, measured,
+                            "summarize" if task is None else task.kind,
+                            UnseenReading.from_json(self.meta.get("unseen")))
 
     def save(self, path: Path) -> None:
         data = {"format": FORMAT, "shortest": self.shortest, "longest": self.longest,
