@@ -1,10 +1,12 @@
 """How much of E is the stand-in's own sampling: the same request, sent again.
 
     nice python -m preflight_eval.utility_data.repeat --time-limit 40     # send, resumably
-    python -m preflight_eval.utility_data.repeat --report                 # read the answers
+    python -m preflight_eval.utility_data.repeat --report [--target cosine]   # read them
 
-The target E of a row is the similarity of one sampled answer (the stand-in runs with
-its server's default sampling, as a provider does) to the document. A second answer to
+The target E of a row is the realized score of one sampled answer (the stand-in runs with
+its server's default sampling, as a provider does): the cosine of the answer and the
+document, discounted by the answer's unsupported facts (``--target cosine``: the cosine
+alone). A second answer to
 the very same request reads a different E; no regressor can predict that part, so it
 sets a floor under Failed (the share of rows predicted more than 0.1 away) that the
 features cannot lower. This script measures it.
@@ -164,7 +166,23 @@ def report(args: argparse.Namespace) -> int:
         print("no repeats yet: run python -m preflight_eval.utility_data.repeat", file=sys.stderr)
         return 1
     texts, stored = originals(rows), {(r["doc_id"], r["key"]): r for r in rows}
-    embedder = build_services(Settings()).embedder()
+    services = build_services(Settings())
+    embedder = services.embedder()
+    detector = None
+    if args.target == "faithful":
+        from preflight_eval.utility_data.features import faithful_fields
+
+        detector = services.detector()
+        detector.load()
+
+    def score(key: tuple[str, str], answer: str, excerpt: str) -> float:
+        cosine = embedder.similarity(excerpt, answer)
+        if detector is None:
+            return cosine
+        row = stored[key]
+        payload = None if row["setting"]["kind"] == "original" else row["payload"]
+        return faithful_fields(texts[key[0]], answer, cosine, detector, payload)["target"]
+
     answers: dict[tuple[str, str], list[str]] = {}
     skipped = 0
     for r in repeats:
@@ -175,11 +193,11 @@ def report(args: argparse.Namespace) -> int:
     by_kind: dict[str, list[list[float]]] = {}
     for key, more in answers.items():
         excerpt = original_excerpt(texts[key[0]])
-        group = [embedder.similarity(excerpt, a) for a in [stored[key]["answer"], *more]]
+        group = [score(key, a, excerpt) for a in [stored[key]["answer"], *more]]
         for kind in report_groups(stored[key]):
             by_kind.setdefault(kind, []).append(group)
-    print(f"stand-in {args.cloud_role}: repeated requests (rebuilt requests that differed "
-          f"from the stored one, not sent: {skipped})")
+    print(f"stand-in {args.cloud_role}, E = the {args.target} score: repeated requests "
+          f"(rebuilt requests that differed from the stored one, not sent: {skipped})")
     print("| rows | requests | answers | σ of E within a request | pairs > 0.1 apart | "
           "floor of Failed (pairs) | floor (normal) |")
     print("|---|---|---|---|---|---|---|")
@@ -202,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=30.0, help="minutes; rerun resumes")
     ap.add_argument("--n-threads", type=int, default=1, help="llama.cpp server threads")
     ap.add_argument("--report", action="store_true", help="print the floor from the answers")
+    ap.add_argument("--target", choices=("faithful", "cosine"), default="faithful",
+                    help="--report: E as the product's realized score (the cosine "
+                         "discounted by unsupported facts) or the cosine alone")
     args = ap.parse_args(argv)
     if args.report:
         return report(args)
