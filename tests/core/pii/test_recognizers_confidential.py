@@ -42,6 +42,18 @@ def test_medical(text, value):
     assert value in [v for _, v, _ in found(MedicalRecognizer(), text)]
 
 
+@pytest.mark.parametrize("text", [
+    # a court judgment's sentence (TAB): "to" is no drug — found as one, it was copied to
+    # every "to" of the judgment
+    "Evidence was adduced that no suppositories had been prescribed to the applicant.",
+    "Painkillers were prescribed for him by the prison doctor.",
+    "He was prescribed medication after the hearing.",
+])
+def test_what_follows_prescribed_is_a_drug_only_when_it_is_no_function_word(text):
+    assert [v for _, v, _ in found(MedicalRecognizer(), text)
+            if v.split()[0].lower() in {"to", "for", "medication"}] == []
+
+
 @pytest.mark.parametrize("text,typ,value", [
     ("His salary is $120,000 a year.", "PAYMENT", "$120,000"),
     ("The invoice of EUR 1.250,00 was paid", "PAYMENT", "EUR 1.250,00"),

@@ -192,3 +192,28 @@ def test_a_name_detected_once_still_blocks_where_it_was_missed():
     sanitized = policy_output(text, [span])
     blocking = [f for f in findings(Quiet(), text, [span], sanitized) if f.blocking]
     assert [f.value for f in blocking] == ["Kline"]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("The minister said closed borders were the biggest detriment to the Soviet Union.\n\n"
+     "He pointed to East Germany, where after 15 years of Soviet rule the factories stand "
+     "idle.", "Soviet"),
+    ("The meeting in Sacramento is billed as a conference of the California Democratic "
+     "Council. Much of its strength comes from the fact that every Democratic club of any "
+     "size belongs to it.", "Democratic"),
+    ("He gets a big kick -- several every Saturday, in fact -- out of football.\n\nThe team "
+     "will be heavily favored Saturday over Oklahoma.", "Saturday"),
+])
+def test_a_value_detected_once_is_protected_at_every_occurrence(detector, text, value):
+    """A quasi-identifier the model reads in one sentence and not in the other (a
+    nationality, a party, a weekday) is protected wherever it is written under a policy
+    that protects its kind: the payload holds none, and the re-scan, which blocks a value
+    classified anywhere, has nothing to block (before, "Everything detected" sent nothing
+    here: 7 of 133 real texts of policy_accept were blocked so)."""
+    spans = detector.detect(text)
+    at = [i for i in range(len(text)) if text.startswith(value, i)]
+    assert len(at) >= 2
+    assert all(any(s.start <= i < s.end for s in spans) for i in at), spans
+    out = policy_output(text, spans, PRESETS["everything"])
+    assert value not in out.text
+    assert [f for f in findings(detector, text, spans, out) if f.blocking] == []

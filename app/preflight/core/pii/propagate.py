@@ -1,6 +1,9 @@
 """Value propagation: once a value is detected somewhere, every other occurrence in the
 document is covered too (a name tagged in the greeting but not in the signature must not
-leak), and so are the parts of a person's name written alone.
+leak), and so are the parts of a person's name written alone. Every kind of value is
+propagated, quasi-identifiers too: a nationality or a weekday the model reads in one
+sentence and not in the next is protected at both under a policy that protects its kind,
+as the re-scan (which blocks a value classified anywhere) requires.
 
 The search runs once over the whole document after detection (so it also links values
 across detection windows); the patterns are tries, so the cost does not grow with the
@@ -15,11 +18,8 @@ from collections.abc import Callable, Iterable
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES, alone_on_line
 from preflight.core.pii.overlaps import CoveringRanges
-from preflight.core.types import Category, Evidence, Span
+from preflight.core.types import Evidence, Span
 
-#: Types whose value, once detected, is searched for everywhere else in the document.
-PROPAGATED_CATEGORIES = {Category.DIRECT_IDENTIFIER, Category.SECRET}
-PROPAGATED_TYPES = {"ORGANIZATION", "LOCATION", "DATE_OF_BIRTH", "STREET_ADDRESS"}
 PROPAGATED = "PropagatedValue"
 _NAME_PART = re.compile(r"[^\W\d_][\w'’-]*")
 _WS = re.compile(r"\s+")
@@ -120,8 +120,6 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
     by_value: dict[str, Span] = {}
     parts: dict[str, Span] = {}
     for span in spans:
-        if span.category not in PROPAGATED_CATEGORIES and span.type not in PROPAGATED_TYPES:
-            continue
         value = text[span.start:span.end].strip()
         if len(value) < 2 or value.casefold() in allowed:
             continue

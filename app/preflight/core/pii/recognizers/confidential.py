@@ -90,6 +90,9 @@ _I = re.IGNORECASE
 _STOP = (r"(?:in|on|at|last|and|or|when|after|before|since|by|the|a|an|this|that|from|during|"
          r"while|but|which|who|was|is|two|three|four|five|years?|months?|weeks?|ago)")
 _WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
+_NOT_DRUG = (r"(?:to|for|with|as|by|in|on|at|of|and|or|the|a|an|his|her|him|them|their|"
+             r"my|me|you|your|us|our|it|its|this|that|these|those|no|any|some|only|"
+             r"medication|medicine|drugs?|treatment)")
 
 HEALTH_RULES = (
     Rule("HEALTH", re.compile(_terms(CONDITIONS), _I), 0.45,
@@ -114,8 +117,10 @@ MEDICAL_RULES = (
     Rule("MEDICAL", re.compile(_terms(PROCEDURES), _I), 0.75,
          "A medical procedure or hospital stay next to a medical cue", context=_MED_CUES,
          require_context=True, window=60, context_why=""),
-    Rule("MEDICAL", re.compile(r"\b(?:prescribed|started[ \t]+on)[ \t]+([A-Za-z][\w-]+" + _DOSE + "?)",
-                               _I), 0.7, "A prescribed medication", group=1),
+    # "prescribed to the applicant", "prescribed for him": a function word is no drug
+    Rule("MEDICAL", re.compile(r"\b(?:prescribed|started[ \t]+on)[ \t]+((?!" + _NOT_DRUG
+                               + r"\b)[A-Za-z][\w-]+" + _DOSE + "?)", _I), 0.7,
+         "A prescribed medication", group=1),
     Rule("MEDICAL", re.compile(r"\b[A-Z][a-z]{3,}(?:in|ol|am|ide|ine|one|pril|sartan|statin|mab|"
                                r"zole|cycline|mycin|xacin)" + _DOSE), 0.7,
          "A drug name with a dose"),
