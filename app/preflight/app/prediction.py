@@ -142,11 +142,11 @@ def scope_text(verdict: ScopeVerdict | None) -> str:
         question = (unseen.missed_questions if not verdict.task_measured
                     and verdict.task_kind == "question" else None)
         if question is not None:
-            said += (f": on questions about kinds of document it never trained on, it "
-                     f"missed by more than 0.1 on {question:.0%} of sends")
+            said += (f": on questions about kinds of document it never trained on, it was "
+                     f"off by more than 0.1 on {question:.0%} of sends")
         else:
-            said += (f": on kinds of document it never trained on, it missed by more than "
-                     f"0.1 on {unseen.missed:.0%} of sends")
+            said += (f": on kinds of document it never trained on, it was off by more "
+                     f"than 0.1 on {unseen.missed:.0%} of sends")
     return said + "."
 
 
@@ -161,8 +161,8 @@ def measured_on_text(verdict: ScopeVerdict | None) -> str:
     if unseen is None:
         return said + "; other kinds of text were not measured."
     return (f"{said}. On {unseen.kinds} it never trained on ({unseen.documents:,} "
-            f"documents, read once) it missed the realized score by more than 0.1 on "
-            f"{unseen.missed:.0%} of {unseen.sends:,} sends.")
+            f"documents, read once) it was off by more than 0.1 from the usefulness "
+            f"measured after the send on {unseen.missed:.0%} of {unseen.sends:,} sends.")
 
 
 def held_out_rmse(metrics: Mapping[str, Any], model: str, corrected: bool = False
