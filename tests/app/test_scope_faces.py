@@ -84,6 +84,8 @@ def test_assess_marks_a_document_outside(rig, shipped, tmp_path, inside) -> None
     got = cli_json("assess", str(doc), "-m", "placeholder", "--seed", "7", "--json")
     assert got["scope"]["inside"] is inside
     assert got["scope"]["measured_words"] == [shipped.shortest, shipped.longest]
+    # the frozen reading's figures, as the window says them
+    assert got["scope"]["unseen"]["sends"] == shipped.meta["unseen"]["sends"]
     from preflight.cli import main as cli
 
     out = io.StringIO()

@@ -95,7 +95,7 @@ def test_the_unseen_reading_is_read_from_the_file_and_a_broken_one_is_not(
     v = scope.verdict(_words(15), Task("question", question="Who?"))
     assert v is not None and v.task_kind == "question"
     assert v.unseen == UnseenReading("manual pages", 5, 60, 0.5, 0.75)
-    assert v.to_json()["unseen_kinds"]["missed"] == 0.5
+    assert v.to_json()["unseen"]["missed"] == 0.5
     for broken in ({**good, "missed": 1.5}, {**good, "sends": 0}, {**good, "kinds": ""},
                    {k: v for k, v in good.items() if k != "documents"},
                    {**good, "missed_questions": "many"}, "62 %", None):

@@ -93,7 +93,7 @@ class ScopeVerdict:
         return {"inside": self.inside, "words": self.words,
                 "measured_words": [self.shortest, self.longest],
                 "task_measured": self.task_measured, "measured_on": self.measured_on,
-                "unseen_kinds": None if self.unseen is None else self.unseen.to_json()}
+                "unseen": None if self.unseen is None else self.unseen.to_json()}
 
 
 @dataclass(frozen=True)
