@@ -20,11 +20,12 @@ cores), and the ratio ours / vanilla of the medians. Vanilla analyzes each docum
 one call, as it is used. Ours is the detector as the product builds it: a text's NER model
 work read in a helper process on the second core (:mod:`preflight.core.pii.ner_process`)
 while this process runs the recognizers that need no entities
-(:mod:`preflight.core.pii.early_pass`); its CPU time includes the helper's. Each run also times the same detector in one process
-(``one_…``) and our NER model alone (``ner_…``) on the texts our detector hands it (the
-distinct paragraphs of the canonical view, in windows and batches), so ``one`` minus
-``ner`` is what the rest of the detector costs. Also measures the window's live-preview path on the ``paper``
-text: 60-word paragraphs, one edited per run, ``detect_incremental`` timed. Peak memory
+(:mod:`preflight.core.pii.early_pass`); its CPU time includes the helper's. Each run also
+times the same detector in one process (``one_…``) and our NER model alone (``ner_…``) on
+the texts our detector hands it (the distinct paragraphs of the canonical view, in windows
+and batches), so ``one`` minus ``ner`` is what the rest of the detector costs. Also
+measures the window's live-preview path on the ``paper`` text: 60-word paragraphs, one
+edited per run, ``detect_incremental`` timed. Peak memory
 is the process's maximum resident set size read after each detector has loaded and run;
 vanilla loads second, so its figure includes ours.
 """

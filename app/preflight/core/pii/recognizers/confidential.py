@@ -90,9 +90,8 @@ _I = re.IGNORECASE
 _STOP = (r"(?:in|on|at|last|and|or|when|after|before|since|by|the|a|an|this|that|from|during|"
          r"while|but|which|who|was|is|two|three|four|five|years?|months?|weeks?|ago)")
 _WORD = rf"(?!{_STOP}\b)[A-Za-z0-9][\w'’-]*"
-_NOT_DRUG = (r"(?:to|for|with|as|by|in|on|at|of|and|or|the|a|an|his|her|him|them|their|"
-             r"my|me|you|your|us|our|it|its|this|that|these|those|no|any|some|only|"
-             r"medication|medicine|drugs?|treatment)")
+_NOT_DRUG = (rf"(?:{_STOP}|to|for|with|as|of|his|her|him|them|their|my|me|you|your|us|our|"
+             r"it|its|these|those|no|any|some|only|medication|medicine|drugs?|treatment)")
 
 HEALTH_RULES = (
     Rule("HEALTH", re.compile(_terms(CONDITIONS), _I), 0.45,
