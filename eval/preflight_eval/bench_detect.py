@@ -28,6 +28,11 @@ measures the window's live-preview path on the ``paper`` text: 60-word paragraph
 edited per run, ``detect_incremental`` timed. Peak memory
 is the process's maximum resident set size read after each detector has loaded and run;
 vanilla loads second, so its figure includes ours.
+
+The helper process only pays where the machine's two cores are really two: each run ends
+with :func:`two_core_speed`, the speed of a fixed piece of Python in each of two processes
+running at once, relative to one process alone (1.0: two full cores; seen between 0.6 and
+1.0 on the same kind of virtual machine).
 """
 
 from __future__ import annotations
@@ -172,6 +177,31 @@ def incremental_runs(detector, text: str, runs: int) -> tuple[list[float], list[
     return wall, cpu
 
 
+def _spin(n: int) -> float:
+    """Seconds a fixed loop of ``n`` steps takes in this process."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - t0
+
+
+def two_core_speed(n: int = 5_000_000, repeats: int = 3) -> float:
+    """Median over ``repeats`` of: one process's time for :func:`_spin` alone divided by
+    its time while a second process spins at the same moment (per process, the slower of
+    the two)."""
+    import multiprocessing
+
+    ratios = []
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000])           # both started before timing
+        for _ in range(repeats):
+            alone = _spin(n)
+            together = max(pool.map(_spin, [n, n]))
+            ratios.append(alone / together)
+    return round(statistics.median(ratios), 2)
+
+
 def summary(times: dict[str, list[float]], n_words: int) -> dict[str, float]:
     per_k = 1000 / n_words
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -237,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         result["incremental_cpu_ms_per_edit_median"] = round(statistics.median(cpu) * 1000, 1)
     result.update({
         "load_average_1min": round(os.getloadavg()[0], 2),
+        "two_core_speed": two_core_speed(),
         "ours_load_s": round(load_ours, 2),
         "vanilla_load_s": round(load_vanilla, 2),
         "peak_rss_mb_before": round(base_mb, 1),
