@@ -20,6 +20,14 @@ from pii_testutil import run, run_with
     ("Dear Jane Roe,\nthanks", "Jane Roe"),
     ("Name: Carlos Mendes\nAge: 41", "Carlos Mendes"),
     ("Best regards,\nMaria Lopez", "Maria Lopez"),
+    # who wrote a quoted message (attributions in SpamAssassin's public e-mails)
+    ("Once upon a time, Manfred wrote :", "Manfred"),
+    ("Matthias Haase wrote:", "Matthias Haase"),
+    ("At 3:25 PM -0400 on 10/8/02, Ned Jackson Lovely wrote:", "Ned Jackson Lovely"),
+    ("Vincent <cult@free.fr> wrote:", "Vincent"),
+    ("Once upon a time, Harig, wrote :", "Harig"),
+    ("Robert Harley writes:", "Robert Harley"),
+    ("tom wrote:", "tom"),
 ])
 def test_name_cues(text, value):
     assert ("PERSON", value) in run(NameCueRecognizer(), text)
@@ -174,6 +182,21 @@ def test_the_memo_recipients_are_people_on_the_real_detector(real_detector):
     text = "MEMORANDUM\nTo: All staff, Fernandez, Harris and Webb\nFrom: Desiree Stafford\n"
     found = {text[s.start:s.end] for s in real_detector.detect(text) if s.type == "PERSON"}
     assert found == {"Fernandez", "Harris", "Webb", "Desiree Stafford"}
+
+
+@pytest.mark.parametrize("text", [
+    "He wrote:", "Someone wrote:", "The author wrote:", "I wrote in my last mail",
+    "wrote:", "also wrote:", "Microsoft wrote the driver", "we wrote: nothing",
+])
+def test_no_writer_where_no_one_is_named(text):
+    assert run(NameCueRecognizer(), text) == []
+
+
+def test_a_writer_the_model_calls_a_group_is_protected_as_a_person(real_detector):
+    # the model tags "Ralf" NRP (a group) and the default policy keeps groups: it went out
+    text = "Once upon a time, Ralf wrote :\n\nHmmm... I don't see any :-)"
+    spans = real_detector.detect(text)
+    assert ("PERSON", "Ralf") in [(s.type, text[s.start:s.end]) for s in spans]
 
 
 @pytest.mark.slow

@@ -133,6 +133,24 @@ def _not_role(value: str) -> bool:
     return value.split()[0].casefold() not in ROLE_AFTER_TITLE
 
 
+# Who is not named where a quoted message is attributed ("He wrote:", "Someone writes:")
+_NOT_WRITERS = frozenset({
+    "i", "you", "he", "she", "it", "we", "they", "one", "who", "this", "that", "someone",
+    "somebody", "anyone", "anybody", "everyone", "everybody", "nobody", "noone", "another",
+    "other", "others", "poster", "author", "user", "reader", "sender", "original",
+})
+
+
+def _writer(value: str) -> bool:
+    """The name of whoever wrote a quoted message: capitalized words that are no pronoun
+    or role ("He wrote:", "The author"), or a lower-case word that is a listed name
+    ("tom wrote:")."""
+    words = value.split()
+    if words[0].casefold() in _NOT_WRITERS or generic_addressee(value):
+        return False
+    return not value[0].islower() or value.casefold() in known_names()
+
+
 def _known_given_name(value: str) -> bool:
     """The first word is a census given name or surname; or, with the model's dictionary
     at hand, two or more words that read as a name ("Sven Joachim")."""
@@ -313,6 +331,14 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
             0.7, "A name signing off a message", group=1, validate=_not_generic),
+        # the attribution of a quoted message: "Ralf wrote :", "On Tue, Kent Borg
+        # <kb@…> wrote:", "--- Rohit wrote:", "Harig, wrote :", "Theo wrote in message …"
+        Rule("PERSON", re.compile(
+            rf"(?<![\w'’.@-])({_FULL}|[a-z][\w'’-]+)(?:[ \t]+<[^<>\s]+@[^<>\s]+>|"
+            rf"[ \t]+\([^()\s]+@[^()\s]+\))?,?[ \t]+(?:wrote|writes)(?:[ \t]*:|[ \t]+in[ \t]+"
+            rf"(?:message|article|news|<))"),
+            0.75, "The name of whoever wrote a quoted message (… wrote:)", group=1,
+            validate=_writer),
     )
 
 
