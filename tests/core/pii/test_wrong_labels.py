@@ -23,6 +23,11 @@ def _ner(text: str, value: str, type_: str) -> Span:
     ("Priya and Rahul reviewed the contract with Marisol.", "Marisol", "ORGANIZATION"),
     ("Thanks to Marisol for the numbers.", "Marisol", "NRP"),
     ("Ask Heidi before Friday.", "Heidi", "ORGANIZATION"),
+    # names the 1990 census lacks, found in the birth records (SpamAssassin e-mails)
+    ("It seriously loses for reasons like Rohit's just encountered.", "Rohit",
+     "ORGANIZATION"),
+    ("Once upon a time, Ralf said so.", "Ralf", "NRP"),
+    ("Manfred has a spare board.", "Manfred", "ORGANIZATION"),
 ])
 def test_a_lone_given_name_is_a_person(text, value, type_):
     (span,) = recheck_organizations(text, [_ner(text, value, type_)])

@@ -121,6 +121,15 @@ def given_names() -> frozenset[str]:
     return NameSet(_given_shares())
 
 
+@functools.lru_cache(maxsize=1)
+def births_given_names() -> frozenset[str]:
+    """Given names counted at least 100 times among US births 1880–2024 (the Social
+    Security Administration's national data, ``resources/names/ssa_given_names.txt``):
+    names of people born to families from everywhere — "rohit", "priya", "manfred" — that
+    the 1990 census lists (:func:`given_names`) lack."""
+    return NameSet(_resource_lines("ssa_given_names.txt"))
+
+
 def given_name_gender(name: str) -> str | None:
     """"female" or "male" when the census finds ``name`` given (almost) only to one sex
     (:data:`GENDER_RATIO`), else None (unknown or given to both)."""
@@ -140,8 +149,9 @@ def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> 
     """The other wrong types: a NER ORGANIZATION or LOCATION that carries person evidence
     becomes PERSON — a title right before it ("Mr Hope Daniels"), or a census given name
     then surname-shaped words (:func:`_reads_as_name`) with no company cue around it; so
-    does a one-word ORGANIZATION or NRP that is a listed given name and neither a common
-    word nor shaped like a nationality ("Anjali", "Priya"; "Christian" stays a group) — or
+    does a one-word ORGANIZATION or NRP that is a given name (the census's or the birth
+    records' :func:`births_given_names`) and neither a common word nor shaped like a
+    nationality ("Rohit", "Ralf"; "Christian" stays a group) — or
     one word of a name the document itself vouches for (:func:`vouched_names`: "Jorgen"
     when a mail header's display name is "Jorgen Thomsen")."""
     vouched = vouched_names(text, spans)
@@ -225,7 +235,7 @@ def _lone_given_name(text: str, span: Span) -> bool:
     if span.type == "NRP" and group_shaped(value):
         return False
     low = value.casefold()
-    if low not in given_names() or low in common_words():
+    if (low not in given_names() and low not in births_given_names()) or low in common_words():
         return False
     return not (_COMPANY_AFTER.match(text, span.end) or _SHARES_AFTER.match(text, span.end)
                 or _SHARES_BEFORE.search(text, max(0, span.start - 40), span.start))
