@@ -4,8 +4,8 @@ calls people, and people it calls firms or places.
 A wrong type costs: a policy that keeps organizations and places sends a person's name
 typed as one, and one that keeps codes would replace a ticker typed as a person. Each
 span from the statistical recognizers is checked against evidence in the text and the
-1990 US Census lists of given names and surnames (``resources/names/``; no benchmark
-generates names from them):
+1990 US Census lists of given names and surnames and US birth records (``resources/names/``;
+no benchmark generates names from them):
 
 - a stock ticker or exchange code ("<VOLV ST>", "ASTS ST", "IBM.N") → ORGANIZATION;
 - a company cue: a legal suffix after it ("Esselte AB"), "shares of X", "X shares",
@@ -123,10 +123,7 @@ def given_names() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def births_given_names() -> frozenset[str]:
-    """Given names counted at least 100 times among US births 1880–2024 (the Social
-    Security Administration's national data, ``resources/names/ssa_given_names.txt``):
-    names of people born to families from everywhere — "rohit", "priya", "manfred" — that
-    the 1990 census lists (:func:`given_names`) lack."""
+    """Given names of US births 1880–2024 (SSA; ``ssa_given_names.txt``): "rohit", "ralf"."""
     return NameSet(_resource_lines("ssa_given_names.txt"))
 
 
@@ -149,9 +146,8 @@ def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> 
     """The other wrong types: a NER ORGANIZATION or LOCATION that carries person evidence
     becomes PERSON — a title right before it ("Mr Hope Daniels"), or a census given name
     then surname-shaped words (:func:`_reads_as_name`) with no company cue around it; so
-    does a one-word ORGANIZATION or NRP that is a given name (the census's or the birth
-    records' :func:`births_given_names`) and neither a common word nor shaped like a
-    nationality ("Rohit", "Ralf"; "Christian" stays a group) — or
+    does a one-word ORGANIZATION or NRP that is a given name (census or birth records) and
+    neither a common word nor shaped like a nationality ("Rohit"; "Christian" stays) — or
     one word of a name the document itself vouches for (:func:`vouched_names`: "Jorgen"
     when a mail header's display name is "Jorgen Thomsen")."""
     vouched = vouched_names(text, spans)
