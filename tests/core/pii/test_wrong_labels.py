@@ -23,7 +23,8 @@ def _ner(text: str, value: str, type_: str) -> Span:
     ("Priya and Rahul reviewed the contract with Marisol.", "Marisol", "ORGANIZATION"),
     ("Thanks to Marisol for the numbers.", "Marisol", "NRP"),
     ("Ask Heidi before Friday.", "Heidi", "ORGANIZATION"),
-    # names the 1990 census lacks, found in the birth records (SpamAssassin e-mails)
+    # names the 1990 census lacks, found in the birth records (the first as a SpamAssassin
+    # e-mail wrote it; the model types each as shown)
     ("It seriously loses for reasons like Rohit's just encountered.", "Rohit",
      "ORGANIZATION"),
     ("Once upon a time, Ralf said so.", "Ralf", "NRP"),
