@@ -108,7 +108,7 @@ def name_evidence(word: str, lexicon: Container[str] | None, *, surname: bool = 
     parts = [p for p in low.split("-") if p]
     if len(parts) > 1 and all(p in known_names() for p in parts):
         return True       # a double-barrelled name of listed names ("Williams-Johnston")
-    if not _dictionary_word(low, lexicon):
+    if not dictionary_word(low, lexicon):
         if low in known_names():
             return True
         return lexicon is not None and low not in common_words()
@@ -139,7 +139,7 @@ def honorific_name(word: str) -> bool:
     return low not in ROLE_AFTER_TITLE and low not in common_words()
 
 
-def _dictionary_word(low: str, lexicon: Container[str] | None) -> bool:
+def dictionary_word(low: str, lexicon: Container[str] | None) -> bool:
     """An English word (or the plural of one); a hyphenated word only when every part is
     one ("Kierkegaard-Hansen", "Al-Saud" are not)."""
     if lexicon is None:

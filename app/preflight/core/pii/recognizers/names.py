@@ -1,12 +1,14 @@
 """Person names the small NER model misses: names in ALL CAPS, names after a title or
-a salutation/field label, and capitalized words that spell an email's local part.
+a salutation/field label, a given name signing off on a line of its own, and capitalized
+words that spell an email's local part.
 
-Size (~540 lines): the recognizers share one grammar of a name word (letters of many
+Size (~600 lines): the recognizers share one grammar of a name word (letters of many
 scripts, particles, titles, suffixes, initials) and one per-document lexicon; apart, each
 would declare them again."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -15,11 +17,14 @@ from typing import Any
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.cleaning import GENERIC_ORG_WORDS, generic_addressee
+from preflight.core.pii.countries import whole_country
 from preflight.core.pii.name_shapes import (
-    CASED_NAME_WORD, ROLE_AFTER_TITLE, UP, name_evidence, words_read_as_name,
+    CASED_NAME_WORD, ROLE_AFTER_TITLE, UP, dictionary_word, name_evidence,
+    words_read_as_name,
 )
 from preflight.core.pii.person_evidence import (
-    common_words, dictionary_words_only, given_names, known_names, lexicon_of,
+    births_given_names, common_words, dictionary_words_only, given_names, known_names,
+    lexicon_of,
 )
 from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
 from preflight.core.types import Evidence
@@ -149,6 +154,27 @@ def _writer(value: str) -> bool:
     if words[0].casefold() in _NOT_WRITERS or generic_addressee(value):
         return False
     return not value[0].islower() or value.casefold() in known_names()
+
+
+#: Month and weekday names, whole and short: given names too ("June", "August"), but a
+#: line of its own that is one of them is a date or a heading more often than a person.
+_CALENDAR_WORDS = frozenset(w.casefold() for w in (*calendar.month_name, *calendar.month_abbr,
+                                                   *calendar.day_name, *calendar.day_abbr) if w)
+
+
+def _given_name_alone(value: str) -> bool:
+    """One word on a line of its own that is a given name: in US birth records (less the
+    English words) or the census's given names when no dictionary has it ("Ok",
+    "Ruby" and "Sierra" are on the census list), and no common word, country, month or
+    weekday. Who signs a message this way ("Greg", "- Joe" after a blank line) is
+    named nowhere else in it."""
+    low = value.casefold()
+    if (low in common_words() or low in _CALENDAR_WORDS or whole_country(value)
+            or generic_addressee(value) or low in SENDER_WORDS):
+        return False
+    if low in births_given_names():
+        return True
+    return low in given_names() and not dictionary_word(low, _LEXICON.get())
 
 
 def _known_given_name(value: str) -> bool:
@@ -295,8 +321,9 @@ def _credited_person(value: str) -> bool:
 
 
 class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
-    """Capitalized words after a title (Mr., Dr.) or a salutation / name field, and a
-    name signing off; a qualification after the name (MD, PhD, Jr., III) is included."""
+    """Capitalized words after a title (Mr., Dr.) or a salutation / name field, a name
+    signing off (after "Regards," or alone on its line), and whoever wrote a quoted
+    message; a qualification after the name (MD, PhD, Jr., III) is included."""
 
     evidence = Evidence.RULE
 
@@ -331,6 +358,12 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
             0.7, "A name signing off a message", group=1, validate=_not_generic),
+        # a given name on a line of its own, maybe after a dash: "Greg", "- Joe", and
+        # "Michel" under "Regards," and a blank line (another paragraph)
+        Rule("PERSON", re.compile(
+            rf"(?m:^[ \t]*(?:(?:--?|[~–—])[ \t]*)?({_NAME})[ \t]*[.!]?[ \t]*\r?$)"),
+            0.7, "A given name alone on its line (a message's sign-off)", group=1,
+            validate=_given_name_alone),
         # the attribution of a quoted message: "Ralf wrote :", "On Tue, Kent Borg
         # <kb@…> wrote:", "--- Rohit wrote:", "Harig, wrote :", "Theo wrote in message …"
         Rule("PERSON", re.compile(
