@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from preflight.core.paths import install_root
     from preflight.core.pii.detector import PiiDetector
+
     from preflight_eval.eval_pii import resolve_ner_path
     from preflight_eval.utility_dataset import spam_documents
 

@@ -14,7 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "send"))
 
 from _fakes import FakeCounter, FakeDetector, FakeEmbedder, FakeFlow  # noqa: E402
 from _loopback import CaptureServer  # noqa: E402
-
 from preflight.app.leave_summary import summarize_leaving  # noqa: E402
 from preflight.core.config import ProviderSettings, Settings  # noqa: E402
 from preflight.core.sanitize.base import SanitizeParams, create_mechanism  # noqa: E402
@@ -56,3 +55,27 @@ def test_window_count_equals_the_confirmations_blocking_list(server, tmp_path, t
     assert len(window.leaving) == len(plan.blocking)
     assert {i.value for i in window.leaving} == {f.value for f in plan.blocking}
     assert "will leave your computer" in window.sentence
+
+
+def test_a_value_changed_in_part_is_one_item_in_both_lists(server, tmp_path):
+    # d_X drew "narrowly" for "jane" and let the rest of the address through: the window
+    # counts the original's address as left, the re-scan finds "narrowly.doe@…" across
+    # the change; both must name one value (the window counted two before)
+    from preflight.core.types import Change, SanitizedText, SanitizeReport
+
+    text = "Write to jane.doe@example.com about the budget before Friday."
+    provider = ProviderSettings("loop", server.url, "m-1")
+    session = SendSession(Settings(providers=[provider], default_provider="loop"),
+                          detector=FakeDetector(names=(), cities=()),
+                          audit=AuditLog(tmp_path / "a.sqlite3"), token_counter=FakeCounter(),
+                          embedder=FakeEmbedder(), flow=FakeFlow())
+    spans = session.detector.detect(text)
+    at = text.index("jane")
+    sanitized = SanitizedText(text.replace("jane", "narrowly", 1), "dx", (
+        Change(at, at + 8, at, at + 4, "TOKEN", "jane", "narrowly"),),
+        SanitizeReport(kept_spans=()))
+    plan = session.prepare_send(text, "loop", "placeholder", SanitizeParams(), SUMMARIZE,
+                                spans=spans, sanitized=sanitized, vault=None)
+    assert [f.value for f in plan.blocking] == ["jane.doe@example.com"]
+    window = summarize_leaving(text, sanitized, spans, findings=plan.blocking)
+    assert [i.value for i in window.leaving] == ["jane.doe@example.com"]

@@ -23,7 +23,7 @@ from preflight.core.send.providers import create_client
 from preflight.core.pii.recognizers.base import NER_EVIDENCE
 from preflight.core.send.rescan import rescan
 from preflight.core.tasks import SUMMARIZE, Task
-from preflight.core.types import SanitizedText, Span
+from preflight.core.types import Change, SanitizedText, Span
 
 pytestmark = pytest.mark.slow
 
@@ -135,6 +135,26 @@ def test_a_protected_person_left_in_the_payload_blocks(detector):
     found = findings(detector, text, spans, sanitized)
     (leak,) = [f for f in found if f.blocking]
     assert (leak.type, leak.value, leak.kind) == ("PERSON", "Martin Lundstedt", "leak")
+
+
+def test_a_protected_value_the_mechanism_changed_in_part_blocks_under_its_own_name(detector):
+    # d_X drew another token for "jane" and the rest of the address through: the payload
+    # holds "narrowly.doe@example.com", which the re-scan detects across the change
+    text = "Write to jane.doe@example.com about the merger plan."
+    spans = detector.detect(text)
+    (email,) = [s for s in spans if s.type == "EMAIL_ADDRESS"]
+    at = text.index("jane")
+    payload = text.replace("jane", "narrowly", 1)
+    change = Change(at, at + len("narrowly"), at, at + 4, "TOKEN", "jane", "narrowly")
+    sanitized = SanitizedText(payload, "dx", (change,), replace(
+        policy_output(text, []).report, kept_spans=()))
+    found = findings(detector, text, spans, sanitized)
+    (leak,) = [f for f in found if f.blocking]
+    # what leaves is the original's value (the window's "left" list names it so too),
+    # not a new address found fresh
+    assert (leak.type, leak.value, leak.kind) == ("EMAIL_ADDRESS", text[email.start:email.end],
+                                                  "leak")
+    assert "partly" in leak.reason
 
 
 def test_a_kept_organization_in_the_payload_is_no_finding(detector):

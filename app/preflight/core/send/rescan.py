@@ -11,6 +11,9 @@ a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
   a name) is not searched for elsewhere: that is prose. Without ``kept_spans`` (a classic
   mechanism, no policy) only direct identifiers and secrets of the original count, as
   before policies.
+  A detection that crosses a change of the mechanism and overlaps a protected value of
+  its type is that value partly let through (d_X drew "narrowly" for "jane" in
+  "jane.doe@…"): it blocks under the original's value, as the window counts it.
   Besides the original's detections, every value the request protected elsewhere (the
   question, the instruction, an earlier send of the document: ``values``, from
   :func:`~preflight.core.send.request_scope.protect_request`) counts the same way.
@@ -32,7 +35,7 @@ Never a finding: text the mechanism itself wrote (a placeholder, a surrogate, a 
 value — inside a change and not a value of the original), and a detection at the very
 place of a value the policy kept (the plan already shows what the policy keeps).
 
-Size (~430 lines): one pass over the payload; its leak finders share the payload's offset
+Size (~490 lines): one pass over the payload; its leak finders share the payload's offset
 map and the protected values.
 """
 
@@ -131,6 +134,22 @@ class _Payload:
         return start + shift, end + shift
 
 
+    def source_span(self, part: str, start: int, end: int) -> tuple[int, int] | None:
+        """Where [start, end) of the document part came from in the original, changes
+        it crosses included (each counts whole)."""
+        if part != "document" or start >= end:
+            return None
+        return self._source_at(start, False), self._source_at(end - 1, True)
+
+    def _source_at(self, pos: int, end: bool) -> int:
+        k = bisect_right(self._starts, pos) - 1
+        if k >= 0 and pos < self._changes[k].end:
+            change = self._changes[k]
+            return change.source_end if end else change.source_start
+        shift = self._changes[k].source_end - self._changes[k].end if k >= 0 else 0
+        return pos + shift + end
+
+
 @dataclass(frozen=True)
 class _Protected:
     """A value the payload must not carry (from the original, or another part)."""
@@ -152,12 +171,14 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
 
     kept = kept_ranges(sanitized)
     kept_set = set(kept or ())
+    own = [s for s in original_spans
+           if len(original[s.start:s.end].strip()) >= MIN_LEAK_CHARS
+           and not _plain_word(original[s.start:s.end])
+           and ((s.start, s.end) not in kept_set if kept is not None
+                else s.category in BLOCKING_CATEGORIES)]
     protected = [_Protected(original[s.start:s.end], s.type, s.category, s.score)
-                 for s in original_spans
-                 if len(original[s.start:s.end].strip()) >= MIN_LEAK_CHARS
-                 and not _plain_word(original[s.start:s.end])
-                 and ((s.start, s.end) not in kept_set if kept is not None
-                      else s.category in BLOCKING_CATEGORIES)]
+                 for s in own]
+    protected_at = _Placed(own, protected)
     protected += [_Protected(v.value, v.type, v.category, v.score) for v in values
                   if len(v.value.strip()) >= MIN_LEAK_CHARS and not _plain_word(v.value)]
     protected_keys = {value_key(p.value, p.type): p for p in protected}
@@ -197,11 +218,21 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
                 continue        # the policy kept this very value here
             key = value_key(value, span.type)
             leaked = protected_keys.get(key)
+            partly = None if leaked is not None or source is not None else \
+                protected_at.overlapping(pay.source_span(part, start, end), span.type)
             if leaked is not None:
                 add(_finding(leaked.type, leaked.category, value, part, start, end,
                              max(span.score, leaked.score), LEAK,
                              "detected in the original as a value to protect and still "
                              "in the payload"))
+            elif partly is not None:
+                # the mechanism changed a part of a protected value and let the rest
+                # through ("jane.doe@…" noised to "narrowly.doe@…"): the original's value
+                # is what leaves, under its own name (the window counts it so too)
+                add(_finding(partly.type, partly.category, partly.value, part, start, end,
+                             max(span.score, partly.score), LEAK,
+                             "detected in the original as a value to protect and partly "
+                             "still in the payload"))
             elif is_validated(span) and (span.category is Category.SECRET
                                          or value_key(value, "") not in kept_keys):
                 add(_finding(span.type, span.category, value, part, start, end, span.score,
@@ -219,6 +250,30 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
     if degraded is not None:
         out[degraded.id] = degraded
     return tuple(sorted(out.values(), key=lambda f: (not f.blocking, f.part, f.start)))
+
+
+class _Placed:
+    """The original's protected values by place: which one a range overlaps."""
+
+    def __init__(self, spans: Sequence[Span], protected: Sequence[_Protected]) -> None:
+        placed = sorted(zip(spans, protected), key=lambda sp: (sp[0].start, sp[0].end))
+        self._starts = [s.start for s, _ in placed]
+        self._placed = placed
+        self._longest = max((s.end - s.start for s in spans), default=0)
+
+    def overlapping(self, source: tuple[int, int] | None, type_: str) -> _Protected | None:
+        """The protected value of type ``type_`` that the original's range ``source``
+        overlaps (a payload detection across a change came from there)."""
+        if source is None:
+            return None
+        a, b = source
+        i = bisect_right(self._starts, b - 1) - 1
+        while i >= 0 and self._starts[i] > a - self._longest:
+            span, p = self._placed[i]
+            if span.start < b and a < span.end and span.type == type_:
+                return p
+            i -= 1
+        return None
 
 
 def _drop_covered(found: list[tuple[int, int, int, Finding]]) -> list[Finding]:
