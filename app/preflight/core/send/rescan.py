@@ -11,9 +11,11 @@ a :class:`~preflight.core.send.plan.Finding` of one of these kinds:
   a name) is not searched for elsewhere: that is prose. Without ``kept_spans`` (a classic
   mechanism, no policy) only direct identifiers and secrets of the original count, as
   before policies.
-  A detection that crosses a change of the mechanism and overlaps a protected value of
-  its type is that value partly let through (d_X drew "narrowly" for "jane" in
-  "jane.doe@…"): it blocks under the original's value, as the window counts it.
+  A detection that crosses a change of the mechanism (not one inside a change: a
+  generalized date's year is the mechanism's own output) and whose copied text is part
+  of a protected value of its type is that value partly let through (d_X drew
+  "narrowly" for "jane" in "jane.doe@…"): it blocks under the original's value, as the
+  window counts it.
   Besides the original's detections, every value the request protected elsewhere (the
   question, the instruction, an earlier send of the document: ``values``, from
   :func:`~preflight.core.send.request_scope.protect_request`) counts the same way.
@@ -134,20 +136,25 @@ class _Payload:
         return start + shift, end + shift
 
 
-    def source_span(self, part: str, start: int, end: int) -> tuple[int, int] | None:
-        """Where [start, end) of the document part came from in the original, changes
-        it crosses included (each counts whole)."""
-        if part != "document" or start >= end:
-            return None
-        return self._source_at(start, False), self._source_at(end - 1, True)
-
-    def _source_at(self, pos: int, end: bool) -> int:
-        k = bisect_right(self._starts, pos) - 1
-        if k >= 0 and pos < self._changes[k].end:
-            change = self._changes[k]
-            return change.source_end if end else change.source_start
-        shift = self._changes[k].source_end - self._changes[k].end if k >= 0 else 0
-        return pos + shift + end
+    def copied_sources(self, part: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Where the pieces of [start, end) of the document part that no change wrote
+        were copied from in the original."""
+        if part != "document":
+            return []
+        out, pos = [], start
+        j = max(bisect_right(self._starts, start) - 1, 0)
+        while pos < end:
+            while j < len(self._changes) and self._changes[j].end <= pos:
+                j += 1
+            change = self._changes[j] if j < len(self._changes) else None
+            if change is not None and change.start <= pos:
+                pos = change.end                   # written by the mechanism
+                continue
+            stop = min(end, change.start) if change is not None else end
+            shift = (self._changes[j - 1].source_end - self._changes[j - 1].end) if j else 0
+            out.append((pos + shift, stop + shift))
+            pos = stop
+        return out
 
 
 @dataclass(frozen=True)
@@ -218,8 +225,10 @@ def rescan(detector: Detector, original: str, sanitized: SanitizedText,
                 continue        # the policy kept this very value here
             key = value_key(value, span.type)
             leaked = protected_keys.get(key)
-            partly = None if leaked is not None or source is not None else \
-                protected_at.overlapping(pay.source_span(part, start, end), span.type)
+            # across a change (not inside one: the mechanism's own output, such as the
+            # year a generalized date keeps), with copied text of a protected value
+            partly = None if leaked is not None or source is not None or change is not None \
+                else protected_at.overlapping(pay.copied_sources(part, start, end), span.type)
             if leaked is not None:
                 add(_finding(leaked.type, leaked.category, value, part, start, end,
                              max(span.score, leaked.score), LEAK,
@@ -261,18 +270,16 @@ class _Placed:
         self._placed = placed
         self._longest = max((s.end - s.start for s in spans), default=0)
 
-    def overlapping(self, source: tuple[int, int] | None, type_: str) -> _Protected | None:
-        """The protected value of type ``type_`` that the original's range ``source``
-        overlaps (a payload detection across a change came from there)."""
-        if source is None:
-            return None
-        a, b = source
-        i = bisect_right(self._starts, b - 1) - 1
-        while i >= 0 and self._starts[i] > a - self._longest:
-            span, p = self._placed[i]
-            if span.start < b and a < span.end and span.type == type_:
-                return p
-            i -= 1
+    def overlapping(self, sources: Iterable[tuple[int, int]], type_: str) -> _Protected | None:
+        """The protected value of type ``type_`` that one of the original's ranges
+        ``sources`` overlaps (what a payload detection across a change copied)."""
+        for a, b in sources:
+            i = bisect_right(self._starts, b - 1) - 1
+            while i >= 0 and self._starts[i] > a - self._longest:
+                span, p = self._placed[i]
+                if span.start < b and a < span.end and span.type == type_:
+                    return p
+                i -= 1
         return None
 
 
