@@ -157,6 +157,22 @@ def test_a_protected_value_the_mechanism_changed_in_part_blocks_under_its_own_na
     assert "partly" in leak.reason
 
 
+def test_what_a_generalization_keeps_of_a_value_is_no_leak(detector):
+    # "3 March 2024" generalized to its year: the re-scan reads "2024" as a date inside
+    # the change, which the mechanism wrote on purpose (it blocked every such send once)
+    text = "Jane Doe met Max Power on 3 March 2024 about the merger plan."
+    spans = detector.detect(text)
+    assert any(text[s.start:s.end] == "3 March 2024" for s in spans)
+    at = text.index("3 March 2024")
+    payload = text.replace("3 March 2024", "2024", 1)
+    change = Change(at, at + 4, at, at + len("3 March 2024"), "DATE_TIME", "3 March 2024",
+                    "2024")
+    sanitized = SanitizedText(payload, "policy", (change,), replace(
+        policy_output(text, []).report, kept_spans=()))
+    found = findings(detector, text, [s for s in spans if s.type == "DATE_TIME"], sanitized)
+    assert [f for f in found if f.blocking] == []
+
+
 def test_a_kept_organization_in_the_payload_is_no_finding(detector):
     text = "Swedish truck maker Volvo said on Tuesday that Anna Svensson would lead sales."
     spans = detector.detect(text)
