@@ -135,7 +135,6 @@ class _Payload:
         shift = self._changes[k - 1].source_end - self._changes[k - 1].end if k else 0
         return start + shift, end + shift
 
-
     def copied_sources(self, part: str, start: int, end: int) -> list[tuple[int, int]]:
         """Where the pieces of [start, end) of the document part that no change wrote
         were copied from in the original."""
