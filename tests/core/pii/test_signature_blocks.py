@@ -64,6 +64,32 @@ def test_a_name_broken_by_the_wrap_of_prose_stays_whole(real_detector):
     assert "Raymond\nDrewry" in persons
 
 
+# An Outlook reply header from a real mailing-list message (SpamAssassin's easy ham): the
+# sender's name wrapped over two lines under "On Behalf Of". The model read
+# "Robert\nHarley\nSent" as one name; cut to its first line, "Harley" went out.
+_OUTLOOK = ("-----Original Message-----\n"
+            "From: fork-admin@xent.com [mailto:fork-admin@xent.com] On Behalf Of\n"
+            "Robert\nHarley\nSent: Tuesday, August 20, 2002 12:28 PM\n"
+            "To: fork@example.com\nSubject: Re: The GOv gets tough\n")
+
+
+def test_a_name_wrapped_over_header_lines_is_protected_line_by_line(real_detector):
+    persons = {v for v, t in found(real_detector, _OUTLOOK) if t == "PERSON"}
+    assert {"Robert", "Harley"} <= persons
+    assert not any("Sent" in v for v in persons)
+
+
+@pytest.mark.parametrize("line,names", [
+    ("Harley", True), ("Andrew Burgess", True), ("Sent: Tuesday", False), ("Sent", False),
+    ("Network Administrator", False), ("Ahhh", False), ("4724 Elm Street", False),
+    ("harley", False), ("", False),
+])
+def test_a_line_of_names_only(line, names):
+    from preflight.core.pii.detector import _names_only
+
+    assert _names_only(line) is names
+
+
 _LEXICON = {"sent", "mandrake", "bush", "corporation"}
 
 

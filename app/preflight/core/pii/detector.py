@@ -328,12 +328,15 @@ class PiiDetector:
             if own_start <= r.start + start < own_end or cut_off:
                 meta = dict(r.recognition_metadata or {})
                 a, b = r.start + start, r.end + start
+                pieces = [(a, b)]
                 if Evidence.STATISTICAL in meta.get(EVIDENCE_KEY, Evidence.RULE):
-                    a, b = _first_line(paragraph, a, b, self._lexicon)
+                    pieces = _first_line(paragraph, a, b, self._lexicon)
                     if r.entity_type == "PERSON":
-                        b = _before_address(paragraph, a, b)
-                if a < b:
-                    out.append(RawResult(a, b, r.entity_type, r.score, meta))
+                        pieces = [(x, _before_address(paragraph, x, y)) for x, y in pieces]
+                    else:
+                        pieces = pieces[:1]
+                out.extend(RawResult(x, y, r.entity_type, r.score, meta)
+                           for x, y in pieces if x < y)
         return out
 
     def _detect_canonical(self, text: str, analyzer, reuse: bool = False,
@@ -407,20 +410,39 @@ def _batches(texts: Sequence[str], chars: int) -> Iterator[list[str]]:
         yield batch
 
 
-def _first_line(text: str, start: int, end: int, lexicon: Any = None) -> tuple[int, int]:
+def _first_line(text: str, start: int, end: int,
+                lexicon: Any = None) -> list[tuple[int, int]]:
     """A NER span cut to its first non-blank line: the model reads a signature's name and
     the address line under it as one name ("Carolyn Kline\n4724"), which would lose the
     name to the address when the two overlap. A name that wrapped prose broke across
-    two lines stays whole (:func:`_wrapped_name`)."""
+    two lines stays whole (:func:`_wrapped_name`). The lines right under the first that
+    hold only capitalized census names are kept too, each a span of its own: an Outlook
+    header wraps "On Behalf Of\nRobert\nHarley\nSent:", which the model reads as one
+    name, and a rule's "Harley" inside it was dropped with it."""
     if _wrapped_name(text, start, end, lexicon):
-        return start, end
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
     pos = start
     for line in text[start:end].split("\n"):
-        if line.strip():
-            a = pos + len(line) - len(line.lstrip())
-            return a, a + len(line.strip())
+        a = pos + len(line) - len(line.lstrip())
+        b = a + len(line.strip())
         pos += len(line) + 1
-    return start, start
+        if not pieces:
+            if a < b:
+                pieces.append((a, b))
+        elif _names_only(text[a:b]):
+            pieces.append((a, b))
+        else:
+            break
+    return pieces or [(start, start)]
+
+
+def _names_only(line: str) -> bool:
+    """One to three capitalized words, each a census given name or surname."""
+    words = line.split()
+    names = known_names()
+    return (0 < len(words) <= 3 and bool(_NAME_WORDS.fullmatch(line))
+            and all(w[0].isupper() and w.casefold() in names for w in words))
 
 
 _NAME_WORDS = re.compile(r"[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*)*")
