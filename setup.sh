@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Preflight set-up: installs everything this checkout needs, then runs the app or the tests.
 #
-#   ./setup.sh run     install (first time ~10 min: llama.cpp builds from source) and open the window
+#   ./setup.sh run     install (first time ~20 min: llama.cpp and spaCy build from source) and open the window
 #   ./setup.sh test    install the same way and run the whole test suite
 #   ./setup.sh install install the same way and stop (installer/build_linux.sh uses it)
 #
@@ -66,7 +66,7 @@ VPY="$VENV/bin/python"
 stamp_file="$VENV/.preflight-deps"
 want=$(cat pyproject.toml eval/pyproject.toml constraints.txt setup.sh | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
-    say "installing Python dependencies (llama-cpp-python builds from source the first time, ~6 min)"
+    say "installing Python dependencies (llama-cpp-python builds from source, ~6 min)"
     # The CPU build of torch first: anything else would pull gigabytes of CUDA wheels.
     "$VPY" -m pip install -q --upgrade "pip>=24" wheel
     "$VPY" -m pip install -q "torch==2.13.0"
@@ -88,6 +88,24 @@ if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$want" ]; then
     # cache key) would otherwise come back unchanged.
     llama_pin=$(grep -o -m1 '"llama-cpp-python==[0-9.]*"' pyproject.toml | tr -d '"')
     "$VPY" -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
+    # spaCy from source too (~10 min, once per machine), without Cython's profiling hooks:
+    # its wheels for Python < 3.12 carry them, and in the entity recognizer's nogil loop
+    # every hook takes and drops the GIL: more than half of the model's time
+    # (docs/BENCHMARKS.md, "Detection speed"). Same code and weights, same entities.
+    # CPPFLAGS adds the define to the compiler's default flags (CFLAGS would replace them);
+    # the wheel is kept in a cache of its own, named for the flag (pip's cache is not).
+    spacy_pin=$(grep -m1 '^spacy==' constraints.txt)
+    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/preflight/wheels-cython-noprofile"
+    cp=$("$VPY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+    spacy_wheel=$(ls "$wheels/spacy-${spacy_pin#spacy==}-$cp-"*.whl 2>/dev/null | head -1 || true)
+    if [ -z "$spacy_wheel" ]; then
+        say "building spaCy without Cython's profiling hooks (~10 min, once)"
+        env -u CFLAGS -u CXXFLAGS CPPFLAGS="${CPPFLAGS:-} -DCYTHON_PROFILE=0" \
+            "$VPY" -m pip wheel -q --no-cache-dir --no-deps --no-binary spacy \
+            -w "$wheels" "$spacy_pin"
+        spacy_wheel=$(ls "$wheels/spacy-${spacy_pin#spacy==}-$cp-"*.whl | head -1)
+    fi
+    "$VPY" -m pip install -q --force-reinstall --no-deps "$spacy_wheel"
     "$VPY" -m pip install -q -c constraints.txt -e ".[dev,package]"
     # The evaluation and training code (eval/) for the tests and the documented numbers;
     # the product's wheel and installer never contain it.

@@ -20,6 +20,27 @@ def _blas_threads() -> list[int]:
     return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
 
 
+def test_spacy_is_built_without_cython_profiling_hooks():
+    """setup.sh builds spaCy with CYTHON_PROFILE=0. Its wheels for Python < 3.12 carry
+    Cython's profiling hooks, and in the entity recognizer's nogil loop each hook takes and
+    drops the GIL (over a third of the model's time); a compiled function with the hooks is
+    seen by cProfile, one without them is not."""
+    import cProfile
+    import pstats
+
+    import spacy
+
+    doc = spacy.blank("en").make_doc("A few words to walk through.")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    words = [token.text for token in doc]
+    profiler.disable()
+    assert len(words) == 7                        # the walk ran through spaCy's Cython ...
+    compiled = sorted({f"{path}:{name}" for path, _line, name in pstats.Stats(profiler).stats
+                       if path.endswith((".pyx", ".pxd"))})
+    assert compiled == []                         # ... and no compiled function was seen
+
+
 def test_the_recognizer_runs_on_numpy_blas_not_blis(real_detector):
     from thinc.api import NumpyOps
 
