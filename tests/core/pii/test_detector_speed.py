@@ -23,7 +23,7 @@ def _blas_threads() -> list[int]:
 def test_spacy_is_built_without_cython_profiling_hooks():
     """setup.sh builds spaCy with CYTHON_PROFILE=0. Its wheels for Python < 3.12 carry
     Cython's profiling hooks, and in the entity recognizer's nogil loop each hook takes and
-    drops the GIL (over a third of the model's time); a compiled function with the hooks is
+    drops the GIL (more than half of the model's time); a compiled function with the hooks is
     seen by cProfile, one without them is not."""
     import cProfile
     import pstats

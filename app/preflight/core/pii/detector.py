@@ -330,11 +330,10 @@ class PiiDetector:
                 a, b = r.start + start, r.end + start
                 pieces = [(a, b)]
                 if Evidence.STATISTICAL in meta.get(EVIDENCE_KEY, Evidence.RULE):
-                    pieces = _first_line(paragraph, a, b, self._lexicon)
-                    if r.entity_type == "PERSON":
+                    person = r.entity_type == "PERSON"
+                    pieces = _first_line(paragraph, a, b, self._lexicon, names_below=person)
+                    if person:
                         pieces = [(x, _before_address(paragraph, x, y)) for x, y in pieces]
-                    else:
-                        pieces = pieces[:1]
                 out.extend(RawResult(x, y, r.entity_type, r.score, meta)
                            for x, y in pieces if x < y)
         return out
@@ -410,15 +409,16 @@ def _batches(texts: Sequence[str], chars: int) -> Iterator[list[str]]:
         yield batch
 
 
-def _first_line(text: str, start: int, end: int,
-                lexicon: Any = None) -> list[tuple[int, int]]:
+def _first_line(text: str, start: int, end: int, lexicon: Any = None,
+                names_below: bool = False) -> list[tuple[int, int]]:
     """A NER span cut to its first non-blank line: the model reads a signature's name and
     the address line under it as one name ("Carolyn Kline\n4724"), which would lose the
     name to the address when the two overlap. A name that wrapped prose broke across
-    two lines stays whole (:func:`_wrapped_name`). The lines right under the first that
-    hold only capitalized census names are kept too, each a span of its own: an Outlook
-    header wraps "On Behalf Of\nRobert\nHarley\nSent:", which the model reads as one
-    name, and a rule's "Harley" inside it was dropped with it."""
+    two lines stays whole (:func:`_wrapped_name`). With ``names_below`` (a person span),
+    the lines right under the first that hold only capitalized census names are kept
+    too, each a span of its own: an Outlook header wraps "On Behalf Of\nRobert\nHarley\n
+    Sent:", which the model reads as one name, and a rule's "Harley" inside it was
+    dropped with it."""
     if _wrapped_name(text, start, end, lexicon):
         return [(start, end)]
     pieces: list[tuple[int, int]] = []
@@ -430,7 +430,7 @@ def _first_line(text: str, start: int, end: int,
         if not pieces:
             if a < b:
                 pieces.append((a, b))
-        elif _names_only(text[a:b]):
+        elif names_below and _names_only(text[a:b]):
             pieces.append((a, b))
         else:
             break
