@@ -26,12 +26,13 @@ _WS = re.compile(r"\s+")
 _LOWER_WORD = re.compile(r"(?<!\w)[a-zß-öø-ÿ][\w'’-]*(?!\w)")
 
 
-def trie_regex(terms: Iterable[str], fold: bool = True, literal: bool = False) -> str | None:
+def trie_regex(terms: Iterable[str], fold: bool = True, literal: bool = False,
+               atom: Callable[[str], str] | None = None) -> str | None:
     """A regex source matching any of ``terms`` (longest first, like a sorted
     alternation), factored as a trie so matching cost does not grow with their number.
     A space in a term matches any run of whitespace, unless ``literal`` (every character
-    as written). With ``fold`` the trie merges terms by lower case: compile it with
-    re.IGNORECASE."""
+    as written) or ``atom`` (the regex of each character) says otherwise. With ``fold``
+    the trie merges terms by lower case: compile it with re.IGNORECASE."""
     root: dict = {}
     for term in terms:
         chars = term if literal else " ".join(term.split())
@@ -43,7 +44,7 @@ def trie_regex(terms: Iterable[str], fold: bool = True, literal: bool = False) -
         node[""] = {}
     if not root:
         return None
-    return _trie_source(root, re.escape if literal else _atom)
+    return _trie_source(root, atom or (re.escape if literal else _atom))
 
 
 def _atom(ch: str) -> str:

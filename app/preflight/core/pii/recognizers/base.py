@@ -21,8 +21,8 @@ from presidio_analyzer import EntityRecognizer, RecognizerResult
 from preflight.core.pii.entities import WHY_KEY
 from preflight.core.types import Evidence
 
-__all__ = ["WHY_KEY", "Evidence", "Rule", "RuleRecognizer", "context_regex", "evidence_of",
-           "has_context", "make_result"]
+__all__ = ["WHY_KEY", "Evidence", "Rule", "RuleRecognizer", "context_regex", "cue",
+           "evidence_of", "has_context", "make_result"]
 
 #: What the NER model's recognizer (Presidio's ``SpacyRecognizer``) finds: guesses.
 NER_EVIDENCE = Evidence.STATISTICAL | Evidence.GUESS
@@ -52,6 +52,12 @@ def context_regex(words: Iterable[str]) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z])(?:" + "|".join(alts) + r")(?![A-Za-z])", re.IGNORECASE)
 
 
+def cue(*literals: str, ignore_case: bool = False) -> re.Pattern[str]:
+    """A :attr:`Rule.needs` pattern: any of ``literals`` (case-insensitive with
+    ``ignore_case``, for a rule whose own pattern ignores case)."""
+    return re.compile("|".join(map(re.escape, literals)), re.IGNORECASE if ignore_case else 0)
+
+
 @dataclass(frozen=True)
 class Rule:
     """One pattern with its score and explanation.
@@ -59,6 +65,13 @@ class Rule:
     ``context`` words are searched ``window`` characters before (and ``after`` characters
     after) the match: when found the score becomes ``context_score`` and the why gets
     ``context_why`` appended; with ``require_context`` a match without context is dropped.
+
+    ``needs`` is a cheap pattern that every match of ``pattern`` contains (a literal the
+    pattern cannot match without: "@" in a display name's address, "wrote" in a quote's
+    attribution): a text without it is not scanned at all. Most texts hold none of a
+    rule's rare literals, and scanning for a literal costs a small part of trying the
+    full pattern at every word (``tests/core/pii/test_rule_prefilters.py`` checks each
+    ``needs`` on real text).
     """
 
     entity: str
@@ -73,6 +86,7 @@ class Rule:
     window: int = 50
     after: int = 0
     context_why: str = "; a related word nearby raised the confidence"
+    needs: re.Pattern[str] | None = None
 
 
 def make_result(recognizer: EntityRecognizer, entity: str, start: int, end: int,
@@ -122,6 +136,8 @@ class RuleRecognizer(EntityRecognizer):
         return results
 
     def apply_rule(self, rule: Rule, text: str) -> list[RecognizerResult]:
+        if rule.needs is not None and rule.needs.search(text) is None:
+            return []
         out = []
         for m in rule.pattern.finditer(text):
             start, end = m.span(rule.group)

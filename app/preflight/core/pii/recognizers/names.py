@@ -26,7 +26,7 @@ from preflight.core.pii.person_evidence import (
     births_given_names, common_words, dictionary_words_only, given_names, known_names,
     lexicon_of,
 )
-from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, make_result
+from preflight.core.pii.recognizers.base import Rule, RuleRecognizer, cue, make_result
 from preflight.core.types import Evidence
 
 _CAPS_RUN = re.compile(r"(?<![\w'’-])[A-Z][A-Z'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][A-Z'’-]+){1,3}"
@@ -333,18 +333,19 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
              validate=_not_role),
         Rule("PERSON", re.compile(
             rf"\b(?:Dear|Hi|Hello|Attn\.?|Attention:?)[ \t]+{_TITLE}?({_SIGNED})(?=[ \t]*[,:\n!])"),
-            0.7, "Capitalized words after a salutation", group=1, validate=_not_generic),
+            0.7, "Capitalized words after a salutation", group=1, validate=_not_generic,
+            needs=cue("Dear", "Hi", "Hello", "Att")),
         Rule("PERSON", re.compile(
             rf"(?im:^[ \t]*(?:(?:full[ \t]+)?name|patient|employee|customer|client|"
             rf"account[ \t]+holder|cardholder|signed|contact)[ \t]*:[ \t]*)({_FIELD_NAME})[ \t]*(?=\r?\n|$)"),
-            0.75, "A value in a name field", group=1),
+            0.75, "A value in a name field", group=1, needs=cue(":")),
         Rule("PERSON", re.compile(
             rf"(?m:^[ \t]*({_NAME}(?:[ \t]+[A-Z]\.)?(?:[ \t]+{_NAME}){{1,2}})[ \t]*\r?\n"
             rf"[ \t]*(?=\d|(?:Flat|Apt|Apartment|Unit|Studio|Suite|PSC|USNS|USNV|USS|USCGC|"
             rf"Tel|Phone|Mobile|Email|E-mail)\b))"),
             0.7, "A line of capitalized words starting with a known given name, above an "
                  "address or phone line (a signature block)", group=1,
-            validate=_known_given_name),
+            validate=_known_given_name, needs=cue("\n")),
         Rule("PERSON", re.compile(
             rf"\b(?i:thanks[ \t]+to|thx(?:[ \t]+to)?|credits?[ \t]+to|(?:reported|suggested|"
             rf"contributed|(?:re)?written|authored|reviewed|tested|fixed|patch(?:es|ed)?|"
@@ -357,7 +358,8 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
             rf"(?i:(?:best[ \t]+regards|kind[ \t]+regards|regards|sincerely|cheers|thanks|"
             rf"thank[ \t]+you|best)),?[ \t]*\r?\n[ \t]*{_TITLE}?"
             rf"({_NAME}(?:[ \t]+{_NAME}){{0,2}}{_SUFFIX}?)[ \t]*(?=\r?\n|$)"),
-            0.7, "A name signing off a message", group=1, validate=_not_generic),
+            0.7, "A name signing off a message", group=1, validate=_not_generic,
+            needs=cue("\n")),
         # a given name on a line of its own, maybe after a dash: "Greg", "- Joe", and
         # "Michel" under "Regards," and a blank line (another paragraph)
         Rule("PERSON", re.compile(
@@ -371,7 +373,7 @@ class NameCueRecognizer(_ReadsDictionary, RuleRecognizer):
             rf"[ \t]+\([^()\s]+@[^()\s]+\))?,?[ \t]+(?:wrote|writes)(?:[ \t]*:|[ \t]+in[ \t]+"
             rf"(?:message|article|news|<))"),
             0.75, "The name of whoever wrote a quoted message (… wrote:)", group=1,
-            validate=_writer),
+            validate=_writer, needs=cue("wrote", "writes")),
     )
 
 
@@ -508,30 +510,30 @@ class MailHeaderNameRecognizer(_ReadsDictionary, RuleRecognizer):
         Rule("PERSON", re.compile(
             rf"(?<![\w.@])\"?{_NO_LABEL}({_DISPLAY})\"?[ \t]*<{_ADDRESS}>"),
             0.75, "The display name of an e-mail address (Name <address>)", group=1,
-            validate=_person_display_name),
+            validate=_person_display_name, needs=cue("@")),
         # the same, a name on no list, where a line lists a person: an AUTHORS line, a
         # changelog's sign-off, a copyright holder, a commit trailer — never a header
         Rule("PERSON", re.compile(
             rf"(?m:^[ \t]*{_LIST_PREFIX}\"?{_NO_LABEL}({_DISPLAY})\"?[ \t]*<{_ADDRESS}>)"),
             0.75, "A name listed with its e-mail address (Name <address>)", group=1,
-            validate=_only_unlisted),
+            validate=_only_unlisted, needs=cue("@")),
         # a table of people and addresses (THANKS, AUTHORS, a contact list):
         # "Andrew Burgess                      aab@cichlid.com"
         Rule("PERSON", re.compile(
             rf"(?m:^[ \t]*{_NO_LABEL}({_DISPLAY})(?:[ \t]{{2,}}|\t)<?{_ADDRESS}>?[ \t]*$)"),
             0.75, "A name in a column beside its e-mail address", group=1,
-            validate=_listed_person),
+            validate=_listed_person, needs=cue("@")),
         # a credit line that names a person and links their page (AUTHORS, README
         # credits): "Geraldo Cockerhan - http://www.blendswap.com/…"
         Rule("PERSON", re.compile(
             rf"(?m:^[ \t]*(?:[-*•][ \t]+)?{_COPYRIGHT}?{_NO_LABEL}({_DISPLAY})"
             rf"(?:[ \t]+[-–—:][ \t]*|[ \t]*\([ \t]*|[ \t]+)<?(?:https?://|www\.))"),
             0.7, "A name at the start of a line beside a web address (a credit line)",
-            group=1, validate=_credited_person),
+            group=1, validate=_credited_person, needs=cue("http://", "https://", "www.")),
         Rule("PERSON", re.compile(
             rf"{_HEADER}<?{_ADDRESS}>?[ \t]+\(\"?({_DISPLAY})\"?\)"),
             0.75, "The display name of an address in an e-mail header", group=1,
-            validate=_person_display_name),
+            validate=_person_display_name, needs=cue("@")),
     )
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)

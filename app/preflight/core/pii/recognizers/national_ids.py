@@ -159,7 +159,9 @@ for _kind in KINDS:
     for _label in _kind.labels:
         _BY_LABEL.setdefault(_key(_label), []).append(_kind)
 _LABEL = _label_regex({label for kind in KINDS for label in kind.labels})
-_WRITTEN = [(kind, re.compile(r"(?<![\w.+-])" + kind.written + r"(?![\w-]|[.,]\d)"))
+# every written form starts with a digit or a capital: the look-ahead rules out the other
+# positions in one test, before the look-behind and the form are tried there
+_WRITTEN = [(kind, re.compile(r"(?=[\dA-Z])(?<![\w.+-])" + kind.written + r"(?![\w-]|[.,]\d)"))
             for kind in KINDS if kind.written]
 # groups of a number written after a label: "36 574 261 809", "756.9217.0769.85"
 _GROUP = re.compile(r"[A-Za-z0-9]+")

@@ -12,7 +12,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.recognizers.base import (
-    Rule, RuleRecognizer, context_regex, has_context, make_result,
+    Rule, RuleRecognizer, context_regex, cue, has_context, make_result,
 )
 from preflight.core.pii.recognizers.validators import digits
 from preflight.core.types import Evidence
@@ -35,7 +35,8 @@ class PhonePatternRecognizer(RuleRecognizer):
 
     RULES = (
         Rule("PHONE_NUMBER", re.compile(
-            r"(?<![\w+.-])(?:(?:\+?1|001)[ \t.-]?)?(?:\(\d{3}\)[ \t]?|\d{3}[ \t.-])\d{3}[.-]\d{4}"
+            r"(?=[+\d(])(?<![\w+.-])(?:(?:\+?1|001)[ \t.-]?)?(?:\(\d{3}\)[ \t]?|\d{3}[ \t.-])"
+            r"\d{3}[.-]\d{4}"
             + _EXT + r"(?![\w-])"), 0.6,
             "Has the shape of a North American phone number",
             context=_PHONE_CONTEXT, context_score=0.85, window=40),
@@ -43,18 +44,20 @@ class PhonePatternRecognizer(RuleRecognizer):
             r"(?<![\w+])\+\d{1,3}[ \t.-]?(?:\(0\)[ \t]?)?(?:\(\d{1,5}\)[ \t.-]?)?\d{1,5}"
             r"(?:[ \t.-]?\d{2,5}){1,4}" + _EXT + r"(?![\w-])"), 0.6,
             "Has the shape of an international phone number (+country code)",
-            validate=_digit_count_ok, context=_PHONE_CONTEXT, context_score=0.85, window=40),
+            validate=_digit_count_ok, context=_PHONE_CONTEXT, context_score=0.85, window=40,
+            needs=cue("+")),
         Rule("PHONE_NUMBER", re.compile(
             r"(?<![\w+.-])\(0\d{2,4}\)[ \t]?\d{3,4}[ \t]?\d{3,4}" + _EXT + r"(?![\w-])"), 0.55,
             "Has the shape of a phone number with a trunk prefix in brackets",
-            context=_PHONE_CONTEXT, context_score=0.85, window=40),
+            context=_PHONE_CONTEXT, context_score=0.85, window=40, needs=cue("(0")),
         Rule("PHONE_NUMBER", re.compile(
             r"(?i:\b(?:tel|phone|mobile|cell|fax|ph)\.?[ \t]*:[ \t]*"
             r"|\b(?:call|ring|reach|text)[ \t]+(?:me|us|him|her|them)[ \t]+(?:on|at)[ \t]+)"
             r"(\(?\+?\d[\d \t().-]{5,20}\d)" + _EXT + r"(?![\w-])"), 0.8,
             "A number in a phone field (Tel:, Mobile:) or after “call me on”", group=1,
             validate=lambda v: 7 <= len(digits(v)) <= 15),
-        Rule("PHONE_NUMBER", re.compile(r"(?<![\w+.-])(?:\d{10}|0\d{2,4}[ \t]?\d{3,4}[ \t]?\d{3,4})"
+        Rule("PHONE_NUMBER", re.compile(r"(?=\d)(?<![\w+.-])(?:\d{10}|0\d{2,4}[ \t]?\d{3,4}"
+                                        r"[ \t]?\d{3,4})"
                                         r"(?![\w-])"), 0.6,
              "A number written next to a phone word", context=_PHONE_CONTEXT,
              require_context=True, window=30, context_why=""),

@@ -8,7 +8,7 @@ import re
 from presidio_analyzer import EntityRecognizer
 
 from preflight.core.pii.recognizers.base import (
-    Rule, RuleRecognizer, context_regex, has_context, make_result,
+    Rule, RuleRecognizer, context_regex, cue, has_context, make_result,
 )
 from preflight.core.pii.recognizers.prose_secrets import (
     CUE_WORDS, PROSE_SECRET_RULES, not_masked, secret_shaped,
@@ -44,34 +44,36 @@ VENDOR_KEY_RULES: tuple[Rule, ...] = (
     Rule("API_KEY", re.compile(_B + r"sk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-)?)?"
                                r"[A-Za-z0-9_-]{20,}" + _E), 0.95,
          "Starts with the sk- prefix of OpenAI/Anthropic API keys and looks random",
-         validate=_random_looking),
+         validate=_random_looking, needs=cue("sk-")),
     Rule("API_KEY", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)"
                                r"[A-Z0-9]{16}\b"), 0.95,
-         "Matches the format of an AWS access key ID"),
+         "Matches the format of an AWS access key ID",
+         needs=cue("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA",
+                   "AROA", "APKA")),
     Rule("API_KEY", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"), 0.97,
-         "Matches the format of a GitHub token"),
+         "Matches the format of a GitHub token", needs=cue("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     Rule("API_KEY", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), 0.97,
-         "Matches the format of a GitHub fine-grained token"),
+         "Matches the format of a GitHub fine-grained token", needs=cue("github_pat_")),
     Rule("API_KEY", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0.95,
-         "Matches the format of a GitLab token"),
+         "Matches the format of a GitLab token", needs=cue("glpat-")),
     Rule("API_KEY", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}\b"), 0.95,
-         "Matches the format of a Slack token"),
+         "Matches the format of a Slack token", needs=cue("xox")),
     Rule("API_KEY", re.compile(r"\bAIza[0-9A-Za-z_-]{35}" + _E), 0.9,
-         "Matches the format of a Google API key"),
+         "Matches the format of a Google API key", needs=cue("AIza")),
     Rule("API_KEY", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b"), 0.95,
-         "Matches the format of a Stripe API key"),
+         "Matches the format of a Stripe API key", needs=cue("_live_", "_test_")),
     Rule("API_KEY", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), 0.9,
-         "Matches the format of a Hugging Face token"),
+         "Matches the format of a Hugging Face token", needs=cue("hf_")),
     Rule("API_KEY", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0.9,
-         "Matches the format of an npm token"),
+         "Matches the format of an npm token", needs=cue("npm_")),
 )
 
 CONTEXT_SECRET_RULES: tuple[Rule, ...] = (
     Rule("SECRET", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
                               r".*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", re.S),
-         1.0, "A private key block"),
+         1.0, "A private key block", needs=cue("-----BEGIN ")),
     Rule("SECRET", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-         0.9, "Matches the three-part format of a JSON Web Token"),
+         0.9, "Matches the three-part format of a JSON Web Token", needs=cue("eyJ")),
     Rule("SECRET", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"), 0.9,
          "A 40-character AWS secret access key next to a mention of one",
          validate=_aws_secret_ok,
@@ -79,22 +81,23 @@ CONTEXT_SECRET_RULES: tuple[Rule, ...] = (
                                 "secret_key", "secret key", "aws_secret"]),
          require_context=True, window=60, context_why=""),
     Rule("SECRET", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 0.85,
-         "A bearer token in an authorization header", group=1),
+         "A bearer token in an authorization header", group=1, needs=cue("Bearer", "bearer")),
     Rule("SECRET", re.compile(r"\b(?:password|passwd|pwd|passphrase|passcode|pin)\b"
                               r"[ \t]*(?:[:=]|:=)[ \t]*[\"'“]?"
                               # a ';' before the next "Key=" of a connection string ends it
                               r"([^\s\"'”;](?:[^\s\"'”;]|;(?![\w ]{1,30}=)){1,126}"
                               r"[^\s\"'”;])", _I),
-         0.85, "A value given as a password", group=1, validate=not_masked),
+         0.85, "A value given as a password", group=1, validate=not_masked,
+         needs=cue("pass", "pwd", "pin", ignore_case=True)),
     # names may sit inside identifiers (OPENAI_API_KEY=…), so no \b around them
     Rule("SECRET", re.compile(r"(?<![A-Za-z0-9])(?:api[ _-]?key|apikey|access[ _-]?token|"
                               r"auth[ _-]?token|client[ _-]?secret|secret[ _-]?key|secret|"
                               r"token)(?![A-Za-z0-9])"
                               r"[\"']?[ \t]*(?:[:=]|:=)[ \t]*[\"'“]?([^\s\"'”,;]{8,256})", _I),
          0.8, "A value assigned to a key, token or secret", group=1,
-         validate=_long_enough_secret),
+         validate=_long_enough_secret, needs=cue("key", "token", "secret", ignore_case=True)),
     Rule("SECRET", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s:/@]{3,})@", _I), 0.9,
-         "The password part of a URL with credentials", group=1),
+         "The password part of a URL with credentials", group=1, needs=cue("://")),
 )
 
 
@@ -206,9 +209,9 @@ class CueSecretRecognizer(EntityRecognizer):
         if entities and "SECRET" not in entities:
             return []
         out = []
-        for cue in CUE_WORDS.finditer(text):
-            rest = _SENTENCE_REST.match(text, cue.end())
-            for i, m in enumerate(_WORD_TOKEN.finditer(text, cue.end(), rest.end())):
+        for word in CUE_WORDS.finditer(text):
+            rest = _SENTENCE_REST.match(text, word.end())
+            for i, m in enumerate(_WORD_TOKEN.finditer(text, word.end(), rest.end())):
                 if i >= CUE_REACH:
                     break
                 start, end = m.span()
