@@ -145,3 +145,37 @@ def test_amounts_and_health_terms_found_as_before():
     assert "heart attack" in health
     drugs = [m.group() for m in MEDICAL_RULES[0].pattern.finditer(text)]
     assert "metformin" in drugs
+
+
+# shapes without a digit that other recognizers do take (hex ids, MAC and IPv6 addresses,
+# codes in capitals, month abbreviations)
+DIGIT_FREE = [
+    "deadbeef-dead-beef-dead-beefdeadbeef", "ab:cd:ef:ab:cd:ef", "fe80::abcd", "ABCDEFGHIJKLMNOP",
+    "GB AB CD EF GH", "bcqxyzabcdefghjkmnpqrstuvwxyzabcd", "ABCDEFGHJ", "JAN-MAR DEC-NOV",
+    "Ref. AB-CD/EF", "XX-XXX-XXXX", "card ****-****-****-****",
+]
+
+
+def test_recognizers_skipped_without_a_digit_find_nothing_there(judgments):
+    """Presidio's recognizers that skip a text without a digit find nothing in real
+    judgments whose digits are taken out, nor in digit-free codes, when run in full."""
+    from preflight.core.pii.detector import PiiDetector
+    from preflight.core.pii.recognizers.base import DIGIT_PATTERN_RECOGNIZERS
+
+    analyzer = PiiDetector(nlp_model_path=None)._engine()
+    guarded = [r for r in analyzer.registry.recognizers
+               if type(r).__name__ in DIGIT_PATTERN_RECOGNIZERS]
+    assert {type(r).__name__ for r in guarded} == DIGIT_PATTERN_RECOGNIZERS
+    texts = [re.sub(r"\d", "", t) for t in judgments] + DIGIT_FREE
+    for recognizer in guarded:
+        assert "analyze" in vars(recognizer), f"{type(recognizer).__name__} is not guarded"
+        for text in texts:
+            full = type(recognizer).analyze(recognizer, text=text,
+                                            entities=recognizer.supported_entities)
+            assert full == [], (type(recognizer).__name__, [text[r.start:r.end] for r in full])
+        # and with digits, the guard lets the text through
+        sample = ("SSN 078-05-1120, card 4111 1111 1111 1111, IBAN GB33BUKB20201555555555, "
+                  "licence A1234567, on 12/05/2021")
+        assert spans(recognizer.analyze(text=sample, entities=recognizer.supported_entities)) \
+            == spans(type(recognizer).analyze(recognizer, text=sample,
+                                              entities=recognizer.supported_entities))

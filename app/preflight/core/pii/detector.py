@@ -674,6 +674,13 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         registry.load_predefined_recognizers(languages=["en"], nlp_engine=engine)
     finally:
         presidio_log.setLevel(level)
+    from preflight.core.pii.recognizers.base import (
+        DIGIT_PATTERN_RECOGNIZERS, skip_without_digits,
+    )
+
+    for recognizer in registry.recognizers:
+        if type(recognizer).__name__ in DIGIT_PATTERN_RECOGNIZERS:
+            skip_without_digits(recognizer)
     registry.remove_recognizer("EmailRecognizer")
     registry.remove_recognizer("PhoneRecognizer")  # 8 regions by default: 8 passes
     registry.remove_recognizer("NhsRecognizer")    # a checksum one number in 11 passes

@@ -19,6 +19,7 @@ Import only after :func:`~preflight.core.pii.presidio_loader.import_presidio`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Self
 
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
@@ -55,12 +56,14 @@ class EarlyResults:
         return self.found.pop(id(recognizer), _MISSING)
 
 
-def _replaying(recognizer: Any) -> None:
+def _replaying(recognizer: Any) -> Callable[..., Any]:
     """Give ``recognizer`` (once) an ``analyze`` that returns the results computed early
-    for the text, when there are some, and otherwise analyzes as before."""
-    if "analyze" in vars(recognizer):
-        return
-    original = recognizer.analyze
+    for the text, when there are some, and otherwise analyzes as before; return its own
+    ``analyze`` (what the early pass runs)."""
+    current = vars(recognizer).get("analyze")
+    if getattr(current, "replays", False):
+        return current.__wrapped__
+    original = recognizer.analyze         # its class's, or one set on it (a pre-check)
 
     def analyze(text, entities, nlp_artifacts=None):
         early = getattr(_pending, "early", None)
@@ -69,22 +72,44 @@ def _replaying(recognizer: Any) -> None:
             return original(text=text, entities=entities, nlp_artifacts=nlp_artifacts)
         return found
 
+    analyze.__wrapped__ = original
+    analyze.replays = True
     recognizer.analyze = analyze
+    return original
+
+
+_PLAN = "_preflight_early_plan"
+
+
+def _plan(analyzer: Any, language: str) -> tuple[list[str], list[tuple[int, Callable]]]:
+    """The analyzer's supported entities and, for each registered recognizer that does
+    not read entities, its id and own ``analyze``: worked out once for the registry's
+    recognizers (a window is short, and asking the registry and wrapping the recognizers
+    for each one cost more than some recognizers' work), again when they change."""
+    # (the rule that says what may run early is part of the key: tests replace it)
+    key = (language, reads_entities, tuple(analyzer.registry.recognizers))
+    plan = analyzer.__dict__.get(_PLAN)
+    if plan is None or plan[0] != key:
+        entities = analyzer.get_supported_entities(language=language)
+        steps = []
+        for recognizer in analyzer.registry.get_recognizers(language=language, entities=None,
+                                                            all_fields=True):
+            if reads_entities(recognizer):
+                continue
+            own = _replaying(recognizer)
+            if not recognizer.is_loaded:
+                recognizer.load()
+                recognizer.is_loaded = True
+            steps.append((id(recognizer), own))
+        plan = (key, entities, steps)
+        analyzer.__dict__[_PLAN] = plan
+    return plan[1], plan[2]
 
 
 def run_early(analyzer: Any, text: str, artifacts: Any, language: str = "en") -> EarlyResults:
     """Run ``analyzer``'s registered recognizers that do not read entities on ``text``,
     given ``artifacts`` without entities (the same tokens), as its ``analyze`` would."""
-    entities = analyzer.get_supported_entities(language=language)
-    found: dict[int, list] = {}
-    for recognizer in analyzer.registry.get_recognizers(language=language, entities=None,
-                                                        all_fields=True):
-        if reads_entities(recognizer):
-            continue
-        _replaying(recognizer)
-        if not recognizer.is_loaded:
-            recognizer.load()
-            recognizer.is_loaded = True
-        found[id(recognizer)] = recognizer.analyze(text=text, entities=entities,
-                                                   nlp_artifacts=artifacts)
-    return EarlyResults(text, found)
+    entities, steps = _plan(analyzer, language)
+    entities = list(entities)
+    return EarlyResults(text, {rid: own(text=text, entities=entities, nlp_artifacts=artifacts)
+                               for rid, own in steps})

@@ -37,5 +37,10 @@ class OfflineEmailRecognizer(EmailRecognizer):
     def __init__(self) -> None:
         super().__init__(name="OfflineEmailRecognizer")
 
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):  # noqa: D102
+        if "@" not in text:     # in every address: a text without one is not scanned
+            return []
+        return super().analyze(text, entities, nlp_artifacts, regex_flags)
+
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102 (Presidio API)
         return is_mail_domain(pattern_text)

@@ -60,6 +60,16 @@ class WholeHostUrlRecognizer(PatternRecognizer):
                          context=list(UrlRecognizer.CONTEXT), supported_language="en",
                          name="UrlRecognizer")
 
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):  # noqa: D102
+        # every pattern ends its host in a dot and a top-level domain: a text with no dot
+        # before a letter is not scanned (the non-schema pattern tries every word)
+        if _DOT_LETTER.search(text) is None:
+            return []
+        return super().analyze(text, entities, nlp_artifacts, regex_flags)
+
+
+_DOT_LETTER = re.compile(r"\.[a-z]", re.IGNORECASE)
+
 
 _LABEL = r"[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?"
 _SUFFIXES = "|".join(re.escape(s) for s in sorted(INTERNAL_SUFFIXES, key=len, reverse=True))
