@@ -152,7 +152,8 @@ def test_amounts_and_health_terms_found_as_before():
 DIGIT_FREE = [
     "deadbeef-dead-beef-dead-beefdeadbeef", "ab:cd:ef:ab:cd:ef", "fe80::abcd", "ABCDEFGHIJKLMNOP",
     "GB AB CD EF GH", "bcqxyzabcdefghjkmnpqrstuvwxyzabcd", "ABCDEFGHJ", "JAN-MAR DEC-NOV",
-    "Ref. AB-CD/EF", "XX-XXX-XXXX", "card ****-****-****-****",
+    "Ref. AB-CD/EF", "XX-XXX-XXXX", "card ****-****-****-****", "call FLOWERS-NOW",
+    "phone: +(ab) cde-fghi",
 ]
 
 
@@ -175,7 +176,7 @@ def test_recognizers_skipped_without_a_digit_find_nothing_there(judgments):
             assert full == [], (type(recognizer).__name__, [text[r.start:r.end] for r in full])
         # and with digits, the guard lets the text through
         sample = ("SSN 078-05-1120, card 4111 1111 1111 1111, IBAN GB33BUKB20201555555555, "
-                  "licence A1234567, on 12/05/2021")
+                  "licence A1234567, on 12/05/2021, call (415) 555-0134")
         assert spans(recognizer.analyze(text=sample, entities=recognizer.supported_entities)) \
             == spans(type(recognizer).analyze(recognizer, text=sample,
                                               entities=recognizer.supported_entities))

@@ -97,9 +97,9 @@ def grouped_context_pass(engine_cls, rule_ties: bool = True):
 
     class GroupedContextAnalyzer(engine_cls):
         def get_supported_entities(self, language=None):  # noqa: D102 - Presidio's, kept
-            # the recognizers themselves (compared by identity) and what each supports
-            key = (language, tuple((r, r.supported_language, tuple(r.supported_entities))
-                                   for r in self.registry.recognizers))
+            # the recognizers themselves, compared by identity (a recognizer's types are
+            # set when it is made; a new list is a new recognizer)
+            key = (language, tuple(self.registry.recognizers))
             cached = self.__dict__.get("_preflight_entities")
             if cached is None or cached[0] != key:
                 cached = (key, super().get_supported_entities(language=language))

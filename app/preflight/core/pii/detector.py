@@ -674,13 +674,6 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         registry.load_predefined_recognizers(languages=["en"], nlp_engine=engine)
     finally:
         presidio_log.setLevel(level)
-    from preflight.core.pii.recognizers.base import (
-        DIGIT_PATTERN_RECOGNIZERS, skip_without_digits,
-    )
-
-    for recognizer in registry.recognizers:
-        if type(recognizer).__name__ in DIGIT_PATTERN_RECOGNIZERS:
-            skip_without_digits(recognizer)
     registry.remove_recognizer("EmailRecognizer")
     registry.remove_recognizer("PhoneRecognizer")  # 8 regions by default: 8 passes
     registry.remove_recognizer("NhsRecognizer")    # a checksum one number in 11 passes
@@ -703,10 +696,14 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         InternalHostRecognizer(), FacilityRecognizer(), *extra_recognizers,
     ):
         registry.add_recognizer(recognizer)
-    from preflight.core.pii.recognizers.base import evidence_of
+    from preflight.core.pii.recognizers.base import (
+        DIGIT_PATTERN_RECOGNIZERS, evidence_of, skip_without_digits,
+    )
 
     for recognizer in registry.recognizers:
         evidence_of(recognizer)   # each declares its evidence: refused here, not mid-scan
+        if type(recognizer).__name__ in DIGIT_PATTERN_RECOGNIZERS:
+            skip_without_digits(recognizer)
     from preflight.core.pii.context import BisectContextEnhancer, grouped_context_pass
 
     return grouped_context_pass(AnalyzerEngine)(registry=registry, nlp_engine=engine, supported_languages=["en"],

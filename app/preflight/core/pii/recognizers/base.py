@@ -49,12 +49,13 @@ def evidence_of(recognizer: EntityRecognizer) -> Evidence:
 
 #: Presidio's own recognizers each of whose patterns holds a digit (card, bank, licence,
 #: ITIN, passport and social security numbers, dates, IBANs, DEA numbers, bitcoin
-#: addresses): a text without a digit gives them nothing to find. Checked on real text
-#: with its digits taken out by ``tests/core/pii/test_rule_prefilters.py``.
+#: addresses) and its phone number parser: a text without a digit gives them nothing to
+#: find. Checked on real text with its digits taken out by
+#: ``tests/core/pii/test_rule_prefilters.py``.
 DIGIT_PATTERN_RECOGNIZERS = frozenset({
     "CreditCardRecognizer", "UsBankRecognizer", "UsLicenseRecognizer", "UsItinRecognizer",
     "UsPassportRecognizer", "UsSsnRecognizer", "DateRecognizer", "IbanRecognizer",
-    "MedicalLicenseRecognizer", "CryptoRecognizer"})
+    "MedicalLicenseRecognizer", "CryptoRecognizer", "PhoneRecognizer"})
 _DIGIT = re.compile(r"\d")
 
 
