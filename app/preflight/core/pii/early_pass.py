@@ -81,16 +81,15 @@ def _replaying(recognizer: Any) -> Callable[..., Any]:
 _PLAN = "_preflight_early_plan"
 
 
-def _plan(analyzer: Any, language: str) -> tuple[list[str], list[tuple[int, Callable]]]:
-    """The analyzer's supported entities and, for each registered recognizer that does
-    not read entities, its id and own ``analyze``: worked out once for the registry's
-    recognizers (a window is short, and asking the registry and wrapping the recognizers
-    for each one cost more than some recognizers' work), again when they change."""
-    # (the rule that says what may run early is part of the key: tests replace it)
+def _plan(analyzer: Any, language: str) -> list[tuple[int, Callable]]:
+    """For each registered recognizer that does not read entities, its id and own
+    ``analyze``: worked out once for the registry's recognizers (a window is short, and
+    asking the registry and wrapping the recognizers for each one cost more than some
+    recognizers' work), again when they change."""
+    # which recognizers may run early decides the plan too, so that rule is in the key
     key = (language, reads_entities, tuple(analyzer.registry.recognizers))
     plan = analyzer.__dict__.get(_PLAN)
     if plan is None or plan[0] != key:
-        entities = analyzer.get_supported_entities(language=language)
         steps = []
         for recognizer in analyzer.registry.get_recognizers(language=language, entities=None,
                                                             all_fields=True):
@@ -101,15 +100,14 @@ def _plan(analyzer: Any, language: str) -> tuple[list[str], list[tuple[int, Call
                 recognizer.load()
                 recognizer.is_loaded = True
             steps.append((id(recognizer), own))
-        plan = (key, entities, steps)
+        plan = (key, steps)
         analyzer.__dict__[_PLAN] = plan
-    return plan[1], plan[2]
+    return plan[1]
 
 
 def run_early(analyzer: Any, text: str, artifacts: Any, language: str = "en") -> EarlyResults:
     """Run ``analyzer``'s registered recognizers that do not read entities on ``text``,
     given ``artifacts`` without entities (the same tokens), as its ``analyze`` would."""
-    entities, steps = _plan(analyzer, language)
-    entities = list(entities)
+    entities = analyzer.get_supported_entities(language=language)
     return EarlyResults(text, {rid: own(text=text, entities=entities, nlp_artifacts=artifacts)
-                               for rid, own in steps})
+                               for rid, own in _plan(analyzer, language)})
