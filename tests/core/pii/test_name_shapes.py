@@ -120,3 +120,30 @@ def test_a_place_tag_with_person_evidence_is_protected(real_detector):
     # person, and the default policy (which keeps places) masks it
     text = "We forwarded the complaint to Georgia Novak last week."
     assert _exposed(real_detector, text, "Georgia Novak") == []
+
+
+@pytest.mark.parametrize("text, name", [
+    # a given name alone in running text: the model finds none of these by itself
+    ("Ask Priya about the budget before Friday.", "Priya"),
+    ("The keys are with Kenny until the audit is over.", "Kenny"),
+    ("Please forward this to Priya Raman and to Kumar.", "Kumar"),
+    ("Scotty said the build was green, so we shipped it.", "Scotty"),
+])
+def test_a_given_name_alone_in_prose_is_masked(real_detector, text, name):
+    assert _exposed(real_detector, text, name) == []
+
+
+@pytest.mark.parametrize("text, word", [
+    # words of a longer name, a label, a version, the kind of place it names
+    ("She moved from San Jose to the Denver office in May.", "Jose"),
+    ("The claim was sent to the Ivana Hospital in Zagreb.", "Ivana"),
+    ("Tel: 555-0143 (reception)", "Tel"),
+    ("The patch is for Solaris 8 and later.", "Solaris"),
+    ("The sanctuary opened in Marin county on Friday.", "Marin"),
+    ("She teaches at the College of Marin in Kentfield.", "Marin"),
+])
+def test_a_given_name_inside_another_name_or_a_label_is_not_a_person(real_detector, text,
+                                                                      word):
+    start = text.index(word)
+    assert not any(s.type == "PERSON" and s.start <= start < s.end
+                   for s in real_detector.detect(text))

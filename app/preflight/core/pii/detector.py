@@ -648,7 +648,9 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         MailHeaderNameRecognizer, NameCueRecognizer, PeopleLineRecognizer,
     )
     from preflight.core.pii.recognizers.orgs import FacilityRecognizer, OrganizationCueRecognizer
-    from preflight.core.pii.recognizers.person_cues import NameShapeRecognizer
+    from preflight.core.pii.recognizers.person_cues import (
+        GivenNameInProseRecognizer, NameShapeRecognizer,
+    )
     from preflight.core.pii.recognizers.phones import (
         PhoneNumberParserRecognizer, PhonePatternRecognizer, phone_regions,
     )
@@ -690,7 +692,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
-        NameShapeRecognizer(), ScriptNameRecognizer(),
+        NameShapeRecognizer(), GivenNameInProseRecognizer(), ScriptNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         ReferenceNumberRecognizer(), NationalIdRecognizer(), WholeHostUrlRecognizer(),
         InternalHostRecognizer(), FacilityRecognizer(), *extra_recognizers,

@@ -169,12 +169,28 @@ def _given_name_alone(value: str) -> bool:
     weekday. Who signs a message this way ("Greg", "- Joe" after a blank line) is
     named nowhere else in it."""
     low = value.casefold()
-    if (low in common_words() or low in _CALENDAR_WORDS or whole_country(value)
-            or generic_addressee(value) or low in SENDER_WORDS):
+    if _no_name_alone(value):
         return False
     if low in births_given_names():
         return True
     return low in given_names() and not dictionary_word(low, _LEXICON.get())
+
+
+def _no_name_alone(value: str) -> bool:
+    """A word that is something else before it is a lone given name: a common word, a
+    month or weekday, a country, a generic addressee or a word of a sender's name."""
+    low = value.casefold()
+    return (low in common_words() or low in _CALENDAR_WORDS or whole_country(value)
+            or generic_addressee(value) or low in SENDER_WORDS)
+
+
+def given_name_in_prose(value: str, lexicon: Any) -> bool:
+    """A capitalized word that, in running text, only a given name is: in US birth
+    records and on no dictionary (``lexicon``: the model's), and nothing
+    :func:`_no_name_alone` keeps ("Priya", "Kenny"; not "Will", "Grant", "Paris")."""
+    low = value.casefold()
+    return (low in births_given_names() and not dictionary_word(low, lexicon)
+            and not _no_name_alone(value))
 
 
 def _known_given_name(value: str) -> bool:

@@ -27,7 +27,10 @@ from preflight.core.pii.person_evidence import (
     common_words, company_cue, given_names, lexicon_of,
 )
 from preflight.core.pii.recognizers.base import make_result
-from preflight.core.pii.recognizers.names import COMPANY_SUFFIX, PersonRecognizer
+from preflight.core.pii.recognizers.names import (
+    COMPANY_SUFFIX, PersonRecognizer, given_name_in_prose,
+)
+from preflight.core.pii.recognizers.orgs import FACILITY_NOUNS
 from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
 from preflight.core.types import Evidence
 
@@ -218,3 +221,59 @@ def _cued_name(value: str, lexicon) -> bool:
             continue
         return False
     return True
+
+
+# one capitalized word, not part of an address, a path, a file name or a hyphenated word
+_LONE_WORD = re.compile(rf"(?<![\w'’.@/#-]){_CASED_WORD}(?![\w'’@/-]|\.\w)")
+# after it: a capitalized word (one longer name), a label's colon ("Tel:"), a version
+# ("Solaris 7"), or the kind of place or institution it names ("Marin county", "Kelso
+# police station")
+_PLACE_KINDS = ("county", "city", "valley", "river", "lake", "island", "bay", "mountains",
+                "mountain", "beach", "park", "district", "province", "region", "state",
+                *FACILITY_NOUNS)
+_NOT_ALONE_AFTER = re.compile(
+    r"[ \t]+[^\W\d_a-z]|[ \t]*:|[ \t]+v?\d|[ \t]+(?i:"
+    + "|".join(re.escape(k).replace(r"\ ", r"[ \t]+")
+               for k in sorted(_PLACE_KINDS, key=len, reverse=True)) + r")(?![\w-])")
+_WORD_BEFORE = re.compile(r"(?:^|(?<=[^\w'’.-]))([^\W\d_][\w'’-]*|[A-Z]\.)[ \t]+"
+                          r"(?:of[ \t]+)?$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?…:;\"“(•*-])[ \t]*$")
+
+
+class GivenNameInProseRecognizer(PersonRecognizer):
+    """A given name alone in running text ("Ask Priya about it", "Kenny said"): one
+    capitalized word that only a given name is (:func:`~preflight.core.pii.recognizers.
+    names.given_name_in_prose`) and that is no word of a longer capitalized name ("San
+    Jose", "Ivana Hospital", "J. Kenny": the other rules' and the model's). The NER
+    model knows few names that are not English ones, and none without a surname."""
+
+    evidence = Evidence.GUESS
+
+    WHY = "A given name in running text (US birth records; on no dictionary)"
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if entities and "PERSON" not in entities:
+            return []
+        lexicon = lexicon_of(nlp_artifacts)
+        out = []
+        for m in _LONE_WORD.finditer(text):
+            if (_NOT_ALONE_AFTER.match(text, m.end())
+                    or not given_name_in_prose(m.group(), lexicon)
+                    or _after_a_capitalized_word(text, m.start())
+                    or company_cue(text, m.start(), m.end())):
+                continue
+            out.append(make_result(self, "PERSON", m.start(), m.end(), 0.6, self.WHY))
+        return out
+
+
+def _after_a_capitalized_word(text: str, start: int) -> bool:
+    """The word before ``start`` on its line (maybe before "of") is capitalized (or an
+    initial) and does not open its sentence: the two are one name ("San Jose", "College
+    of Marin"), not "Ask Priya"."""
+    before = _WORD_BEFORE.search(text, max(0, start - 60), start)
+    if before is None or not before.group(1)[0].isupper():
+        return False
+    if before.group(1).endswith("."):
+        return True
+    return not _SENTENCE_START.search(text, max(0, before.start(1) - 8), before.start(1))
+
