@@ -276,4 +276,3 @@ def _after_a_capitalized_word(text: str, start: int) -> bool:
     if before.group(1).endswith("."):
         return True
     return not _SENTENCE_START.search(text, max(0, before.start(1) - 8), before.start(1))
-
