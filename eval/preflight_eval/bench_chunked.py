@@ -83,12 +83,13 @@ def _setup(args):
     head = (f"document: {len(text):,} characters, {len(spans):,} spans; "
             f"detection {detect_s:.1f} s (once)")
     # each planning starts where a send starts: the detector has read the document, not
-    # yet the payload (a later run would find the payload's paragraphs cached)
-    cache = services.detector()._paragraphs
-    seen = OrderedDict(cache._items)
+    # yet the payload (a later run would find the payload's units and paragraphs cached)
+    caches = (services.detector()._units, services.detector()._entities)
+    seen = [OrderedDict(cache._items) for cache in caches]
 
     def plan():
-        cache._items = OrderedDict(seen)
+        for cache, items in zip(caches, seen):
+            cache._items = OrderedDict(items)
         return prepare_chunked(session, text, sanitized, spans, SUMMARIZE, "loop",
                                vault=vault)
 

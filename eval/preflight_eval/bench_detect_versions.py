@@ -13,6 +13,9 @@ moment's load hits alike. Prints, per corpus, the median ms per 1,000 words of e
 the median ratio with its range. ``--mode one``: process CPU time of the detector in one
 process; ``--mode two``: wall time with the NER model in its helper process (as the
 product runs it). Corpora as in :mod:`preflight_eval.bench_detect`.
+
+Each corpus also prints how many spans (start, end, type) only one of the two found, from
+the first warm-up pass; ``--differences N`` shows up to N of them in their context.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--words", type=int, default=4000)
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
     ap.add_argument("--spam-cache", type=Path, default=None)
+    ap.add_argument("--differences", type=int, default=0, metavar="N",
+                    help="show up to N spans only one of the two found")
     args = ap.parse_args(argv)
 
     from preflight.core.paths import install_root
@@ -88,10 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         for cname in args.corpora:
             docs = corpus(cname, args.words, _default_tab(), spam)
             words = sum(len(t.split()) for t in docs)
+            only = {"old": [], "new": []}
             for _ in range(2):                          # warm-up
                 for text in docs:
-                    for detector in detectors.values():
-                        detector.detect(text)
+                    found = {name: {(s.start, s.end, s.type) for s in d.detect(text)}
+                             for name, d in detectors.items()}
+                    if _ == 0:
+                        only["old"] += [(text, s) for s in found["old"] - found["new"]]
+                        only["new"] += [(text, s) for s in found["new"] - found["old"]]
+            print(f"{cname:6} spans found by one only: old {len(only['old'])}, "
+                  f"new {len(only['new'])}")
+            for name, spans in only.items():
+                for text, (start, end, kind) in sorted(spans, key=lambda x: x[1])[
+                        :args.differences]:
+                    print(f"  {name} only {kind:13} {text[start:end]!r:32} in "
+                          f"{text[max(0, start - 40):end + 20]!r}")
             per: dict[str, list[float]] = {"old": [], "new": []}
             for rnd in range(args.rounds):
                 spent = {"old": 0.0, "new": 0.0}

@@ -1,6 +1,7 @@
-"""The NER model reads a document's paragraphs as one batch, each distinct paragraph once,
-and the lean NLP artifacts give Presidio's context enhancer what it read before: the
-spans are those of one analysis per paragraph."""
+"""The NER model reads a document's paragraphs as one batch, each distinct paragraph once
+(also when the units the recognizers read join it to different neighbours), and the lean
+NLP artifacts give Presidio's context enhancer what it read before: the spans are those of
+one analysis per paragraph."""
 
 from __future__ import annotations
 
@@ -95,3 +96,26 @@ def test_lean_artifacts_carry_what_presidio_built(real_detector):
     assert art.tokens_indices == [t.idx for t in doc]
     assert art.lemmas == [t.text.lower() for t in doc]
     assert art.keywords == NlpArtifacts.set_keywords(engine, art.lemmas, "en")
+
+
+def test_an_edit_has_the_model_read_the_edited_paragraph_alone(real_detector, fresh):
+    analyzer = real_detector._engine()
+    counting = _CountingEngine(analyzer.nlp_engine)
+    analyzer.nlp_engine, original = counting, analyzer.nlp_engine
+    try:
+        detector = fresh(analyzer)
+        text = "\n\n".join(THREAD)
+        detector.detect_incremental(text)
+        counting.batches.clear()
+        edited_para = THREAD[1].replace("Marek Nowak", "Zofia Wrona")
+        edited = "\n\n".join([THREAD[0], edited_para, *THREAD[2:]])
+        spans = detector.detect_incremental(edited)
+        # the recognizers read the edited paragraph's unit again; the model its paragraph
+        assert [p for batch in counting.batches for p in batch] == [
+            edited_para.split("\n\n")[1]]
+        counting.batches.clear()
+        assert fresh(analyzer).detect(edited) == spans   # a full pass reads them all
+        assert len({p for batch in counting.batches for p in batch}) == 5
+    finally:
+        analyzer.nlp_engine = original
+    assert "Zofia Wrona" in {edited[s.start:s.end] for s in spans}

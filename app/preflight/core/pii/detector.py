@@ -12,9 +12,11 @@ Evasions: detection runs on :func:`~preflight.core.pii.canonical.canonicalize`'s
 spelled or spaced digits...) and every span is mapped back to the original characters it
 covers.
 
-Paragraphs and long documents: the canonical text is analyzed paragraph by paragraph
-(:mod:`~preflight.core.pii.paragraphs`, whose cache lets ``detect_incremental`` re-analyze
-only edited paragraphs); a paragraph longer than ``WINDOW_CHARS`` is analyzed in windows
+Paragraphs and long documents: the NER model reads the canonical text paragraph by
+paragraph, the recognizers unit by unit, a few short paragraphs at once
+(:mod:`~preflight.core.pii.paragraphs`, whose caches let ``detect_incremental`` re-analyze
+only edited units and the model re-read only edited paragraphs); a paragraph longer than
+``WINDOW_CHARS`` is analyzed in windows
 cut at line or word breaks, overlapping by ``WINDOW_OVERLAP`` so an entity on a boundary
 is found whole, once (each window keeps the spans that start in its own part). Person
 checks and value propagation then run once over the whole document. Memory and time grow
@@ -33,7 +35,7 @@ Thread safety: the engine is built lazily on first use; ``detect`` may be called
 several threads, analysis calls are serialized by an internal lock (spaCy pipelines are
 not documented as thread-safe).
 
-Size (~640 lines): one pipeline in order (canonical view, windows, recognizers, the name
+Size (~760 lines): one pipeline in order (canonical view, windows, recognizers, the name
 and reference passes, overlaps, the company floor) passing one list of spans; the passes
 themselves live in their own modules.
 """
@@ -45,6 +47,7 @@ import dataclasses
 import logging
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,7 +62,9 @@ from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
 from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import complete_names, covering_surname_given
 from preflight.core.pii.overlaps import resolve_overlaps
-from preflight.core.pii.paragraphs import ParagraphCache, RawResult, paragraph_units
+from preflight.core.pii.paragraphs import (
+    ParagraphCache, RawResult, detection_units, paragraph_units,
+)
 from preflight.core.pii.steps import DetectionSteps, Progress
 from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
@@ -130,7 +135,10 @@ class PiiDetector:
         self._lock = threading.RLock()
         self.warnings: list[str] = []
         self.ner_available: bool | None = None if analyzer is None else True
-        self._paragraphs = ParagraphCache()
+        self._units = ParagraphCache()
+        # the NER model's entities of each paragraph: an edit reads its paragraph again,
+        # not the others of its unit
+        self._entities = ParagraphCache()
         self._lexicon: Any = None      # English dictionary words, once the model loads
         self._ner_process = ner_process
         self.ner_helper: Any = None     # the NerProcess reading long texts, when started
@@ -244,46 +252,79 @@ class PiiDetector:
             mapped.append(dataclasses.replace(span, start=start, end=end))
         return resolve_overlaps(mapped)
 
-    def _analyze_paragraphs(self, paragraphs: Sequence[str], analyzer, deny,
-                            steps: DetectionSteps | None = None) -> list[list[RawResult]]:
-        """Presidio's findings in each paragraph, offsets relative to it. The NER model
-        reads the windows of all paragraphs as one stream (``nlp.pipe``, batches of up to
-        :data:`NER_BATCH_CHARS` characters): a third less time than one call per
-        paragraph, same entities. While the helper process reads a window's entities,
-        this process runs the recognizers that do not need them
-        (:mod:`~preflight.core.pii.early_pass`). An analyzer without an NLP engine of its
-        own (a test double) is asked window by window."""
-        windows = [(i, *w) for i, p in enumerate(paragraphs) for w in text_windows(p)]
-        texts = [paragraphs[i][start:end] for i, start, end, _, _ in windows]
+    def _analyze_units(self, units: Sequence[str], analyzer, deny,
+                       steps: DetectionSteps | None = None,
+                       reuse: bool = False) -> list[list[RawResult]]:
+        """Presidio's findings in each unit (:func:`~.paragraphs.detection_units`),
+        offsets relative to it. The NER model reads each paragraph of a unit on its own,
+        all of them as one stream (``nlp.pipe``, batches of up to :data:`NER_BATCH_CHARS`
+        characters: a third less time than one call per paragraph, same entities), and
+        the recognizers read the unit with its paragraphs' entities. While the helper
+        process reads a window's entities, this process runs the recognizers that do not
+        need them (:mod:`~preflight.core.pii.early_pass`). With ``reuse`` (an edit), a
+        paragraph's entities read by an earlier call are taken again. An analyzer without
+        an NLP engine of its own (a test double) is asked window by window."""
+        from preflight.core.pii.ner_process import Found
+
+        windows = [(i, *w) for i, u in enumerate(units) for w in text_windows(u)]
+        texts = [units[i][start:end] for i, start, end, _, _ in windows]
+        pieces = [paragraph_units(t) for t in texts]
+        wanted = [[t[a:b] for a, b in found] for t, found in zip(texts, pieces)]
+        uses = Counter(p for found in wanted for p in found)
+        first_use: dict[str, int] = {}
+        for k, found in enumerate(wanted):
+            for p in found:
+                first_use.setdefault(p, k)
         extra = {"ad_hoc_recognizers": [deny]} if deny is not None else {}
-        out: list[list[RawResult]] = [[] for _ in paragraphs]
+        out: list[list[RawResult]] = [[] for _ in units]
         engine = getattr(analyzer, "nlp_engine", None)
         steps = steps or DetectionSteps(None, None)
         steps.start(len(windows))
         work = _EarlyWork(analyzer, engine, texts, steps)
-        with self._lock, _one_blas_thread(engine), contextlib.closing(
-                self._ner_artifacts(engine, texts, work)) as artifacts:
+        held: dict[str, Any] = {}       # a paragraph's entities, until its last use
+        if reuse and engine is not None:
+            for p in first_use:
+                if (known := self._entities.get((p,))) is not None:
+                    held[p] = Found(known)
+        # each distinct paragraph read once (a repeated signature, a quoted reply)
+        to_read = [p for p in first_use if p not in held]
+        with self._lock, _one_blas_thread(engine), contextlib.closing(self._ner_artifacts(
+                engine, to_read, work, [first_use[p] for p in to_read])) as artifacts:
             for k, ((i, start, _end, own_start, own_end), text) in enumerate(
                     zip(windows, texts)):
                 steps.step()
                 early, tokens = work.of(k)
-                nlp_artifacts = _with_entities(engine, text, next(artifacts), tokens)
+                read = []
+                for p in wanted[k]:
+                    if p in held:
+                        item = held.pop(p)
+                    else:
+                        item = next(artifacts)
+                        if engine is not None:
+                            self._entities.put((p,), _entities_of(item))
+                    uses[p] -= 1
+                    if uses[p]:
+                        # kept as its entities: a Doc held to the end of a long text of
+                        # repeated paragraphs would hold the memory of all of them
+                        held[p] = item if engine is None else Found(_entities_of(item))
+                    read.append(item)
+                nlp_artifacts = _with_entities(engine, text, pieces[k], read, tokens)
                 if nlp_artifacts is not None:
                     extra["nlp_artifacts"] = nlp_artifacts
                 with early:
                     results = analyzer.analyze(text=text, language="en", **extra)
-                out[i] += self._own_results(paragraphs[i], results, start, own_start,
+                out[i] += self._own_results(units[i], results, start, own_start,
                                             own_end)
         return out
 
-    def _ner_artifacts(self, engine: Any, texts: list[str],
-                       work: _EarlyWork) -> Iterator[Any]:
+    def _ner_artifacts(self, engine: Any, texts: list[str], work: _EarlyWork,
+                       read_by: list[int]) -> Iterator[Any]:
         """Presidio's NLP artifacts of each text in order, read by this process; from the
         moment the helper process can take the rest (loaded, free) and the rest is long
         enough, read side by side with it (:func:`~.ner_process.side_by_side`), the early
-        pass of the texts from there on in ``work``. The first texts are offered to the
-        helper before this returns, so a pass the helper takes from the start is known to
-        be one."""
+        pass of the windows from there on in ``work`` (``read_by[n]``: the window text
+        ``n`` belongs to). The first texts are offered to the helper before this returns,
+        so a pass the helper takes from the start is known to be one."""
         if engine is None:
             return (None for _ in texts)
         from preflight.core.pii.ner_process import (
@@ -298,7 +339,7 @@ class PiiDetector:
             answers = self.ner_helper.stream(small)
             if answers is None:
                 return None
-            work.start(first)
+            work.start(read_by[first])
             return side_by_side(engine, small, answers, work.ahead)
 
         def read() -> Iterator[Any]:
@@ -353,11 +394,11 @@ class PiiDetector:
         allowed_values = {t.strip().casefold() for t in settings.allow_list if t.strip()}
         variant = (id(analyzer), deny_variant(settings))
         spans: list[Span] = []
-        units = paragraph_units(text)
-        per_paragraph = self._paragraphs.results_many(
+        units = detection_units(text)
+        per_unit = self._units.results_many(
             [text[a:b] for a, b in units], variant, reuse,
-            lambda ps: self._analyze_paragraphs(ps, analyzer, deny, steps))
-        for (p_start, _p_end), found in zip(units, per_paragraph):
+            lambda ps: self._analyze_units(ps, analyzer, deny, steps, reuse))
+        for (p_start, _p_end), found in zip(units, per_unit):
             for r in found:
                 span = to_span(text, r.shifted(p_start), deny_category, terms)
                 if span is None:
@@ -495,18 +536,35 @@ def check_threshold(settings: DetectionSettings) -> None:
         )
 
 
-def _with_entities(engine: Any, text: str, item: Any, tokens: Any) -> Any:
-    """``text``'s artifacts from ``item`` (artifacts, or the helper's entities to put on
-    ``tokens``, this process's tokens of it, or on new ones); read here if the helper's
-    entities do not fall on this tokenizer's tokens."""
+def _with_entities(engine: Any, text: str, pieces: list[tuple[int, int]],
+                   read: list[Any], tokens: Any) -> Any:
+    """``text``'s artifacts from what the NER model read of each of its ``pieces`` (its
+    paragraphs): artifacts, or the helper's entities (:class:`~.ner_process.Found`),
+    put on ``tokens`` (this process's tokens of ``text``) or on new ones; ``text`` read
+    here whole if an entity does not fall on this tokenizer's tokens. None without an
+    engine."""
     from preflight.core.pii.ner_process import Found
 
-    if not isinstance(item, Found):
-        return item
+    if engine is None:
+        return None
+    if len(read) == 1 and pieces[0] == (0, len(text)) and not isinstance(read[0], Found):
+        return read[0]
+    entities = [(start + a, end + a, label)
+                for (a, _b), item in zip(pieces, read) for start, end, label in _entities_of(item)]
     try:
-        return engine.artifacts_with_entities(text, item.entities, "en", tokens)
+        return engine.artifacts_with_entities(text, entities, "en", tokens)
     except ValueError:
         return next(a for _, a in engine.process_batch([text], "en"))
+
+
+def _entities_of(item: Any) -> tuple[tuple[int, int, str], ...]:
+    """``(start_char, end_char, label)`` of the entities the NER model read in a text:
+    the helper's (:class:`~.ner_process.Found`) or those of artifacts read here."""
+    from preflight.core.pii.ner_process import Found
+
+    if isinstance(item, Found):
+        return tuple(item.entities)
+    return tuple((e.start_char, e.end_char, e.label_) for e in item.tokens.ents)
 
 
 class _EarlyWork:

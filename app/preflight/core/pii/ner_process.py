@@ -37,12 +37,14 @@ log = logging.getLogger(__name__)
 #: Texts (the NER model's input of one pass) at least this long go to the helper: below
 #: it the round trip costs about what reading side by side saves.
 PARALLEL_MIN_CHARS = 500
-#: Characters per batch the helper reads and answers: small, so this process starts on
-#: the first windows while the helper reads the next. Both chosen on the speed benchmark's
+#: Characters per batch the helper reads and answers. Chosen on the speed benchmark's
 #: corpora (:mod:`preflight_eval.bench_detect`: judgments, e-mails, one long paragraph),
-#: among 2,000/1,000, 1,000/1,000, 500/500 and 300/500: the e-mails gain most at
-#: 500/500, the others are within noise of each other.
-STREAM_BATCH_CHARS = 500
+#: paired against 500 (``bench_detect_versions``): since the recognizers read units of
+#: several paragraphs, this process has an early pass of up to eight units to run while
+#: the helper reads a batch, and the model reads a large batch faster (per 1,000 words,
+#: about two thirds of its time in 500-character batches); 1,500, 4,000, 8,000 and 16,000
+#: were tried, 8,000 gave the least wall time on judgments and e-mails.
+STREAM_BATCH_CHARS = 8_000
 #: Seconds without an answer after which the helper counts as failed.
 ANSWER_TIMEOUT = 60.0
 

@@ -1,15 +1,18 @@
-"""Paragraph units of detection and the cache that lets an edit re-analyze only the
-paragraphs it touched.
+"""Units of detection and the cache that lets an edit re-analyze only the units it
+touched.
 
-The detector runs Presidio (and so the NER model) on each paragraph — text between blank
-lines — on its own; a paragraph longer than a detection window is analyzed in windows
-(:func:`~preflight.core.pii.detector.text_windows`). What Presidio found in a paragraph
-depends only on the paragraph's text and the deny-list, so it is kept, keyed by both,
-with offsets relative to the paragraph; the paragraphs a call has not seen are analyzed
+The NER model reads each paragraph — text between blank lines — on its own; the
+recognizers read a unit of a few short paragraphs at once (:func:`detection_units`),
+since each Presidio ``analyze`` call costs about half a millisecond whatever its length
+(an e-mail's header, greeting and sign-off are three short paragraphs). A paragraph longer
+than a detection window is analyzed in windows
+(:func:`~preflight.core.pii.detector.text_windows`). What Presidio found in a unit
+depends only on the unit's text and the deny-list, so it is kept, keyed by both,
+with offsets relative to the unit; the units a call has not seen are analyzed
 together (one batch for the NER model), each distinct text once. Everything that looks
 at the whole document
 (cleaning against the document's words, person checks, "Surname, Given" pairs, value
-propagation, overlaps) runs after, over all paragraphs, on every call: an incremental
+propagation, overlaps) runs after, over all units, on every call: an incremental
 result is the full pass's result.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,6 +56,37 @@ def paragraph_units(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in units if text[a:b].strip()]
 
 
+#: A unit of short paragraphs ends once it reaches this many characters; a paragraph this
+#: long is a unit of its own. With :data:`UNIT_ENDS`, chosen on the speed benchmark's
+#: judgments and e-mails (:mod:`preflight_eval.bench_detect`).
+UNIT_CHARS = 1_500
+#: A unit also ends after a paragraph whose text hashes to 0 modulo this: boundaries set by
+#: the paragraphs' own text, so an edit moves at most the boundaries next to it (a
+#: boundary counted from the document's start would move every unit after the edit, and
+#: the live preview would re-detect them all).
+UNIT_ENDS = 5
+
+
+def detection_units(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each unit the recognizers read at once: consecutive paragraphs
+    of :func:`paragraph_units`, joined until one's text ends a unit (:data:`UNIT_ENDS`) or
+    the unit reaches :data:`UNIT_CHARS`; a paragraph that long stands alone."""
+    units: list[tuple[int, int]] = []
+    joined: list[tuple[int, int]] = []      # the paragraphs of the unit being built
+    for a, b in paragraph_units(text):
+        if b - a >= UNIT_CHARS:
+            units += [(joined[0][0], joined[-1][1])] if joined else []
+            units.append((a, b))
+            joined = []
+            continue
+        joined.append((a, b))
+        if (zlib.crc32(text[a:b].encode("utf-8", "surrogatepass")) % UNIT_ENDS == 0
+                or b - joined[0][0] >= UNIT_CHARS):
+            units.append((joined[0][0], b))
+            joined = []
+    return units + ([(joined[0][0], joined[-1][1])] if joined else [])
+
+
 class ParagraphCache:
     """Presidio results per paragraph text (least recently used dropped past ``size``)."""
 
@@ -59,6 +94,21 @@ class ParagraphCache:
         self.size = size
         self._items: OrderedDict[tuple, tuple[RawResult, ...]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        """The value stored under ``key``, or None."""
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
 
     def results(self, paragraph: str, variant: tuple, reuse: bool,
                 analyze: Callable[[str], list[RawResult]]) -> tuple[RawResult, ...]:
