@@ -144,6 +144,34 @@ def test_a_given_name_alone_in_prose_is_masked(real_detector, text, name):
 ])
 def test_a_given_name_inside_another_name_or_a_label_is_not_a_person(real_detector, text,
                                                                       word):
+    assert not _read_as_person(real_detector, text, word)
+
+
+def _read_as_person(detector, text: str, word: str) -> bool:
     start = text.index(word)
-    assert not any(s.type == "PERSON" and s.start <= start < s.end
-                   for s in real_detector.detect(text))
+    return any(s.type == "PERSON" and s.start <= start < s.end for s in detector.detect(text))
+
+
+@pytest.mark.parametrize("text, name", [
+    # a name the sentence introduces, in whatever case it was typed
+    ("hi everyone, my name is krithika and i joined the support team today", "krithika"),
+    ("did you call him hubert? his name is hubert, not herbert", "hubert"),
+    ("Her name was maria lopez and she lived above the bakery.", "maria lopez"),
+    ("we named him leo after his grandfather", "leo"),
+    ("Call me Ishmael.", "Ishmael"),
+    ("my name is sitaram katel, from the Pokhara branch", "sitaram katel"),
+])
+def test_a_name_the_sentence_introduces_is_masked(real_detector, text, name):
+    assert _exposed(real_detector, text, name) == []
+
+
+@pytest.mark.parametrize("text, word", [
+    # the same cues before words that are no names
+    ("Please call me tomorrow, or call me back after lunch.", "tomorrow"),
+    ("This method is called twice when the window opens.", "twice"),
+    ("Open the file named config.yaml in the editor.", "config"),
+    ("My name is not important here.", "not"),
+    ("The product is known as the best option we have.", "best"),
+])
+def test_words_after_a_naming_cue_that_are_no_names_stay(real_detector, text, word):
+    assert not _read_as_person(real_detector, text, word)

@@ -707,7 +707,7 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
     )
     from preflight.core.pii.recognizers.orgs import FacilityRecognizer, OrganizationCueRecognizer
     from preflight.core.pii.recognizers.person_cues import (
-        GivenNameInProseRecognizer, NameShapeRecognizer,
+        GivenNameInProseRecognizer, IntroducedNameRecognizer, NameShapeRecognizer,
     )
     from preflight.core.pii.recognizers.phones import (
         PhoneNumberParserRecognizer, PhonePatternRecognizer, phone_regions,
@@ -750,7 +750,8 @@ def build_analyzer(nlp, extra_recognizers: Iterable[Any] = (),
         HealthRecognizer(), MedicalRecognizer(), MoneyRecognizer(), AssetRecognizer(),
         AllCapsNameRecognizer(), NameCueRecognizer(), MailHeaderNameRecognizer(),
         EmailNameRecognizer(), PeopleLineRecognizer(), CopyrightHolderRecognizer(),
-        NameShapeRecognizer(), GivenNameInProseRecognizer(), ScriptNameRecognizer(),
+        NameShapeRecognizer(), GivenNameInProseRecognizer(), IntroducedNameRecognizer(),
+        ScriptNameRecognizer(),
         OrganizationCueRecognizer(), LabeledIdentifierRecognizer(), ContextualNhsRecognizer(),
         ReferenceNumberRecognizer(), NationalIdRecognizer(), WholeHostUrlRecognizer(),
         InternalHostRecognizer(), FacilityRecognizer(), *extra_recognizers,

@@ -6,7 +6,8 @@
   words or months ("April Lee", "Jan Novak", "Hope Daniels", "Mark Evans");
 - a name in any case after a salutation, a sign-off, a name field or in an e-mail
   header's display name ("Dear john smith", "Regards,\\nMARIA GONZALEZ",
-  "From: wang wei <…>", "Name: 王小明").
+  "From: wang wei <…>", "Name: 王小明"), or where the sentence introduces it ("my name is
+  krithika", "did you call him hubert", "a son named Leo").
 
 The span never includes the title (as every name rule here writes spans). A capitalized
 word counts as a name when the census lists it or the model's dictionary does not know
@@ -276,3 +277,60 @@ def _after_a_capitalized_word(text: str, start: int) -> bool:
     if before.group(1).endswith("."):
         return True
     return not _SENTENCE_START.search(text, max(0, before.start(1) - 8), before.start(1))
+
+
+# A sentence that introduces a name: what follows is one whatever its case.
+_INTRODUCED = re.compile(
+    r"(?i:(?<![\w'’])(?:(?:my|his|her|their|your|whose)[ \t]+(?:(?:first|last|full|real|"
+    r"given|middle|nick)[ \t]*)?name(?:[ \t]+(?:is|was)|['’]s)|(?:is|was|am|i['’]?m)[ \t]+"
+    r"called|(?:nick)?named(?:[ \t]+(?:him|her))?|call(?:ed)?[ \t]+(?:me|him|her)|"
+    r"known[ \t]+as))[ \t]+"
+    r"(?P<name>[^\W\d_]+(?:['’-][^\W\d_]+)*(?:[ \t]+[^\W\d_]+(?:['’-][^\W\d_]+)*){0,2})")
+_INTRODUCED_NEEDS = re.compile(r"(?i:nam|call|known)")     # a literal of every cue
+_INTRODUCED_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_NOT_A_WORD_END = re.compile(r"[\w@/]|\.\w")
+
+
+class IntroducedNameRecognizer(PersonRecognizer):
+    """A name the sentence introduces ("my name is krithika", "call me Ishmael", "his
+    name was tom", "a daughter named Leo"), in any case: the first word after the cue
+    if it is no common word (a capitalized census given name may be one: "named
+    Rose"), and up to two more that read as names ("maria lopez")."""
+
+    evidence = Evidence.PERSON_PROOF
+
+    WHY = "A name the sentence introduces (my name is…, called…, named…)"
+
+    def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
+        if (entities and "PERSON" not in entities) or not _INTRODUCED_NEEDS.search(text):
+            return []
+        lexicon = lexicon_of(nlp_artifacts)
+        out = []
+        for m in _INTRODUCED.finditer(text):
+            end = None
+            for i, w in enumerate(_INTRODUCED_WORD.finditer(text, m.start("name"),
+                                                             m.end("name"))):
+                if not _introduced_word(w.group(), lexicon, first=i == 0):
+                    break
+                end = w.end()
+            if (end is not None and not _NOT_A_WORD_END.match(text, end)
+                    and not company_cue(text, m.start("name"), end)):
+                out.append(make_result(self, "PERSON", m.start("name"), end, 0.75,
+                                       self.WHY))
+        return out
+
+
+def _introduced_word(word: str, lexicon, first: bool) -> bool:
+    """A word after an introducing cue reads as (part of) the name: the first one when
+    it is no common word, no addressee and no title (or a capitalized census given
+    name) and, in lower case, reads as a name ("call me tomorrow" is no name); the next
+    ones when they read as names."""
+    low = word.casefold()
+    if low in _NOT_NAME_WORDS or low in TITLE_SET or generic_addressee(word):
+        return False
+    if low in common_words():
+        return first and word[:1].isupper() and low in given_names()
+    if first and word[:1].isupper():
+        return True
+    return name_evidence(word, lexicon, surname=not first)
+
