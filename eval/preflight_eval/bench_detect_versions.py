@@ -94,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
             docs = corpus(cname, args.words, _default_tab(), spam)
             words = sum(len(t.split()) for t in docs)
             only = {"old": [], "new": []}
-            for _ in range(2):                          # warm-up
+            for warm in range(2):                       # warm-up
                 for text in docs:
                     found = {name: {(s.start, s.end, s.type) for s in d.detect(text)}
                              for name, d in detectors.items()}
-                    if _ == 0:
+                    if warm == 0:
                         only["old"] += [(text, s) for s in found["old"] - found["new"]]
                         only["new"] += [(text, s) for s in found["new"] - found["old"]]
             print(f"{cname:6} spans found by one only: old {len(only['old'])}, "

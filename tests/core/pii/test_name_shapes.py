@@ -172,6 +172,10 @@ def test_a_name_the_sentence_introduces_is_masked(real_detector, text, name):
     ("Open the file named config.yaml in the editor.", "config"),
     ("My name is not important here.", "not"),
     ("The product is known as the best option we have.", "best"),
+    # in papers: a term, a malware's name, a concept
+    ("Identification of named entities in Arabic text is hard.", "entities"),
+    ("In 2010, the malware known as Stuxnet reached the plant.", "Stuxnet"),
+    ("This phenomenon is called homophily in network science.", "homophily"),
 ])
 def test_words_after_a_naming_cue_that_are_no_names_stay(real_detector, text, word):
     assert not _read_as_person(real_detector, text, word)

@@ -304,9 +304,10 @@ class PiiDetector:
                             self._entities.put((p,), _entities_of(item))
                     uses[p] -= 1
                     if uses[p]:
-                        # kept as its entities: a Doc held to the end of a long text of
-                        # repeated paragraphs would hold the memory of all of them
-                        held[p] = item if engine is None else Found(_entities_of(item))
+                        # a repeated paragraph, kept as its entities: a Doc held to the end
+                        # of a long text would hold the memory of all of them
+                        held[p] = (item if engine is None or isinstance(item, Found)
+                                   else Found(_entities_of(item)))
                     read.append(item)
                 nlp_artifacts = _with_entities(engine, text, pieces[k], read, tokens)
                 if nlp_artifacts is not None:

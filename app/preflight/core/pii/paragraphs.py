@@ -88,11 +88,13 @@ def detection_units(text: str) -> list[tuple[int, int]]:
 
 
 class ParagraphCache:
-    """Presidio results per paragraph text (least recently used dropped past ``size``)."""
+    """Values per text, least recently used dropped past ``size``: Presidio's results per
+    unit (with the analyzer and deny-list variant), or the NER model's entities per
+    paragraph."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: OrderedDict[tuple, tuple[RawResult, ...]] = OrderedDict()
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Any:
@@ -126,22 +128,15 @@ class ParagraphCache:
         repeated in the document — a signature, a disclaimer — is analyzed once)."""
         found: dict[str, tuple[RawResult, ...]] = {}
         if reuse:
-            with self._lock:
-                for p in paragraphs:
-                    hit = self._items.get((p, variant))
-                    if hit is not None:
-                        self._items.move_to_end((p, variant))
-                        found[p] = hit
+            for p in paragraphs:
+                if (hit := self.get((p, variant))) is not None:
+                    found[p] = hit
         missing = list(dict.fromkeys(p for p in paragraphs if p not in found))
         if missing:
             analyzed = [tuple(r) for r in analyze(missing)]
             found.update(zip(missing, analyzed))
-            with self._lock:
-                for p, results in zip(missing, analyzed):
-                    self._items[(p, variant)] = results
-                    self._items.move_to_end((p, variant))
-                while len(self._items) > self.size:
-                    self._items.popitem(last=False)
+            for p, results in zip(missing, analyzed):
+                self.put((p, variant), results)
         return [found[p] for p in paragraphs]
 
     def clear(self) -> None:

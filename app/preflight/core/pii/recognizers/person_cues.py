@@ -7,7 +7,7 @@
 - a name in any case after a salutation, a sign-off, a name field or in an e-mail
   header's display name ("Dear john smith", "Regards,\\nMARIA GONZALEZ",
   "From: wang wei <…>", "Name: 王小明"), or where the sentence introduces it ("my name is
-  krithika", "did you call him hubert", "a son named Leo").
+  krithika", "did you call him hubert", "we named her Leonie").
 
 The span never includes the title (as every name rule here writes spans). A capitalized
 word counts as a name when the census lists it or the model's dictionary does not know
@@ -280,26 +280,27 @@ def _after_a_capitalized_word(text: str, start: int) -> bool:
 
 
 # A sentence that introduces a name: what follows is one whatever its case.
+# ("named", "is called" and "known as" alone are left: "named entities", "a botnet known as
+# Mirai", "this phenomenon is called homophily" in papers)
 _INTRODUCED = re.compile(
     r"(?i:(?<![\w'’])(?:(?:my|his|her|their|your|whose)[ \t]+(?:(?:first|last|full|real|"
-    r"given|middle|nick)[ \t]*)?name(?:[ \t]+(?:is|was)|['’]s)|(?:is|was|am|i['’]?m)[ \t]+"
-    r"called|(?:nick)?named(?:[ \t]+(?:him|her))?|call(?:ed)?[ \t]+(?:me|him|her)|"
-    r"known[ \t]+as))[ \t]+"
+    r"given|middle|nick)[ \t]*)?name(?:[ \t]+(?:is|was)|['’]s)|(?:am|i['’]?m)[ \t]+"
+    r"called|(?:nick)?named[ \t]+(?:him|her)|call(?:ed)?[ \t]+(?:me|him|her)))[ \t]+"
     r"(?P<name>[^\W\d_]+(?:['’-][^\W\d_]+)*(?:[ \t]+[^\W\d_]+(?:['’-][^\W\d_]+)*){0,2})")
-_INTRODUCED_NEEDS = re.compile(r"(?i:nam|call|known)")     # a literal of every cue
+_INTRODUCED_NEEDS = re.compile(r"(?i:nam|call)")     # a literal of every cue
 _INTRODUCED_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _NOT_A_WORD_END = re.compile(r"[\w@/]|\.\w")
 
 
 class IntroducedNameRecognizer(PersonRecognizer):
     """A name the sentence introduces ("my name is krithika", "call me Ishmael", "his
-    name was tom", "a daughter named Leo"), in any case: the first word after the cue
+    name was tom", "we named her Leonie"), in any case: the first word after the cue
     if it is no common word (a capitalized census given name may be one: "named
     Rose"), and up to two more that read as names ("maria lopez")."""
 
     evidence = Evidence.PERSON_PROOF
 
-    WHY = "A name the sentence introduces (my name is…, called…, named…)"
+    WHY = "A name the sentence introduces (my name is…, call me…, named him…)"
 
     def analyze(self, text, entities, nlp_artifacts=None):  # noqa: D102 (Presidio API)
         if (entities and "PERSON" not in entities) or not _INTRODUCED_NEEDS.search(text):
