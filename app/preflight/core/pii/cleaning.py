@@ -124,8 +124,12 @@ class DocTerms:
         of an address ("akim" in akim.demaille@gmail.com beside "Akim Demaille")."""
         if self._lower_words is None:
             prose = _ADDRESS_TOKEN.sub(lambda m: " " * len(m.group()), self.text)
-            self._lower_words = {m.group() for m in _LOWER_WORD.finditer(prose)
-                                 if not alone_on_line(prose, m.start(), m.end())}
+            self._lower_words = set()
+            for line in prose.split("\n"):
+                words = list(_LOWER_WORD.finditer(line))
+                if len(words) == 1 and alone_on_line(line, *words[0].span()):
+                    continue
+                self._lower_words.update(m.group() for m in words)
         return word.lower() in self._lower_words
 
 

@@ -280,13 +280,15 @@ def _join_token_wrap(m: re.Match[str]) -> Sequence[Op] | None:
 
 def _join_words_wrap(m: re.Match[str]) -> Sequence[Op] | None:
     head, tail, text = m.group("head"), m.group("tail"), m.string
-    if not _prose_line(text, m.end("hyphen")):
+    hyphen = bool(m.group("hyphen"))
+    if not (hyphen or head[0].isupper() and tail[0].isupper()) \
+            or not _prose_line(text, m.end("hyphen")):
         return None
-    if m.group("hyphen"):
+    if hyphen:
         if tail[0].islower():                       # "Wisniew-\nska": one word
             return [(m.start(), m.end("head"), None), (m.start("tail"), m.end(), None)]
         return [(m.start(), m.end("hyphen"), None), (m.start("tail"), m.end(), None)]
-    if not (head[0].isupper() and tail[0].isupper()) or _LABEL_AFTER.match(text, m.end()):
+    if _LABEL_AFTER.match(text, m.end()):
         return None                                 # "…Mark Adler\nLicense: GPL" is a field
     return [(m.start(), m.end("head"), None), (m.start("gap"), m.end("gap"), " "),
             (m.start("tail"), m.end(), None)]

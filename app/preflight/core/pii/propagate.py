@@ -44,24 +44,29 @@ def trie_regex(terms: Iterable[str], fold: bool = True, literal: bool = False,
         node[""] = {}
     if not root:
         return None
-    return _trie_source(root, atom or (re.escape if literal else _atom))
+    if atom is not None:
+        return _trie_source(root, lambda run: "".join(map(atom, run)))
+    return _trie_source(root, re.escape if literal else _spaced)
 
 
-def _atom(ch: str) -> str:
-    return r"\s+" if ch == " " else re.escape(ch)
+def _spaced(run: str) -> str:
+    """A run of characters as a regex, a space matching any run of whitespace
+    (``re.escape`` writes a space as a backslash and a space, the only space it
+    writes)."""
+    return re.escape(run).replace("\\ ", r"\s+")
 
 
-def _trie_source(root: dict, atom: Callable[[str], str] = _atom) -> str:
+def _trie_source(root: dict, literal: Callable[[str], str]) -> str:
     """The regex of a trie, built bottom-up without recursion: a detected value can be
     thousands of characters long (a key block, a pasted log line), deeper than Python's
-    call stack. Runs of single-child nodes become one literal, so the pattern nests only
-    where terms branch or end."""
+    call stack. Runs of single-child nodes become one literal (``literal``: the regex of
+    a run of characters), so the pattern nests only where terms branch or end."""
     def chain(ch: str, child: dict) -> tuple[str, dict]:
-        atoms = [atom(ch)]
+        chars = [ch]
         while len(child) == 1 and "" not in child:   # one way on: no branch, no end
             (ch, child), = child.items()
-            atoms.append(atom(ch))
-        return "".join(atoms), child
+            chars.append(ch)
+        return literal("".join(chars)), child
 
     done: dict[int, str] = {}
     stack: list[tuple[dict, bool]] = [(root, False)]
