@@ -211,6 +211,43 @@ def test_a_detected_value_is_caught_wherever_it_appears(real_detector) -> None:
     assert not any(v.startswith("Dear") for v in covered)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("text", [
+    # Brown corpus news: the model reads "Solly Hemus" as an organization where a copy of
+    # "Solly" (a person, from "Solly plans") wins the overlap, and "Hemus" alone as an
+    # organization elsewhere
+    "Solly Hemus announced a switch in his starting pitcher, from Bob Gibson to Ernie "
+    "Broglio, for several reasons.\n\nManager Hemus, eager to end a pitching slump that "
+    "has brought four losses in the five games on the current home stand, moved Gibson to "
+    "the Wednesday night starting assignment. After Thursday's open date, Solly plans to "
+    "open with Larry Jackson against the Cubs here Friday night.\n\nAfter a lengthy "
+    "workout yesterday, an open date, Hemus said that Bob Nieman definitely would stay in "
+    "the lineup.",
+    # an ILUG list post: "Red Hat Linux", an organization, loses to a person "Linux"
+    "When the new academic year begins at UCC, every incoming student will\nbe offered a "
+    "copy of Red Hat Linux 7.3.\n\nThe user group is tapping into an international Red "
+    "Hat programme\nthat aims to introduce students at all levels to the open source\n"
+    "style of computing.\n\nRed Hat Linux 7.3 incorporates ease of use and maintenance\n"
+    "features and is intended to counter objections that Linux is hard to\nmaster on "
+    "personal systems.\n\nDavid Owens, Red Hat's director of global logistics and "
+    "production,\nsees the formation of the ILUG marketing group as a reason to take\na "
+    "more proactive approach.",
+])
+def test_a_value_is_covered_where_an_overlap_it_was_inside_was_lost(real_detector, text):
+    # Every occurrence of every detected value lies inside some detection: the re-scan
+    # blocks a payload holding a value the product classified anywhere, so a value left
+    # bare where the span around it lost an overlap blocks the user's send.
+    import re
+
+    spans = real_detector.detect(text)
+    covered = {i for s in spans for i in range(s.start, s.end)}
+    bare = {(value, m.start())
+            for s in spans if len(value := text[s.start:s.end].strip()) > 1
+            for m in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text)
+            if not covered.issuperset(range(m.start(), m.end()))}
+    assert not bare
+
+
 def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
     from preflight.core.pii.detector import propagate_values
     from preflight.core.types import Category, Span
@@ -223,6 +260,21 @@ def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
     assert ("Lee", "PropagatedValue") in found          # a last name written alone
     assert not any(v.startswith("Annette") or v == "Leeds" for v, _ in found)
     assert propagate_values(text, [first], allowed={"ann lee"}) == []
+
+
+def test_propagation_within_ranges_reads_the_words_around_them() -> None:
+    from preflight.core.pii.propagate import propagate_values, uncovered
+    from preflight.core.types import Category, Span
+
+    text = "Red Hat Linux and Red Hats and Red Hat"
+    def org(a, b):
+        return Span(a, b, "ORGANIZATION", Category.QUASI_IDENTIFIER, 0.85,
+                    "SpacyRecognizer", "x", NER_EVIDENCE)
+    # "Red Hat" at 18 is part of "Red Hats": not the value, though a range ends after "Hat"
+    found = propagate_values(text, [org(0, 7)], within=[(18, 25), (31, 38)])
+    assert [(s.start, s.end) for s in found] == [(31, 38)]
+    assert uncovered([org(0, 13), org(18, 26)], [org(8, 13), org(18, 20), org(22, 30)]) \
+        == [(0, 8), (20, 22)]
 
 
 def test_presidio_loads_without_its_transformers_engine() -> None:

@@ -70,7 +70,9 @@ from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
 from preflight.core.pii.presidio_loader import import_presidio
-from preflight.core.pii.propagate import PROPAGATED, name_parts, propagate_values
+from preflight.core.pii.propagate import (
+    PROPAGATED, name_parts, propagate_values, uncovered,
+)
 from preflight.core.ports import ModelLocator
 from preflight.core.types import Category, Evidence, Span
 
@@ -424,7 +426,13 @@ class PiiDetector:
                 for v in (text[s.start:s.end].strip(), *(
                     name_parts(text[s.start:s.end].strip()) if s.type == "PERSON" else ()))}
         spans.extend(propagate_values(text, spans, allowed_values - kept))
-        return resolve_overlaps(spans)
+        final = resolve_overlaps(spans)
+        # A span that lost an overlap leaves its text bare where the winner does not
+        # reach ("Red Hat Linux", an organization, lost to a person "Linux" copied from
+        # elsewhere): a value detected anywhere is covered there too.
+        bare = uncovered(spans, final)
+        refill = propagate_values(text, final, allowed_values - kept, within=bare) if bare else []
+        return resolve_overlaps(final + refill) if refill else final
 
 
 def _one_blas_thread(engine: Any) -> contextlib.AbstractContextManager[Any]:

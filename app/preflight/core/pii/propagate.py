@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from preflight.core.pii.cleaning import NAME_AFFIXES, NOT_NAMES, alone_on_line
 from preflight.core.pii.overlaps import CoveringRanges
@@ -116,12 +116,14 @@ def name_parts(value: str) -> list[str]:
     return parts
 
 
-def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset()) -> list[Span]:
+def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset(),
+                     within: Sequence[tuple[int, int]] | None = None) -> list[Span]:
     """Spans for every other whole-word occurrence of a detected value.
 
     Matching ignores case and runs of whitespace. For person names, the parts returned by
     :func:`name_parts` are propagated too, where they appear capitalized (or in their
     uncased script). Returned spans may overlap the input; the caller resolves overlaps.
+    With ``within`` (sorted, disjoint ranges), only occurrences inside one of them.
     """
     by_value: dict[str, Span] = {}
     parts: dict[str, Span] = {}
@@ -144,9 +146,17 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
         by_type.setdefault(s.type, []).append((s.start, s.end))
     covered = {t: CoveringRanges(ranges) for t, ranges in by_type.items()}
 
+    def matches(pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        if within is None:
+            yield from pattern.finditer(text)
+            return
+        for a, b in within:
+            # one character past the range, so a match's look-ahead sees what follows it
+            yield from (m for m in pattern.finditer(text, a, b + 1) if m.end() <= b)
+
     def add(pattern: re.Pattern[str], lookup: Callable[[str], Span | None],
             case_sensitive: bool) -> None:
-        for m in pattern.finditer(text):
+        for m in matches(pattern):
             if (m.start(), m.end()) in seen:
                 continue
             key = m.group() if case_sensitive else _WS.sub(" ", m.group()).casefold()
@@ -182,3 +192,33 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
         signed = {p.casefold(): s for p, s in parts.items()}
         add(_LOWER_WORD, lambda word: signed.get(word.casefold()), True)
     return found
+
+
+def uncovered(before: Iterable[Span], after: Iterable[Span]) -> list[tuple[int, int]]:
+    """The ranges some span of ``before`` covered that no span of ``after`` covers (sorted,
+    disjoint): what resolving overlaps left bare."""
+    def union(spans: Iterable[Span]) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        for s in sorted(spans, key=lambda s: s.start):
+            if out and s.start <= out[-1][1]:
+                out[-1] = (out[-1][0], max(out[-1][1], s.end))
+            elif s.start < s.end:
+                out.append((s.start, s.end))
+        return out
+
+    kept = union(after)
+    bare: list[tuple[int, int]] = []
+    k = 0
+    for a, b in union(before):
+        pos = a
+        while k < len(kept) and kept[k][1] <= pos:
+            k += 1
+        j = k
+        while j < len(kept) and kept[j][0] < b:
+            if kept[j][0] > pos:
+                bare.append((pos, kept[j][0]))
+            pos = max(pos, kept[j][1])
+            j += 1
+        if pos < b:
+            bare.append((pos, b))
+    return bare
