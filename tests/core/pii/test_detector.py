@@ -216,22 +216,22 @@ def test_a_detected_value_is_caught_wherever_it_appears(real_detector) -> None:
     # Brown corpus news: the model reads "Solly Hemus" as an organization where a copy of
     # "Solly" (a person, from "Solly plans") wins the overlap, and "Hemus" alone as an
     # organization elsewhere
-    "Solly Hemus announced a switch in his starting pitcher, from Bob Gibson to Ernie "
+    ("Solly Hemus announced a switch in his starting pitcher, from Bob Gibson to Ernie "
     "Broglio, for several reasons.\n\nManager Hemus, eager to end a pitching slump that "
     "has brought four losses in the five games on the current home stand, moved Gibson to "
     "the Wednesday night starting assignment. After Thursday's open date, Solly plans to "
     "open with Larry Jackson against the Cubs here Friday night.\n\nAfter a lengthy "
     "workout yesterday, an open date, Hemus said that Bob Nieman definitely would stay in "
-    "the lineup.",
+    "the lineup."),
     # an ILUG list post: "Red Hat Linux", an organization, loses to a person "Linux"
-    "When the new academic year begins at UCC, every incoming student will\nbe offered a "
+    ("When the new academic year begins at UCC, every incoming student will\nbe offered a "
     "copy of Red Hat Linux 7.3.\n\nThe user group is tapping into an international Red "
     "Hat programme\nthat aims to introduce students at all levels to the open source\n"
     "style of computing.\n\nRed Hat Linux 7.3 incorporates ease of use and maintenance\n"
     "features and is intended to counter objections that Linux is hard to\nmaster on "
     "personal systems.\n\nDavid Owens, Red Hat's director of global logistics and "
     "production,\nsees the formation of the ILUG marketing group as a reason to take\na "
-    "more proactive approach.",
+    "more proactive approach."),
 ])
 def test_a_value_is_covered_where_an_overlap_it_was_inside_was_lost(real_detector, text):
     # Every occurrence of every detected value lies inside some detection: the re-scan
