@@ -262,6 +262,23 @@ def test_propagation_is_whole_word_and_respects_the_allow_list() -> None:
     assert propagate_values(text, [first], allowed={"ann lee"}) == []
 
 
+@pytest.mark.slow
+def test_a_person_the_model_calls_a_firm_elsewhere_is_a_person_everywhere(real_detector):
+    # Brown corpus news: the model reads "Solly" alone as a person, "Solly Hemus" and
+    # "Hemus" as an organization; the default policy keeps organizations, so the
+    # surname went out wherever it stood alone
+    text = ("Solly Hemus announced a switch in his starting pitcher.\n\nManager Hemus, "
+            "eager to end a pitching slump that has brought four losses in the five games "
+            "on the current home stand, moved Gibson to the Wednesday night starting "
+            "assignment. After Thursday's open date, Solly plans to open with Larry Jackson "
+            "against the Cubs here Friday night.\n\nAfter a lengthy workout yesterday, an "
+            "open date, Hemus said that Bob Nieman definitely would stay in the lineup.")
+    persons = [(s.start, s.end) for s in real_detector.detect(text) if s.type == "PERSON"]
+    at = [i for i in range(len(text)) if text.startswith("Hemus", i)]
+    assert len(at) == 3
+    assert all(any(a <= i and i + 5 <= b for a, b in persons) for i in at), persons
+
+
 def test_propagation_within_ranges_reads_the_words_around_them() -> None:
     from preflight.core.pii.propagate import propagate_values, uncovered
     from preflight.core.types import Category, Span

@@ -144,13 +144,19 @@ def given_name_gender(name: str) -> str | None:
 
 def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> list[Span]:
     """The other wrong types: a NER ORGANIZATION or LOCATION that carries person evidence
-    becomes PERSON — a title right before it ("Mr Hope Daniels"), or a census given name
-    then surname-shaped words (:func:`_reads_as_name`) with no company cue around it; so
+    becomes PERSON — a title right before it ("Mr Hope Daniels"), or a given name (census,
+    or a word that begins a person's name elsewhere in the document: "Solly Hemus" beside
+    "Solly plans…") then surname-shaped words (:func:`_reads_as_name`) with no company cue
+    around it; so
     does a one-word ORGANIZATION or NRP that is a given name (census or birth records) and
     neither a common word nor shaped like a nationality ("Rohit"; "Christian" stays) — or
     one word of a name the document itself vouches for (:func:`vouched_names`: "Jorgen"
     when a mail header's display name is "Jorgen Thomsen")."""
     vouched = vouched_names(text, spans)
+    # words that begin a person's name somewhere in this document ("Solly" of "Solly
+    # plans to open…", read there as a person): a given name here too
+    first_words = {words[0].casefold() for s in spans if s.type == "PERSON"
+                   if (words := _WORD.findall(text[s.start:s.end]))}
     out = []
     for span in spans:
         if Evidence.STATISTICAL in span.evidence:
@@ -163,8 +169,8 @@ def recheck_organizations(text: str, spans: list[Span], lexicon: Any = None) -> 
                        "person elsewhere")
             elif span.type in ("ORGANIZATION", "LOCATION") and _titled(text, span):
                 why = f"Tagged as {kind} by the NER model, but a personal title precedes it"
-            elif span.type in ("ORGANIZATION", "LOCATION") and _reads_as_name(text, span,
-                                                                             lexicon):
+            elif span.type in ("ORGANIZATION", "LOCATION") and _reads_as_name(
+                    text, span, lexicon, first_words):
                 why = (f"Tagged as {kind} by the NER model, but it is a given name and a "
                        "surname with no company cue")
             elif span.type in ("ORGANIZATION", "NRP") and _lone_given_name(text, span):
@@ -198,9 +204,11 @@ def _titled(text: str, span: Span) -> bool:
             and not _company_cue(text, span))
 
 
-def _reads_as_name(text: str, span: Span, lexicon: Any = None) -> bool:
-    """A census given name, then one or two words that read as surnames (listed, or on
-    no dictionary: :func:`~preflight.core.pii.name_shapes.name_evidence`)."""
+def _reads_as_name(text: str, span: Span, lexicon: Any = None,
+                   given: frozenset[str] | set[str] = frozenset()) -> bool:
+    """A census given name (or one of ``given``: words that begin a person's name
+    elsewhere in the document), then one or two words that read as surnames (listed, or
+    on no dictionary: :func:`~preflight.core.pii.name_shapes.name_evidence`)."""
     from preflight.core.pii.name_shapes import name_evidence
 
     words = [w for w in _WORD.findall(text[span.start:span.end])
@@ -209,7 +217,8 @@ def _reads_as_name(text: str, span: Span, lexicon: Any = None) -> bool:
         return False
     from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
 
-    if words[0].casefold() not in given_names() or words[-1] in STREET_TYPES or \
+    first = words[0].casefold()
+    if (first not in given_names() and first not in given) or words[-1] in STREET_TYPES or \
             not all(name_evidence(w, lexicon, surname=True) for w in words[1:]):
         return False                            # "Charlotte Street" is a street
     return not _company_cue(text, span)

@@ -1,6 +1,8 @@
 """Value propagation: once a value is detected somewhere, every other occurrence in the
 document is covered too (a name tagged in the greeting but not in the signature must not
-leak), and so are the parts of a person's name written alone. Every kind of value is
+leak), and so are the parts of a person's name written alone — also where the NER model
+read those words as a place, a firm or a group ("Hemus said…" beside the person "Solly
+Hemus": the copy outranks the model's guess when overlaps are resolved). Every kind of value is
 propagated, quasi-identifiers too: a nationality or a weekday the model reads in one
 sentence and not in the next is protected at both under a policy that protects its kind,
 as the re-scan (which blocks a value classified anywhere) requires.
@@ -21,6 +23,8 @@ from preflight.core.pii.overlaps import CoveringRanges
 from preflight.core.types import Evidence, Span
 
 PROPAGATED = "PropagatedValue"
+#: Types of the NER model's spans a person's name copied onto the same words outranks.
+_RETYPABLE = frozenset({"ORGANIZATION", "LOCATION", "NRP"})
 _NAME_PART = re.compile(r"[^\W\d_][\w'’-]*")
 _WS = re.compile(r"\s+")
 _LOWER_WORD = re.compile(r"(?<!\w)[a-zß-öø-ÿ][\w'’-]*(?!\w)")
@@ -141,6 +145,12 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
                     parts.setdefault(part, span)
     found: list[Span] = []
     seen = {(s.start, s.end) for s in spans}
+    # a place, firm or group only the NER model saw, where the name of a person stands
+    # ("Hemus said…" beside "Solly Hemus"): the person's copy competes for it
+    retypable = {(s.start, s.end) for s in spans
+                 if s.type in _RETYPABLE and Evidence.STATISTICAL in s.evidence}
+    retypable -= {(s.start, s.end) for s in spans
+                  if s.type not in _RETYPABLE or Evidence.STATISTICAL not in s.evidence}
     by_type: dict[str, list[tuple[int, int]]] = {}
     for s in spans:
         by_type.setdefault(s.type, []).append((s.start, s.end))
@@ -157,13 +167,17 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
     def add(pattern: re.Pattern[str], lookup: Callable[[str], Span | None],
             case_sensitive: bool) -> None:
         for m in matches(pattern):
-            if (m.start(), m.end()) in seen:
+            at = (m.start(), m.end())
+            if at in seen and at not in retypable:
                 continue
             key = m.group() if case_sensitive else _WS.sub(" ", m.group()).casefold()
             source = lookup(key)
             if source is None or (case_sensitive and m.group()[0].islower()
                                   and not alone_on_line(text, m.start(), m.end())):
                 continue          # "will", "mark" in prose; a sign-off "-tom" is the name
+            if at in seen and source.type != "PERSON":
+                continue
+            retypable.discard(at)
             inside = covered.get(source.type)
             if inside is not None and inside.contains(m.start(), m.end()):
                 continue  # already inside a detection of that type
