@@ -179,3 +179,24 @@ def test_a_name_the_sentence_introduces_is_masked(real_detector, text, name):
 ])
 def test_words_after_a_naming_cue_that_are_no_names_stay(real_detector, text, word):
     assert not _read_as_person(real_detector, text, word)
+
+
+@pytest.mark.parametrize("text, name", [
+    # a name thanked, greeted on leaving or congratulated, in chat and e-mail styles
+    ("Bye Capwin ! see you at the next stream", "Capwin"),
+    ("Thanks Vinkare! The patch works on my machine too.", "Vinkare"),
+    ("Congrats Oyelaran on the promotion, well deserved.", "Oyelaran"),
+    ("happy birthday ngozi!! have a great one", "ngozi"),
+])
+def test_a_name_thanked_or_greeted_is_masked(real_detector, text, name):
+    assert _exposed(real_detector, text, name) == []
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Thanks again! The build is green now.", "again"),
+    ("Welcome aboard! Your desk is on the second floor.", "aboard"),
+    ("Thanks everyone for coming to the review.", "everyone"),
+    ("Cheers mate, that fixed it.", "mate"),
+])
+def test_words_after_thanks_that_are_no_names_stay(real_detector, text, word):
+    assert not _read_as_person(real_detector, text, word)

@@ -6,8 +6,9 @@
   words or months ("April Lee", "Jan Novak", "Hope Daniels", "Mark Evans");
 - a name in any case after a salutation, a sign-off, a name field or in an e-mail
   header's display name ("Dear john smith", "Regards,\\nMARIA GONZALEZ",
-  "From: wang wei <…>", "Name: 王小明"), or where the sentence introduces it ("my name is
-  krithika", "did you call him hubert", "we named her Leonie").
+  "From: wang wei <…>", "Name: 王小明"), after thanks, a farewell or wishes ("Thanks
+  Vinkare!", "Bye Capwin !", "Congrats Ana on…"), or where the sentence introduces it ("my
+  name is krithika", "did you call him hubert", "we named her Leonie").
 
 The span never includes the title (as every name rule here writes spans). A capitalized
 word counts as a name when the census lists it or the model's dictionary does not know
@@ -68,6 +69,13 @@ _CUES = (
     (re.compile(rf"(?im:^[ \t]*{_SIGN_OFF},[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
                 rf"(?P<name>{_ANY_NAME})[ \t]*[.!]?[ \t]*(?=\r?\n|$))"),
      "A name signing off a message"),
+    # thanks, farewells and wishes addressed to someone: "Thanks Vinkare!", "Bye Capwin !",
+    # "Congrats Ana on the launch"
+    (re.compile(rf"(?i:\b(?:thanks|thank[ \t]+you|thx|many[ \t]+thanks|cheers|bye|goodbye|"
+                rf"congrats|congratulations|welcome|happy[ \t]+birthday))[ \t]+(?:{TITLE})?"
+                rf"(?P<name>{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,3}}?)"   # the fewest words
+                rf"(?=[ \t]*(?:[,:;!.?\n]|$)|[ \t]+(?i:on|for)\b)"),
+     "A name thanked, greeted or congratulated"),
     (re.compile(rf"(?im:^[ \t]*(?:{_FIELD_LABELS})[ \t]*:[ \t]*(?:{TITLE})?"
                 rf"(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$))"),
      "A value in a name field"),
