@@ -294,3 +294,16 @@ def test_names_in_a_list_of_people(text, found, dictionary):
 ])
 def test_copyright_holders(text, found):
     assert run(CopyrightHolderRecognizer(), text) == found
+
+
+@pytest.mark.parametrize("text,found", [
+    # a team or a service whose address spells its name is no person
+    ("To: IT Service Desk <servicedesk@northwind-logistics.eu>", []),
+    ("From: Payroll Team <payroll@acme.com>", []),
+    ("Please write to Customer Support <support@example.com> instead.", []),
+    # English words that are census names still are
+    ("From: Mark Rose <mark.rose@acme.com>", [("PERSON", "Mark Rose")]),
+    ("From: Hope Daniels <hope.daniels@example.org>", [("PERSON", "Hope Daniels")]),
+])
+def test_an_address_spelling_a_team_names_no_person(text, found, dictionary):
+    assert run_with(EmailNameRecognizer(), text, dictionary) == found

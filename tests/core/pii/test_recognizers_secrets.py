@@ -181,6 +181,11 @@ def test_secret_names(name, is_secret):
     ("Here are the creds for staging — deploy / Qw3rty!9", "Qw3rty!9"),
     ("Your new login details: user jdoe, Xk29!fLq", "Xk29!fLq"),
     ("The old credential was Xy7#pQ2! and nobody changed it.", "Xy7#pQ2!"),
+    # prose wrapped at a fixed width puts the value on the next line
+    ("the jump host is still build-07 and the old credential was\nZq8!vR2m#Lp4 (please "
+     "rotate it).", "Zq8!vR2m#Lp4"),
+    ("I have reset your password, the temporary one is\n  Hq4$Lm2vT9 until Monday.",
+     "Hq4$Lm2vT9"),
 ])
 def test_a_random_value_near_a_credential_word(text, value):
     assert ("SECRET", value) in run(CueSecretRecognizer(), text)
@@ -193,6 +198,7 @@ def test_a_random_value_near_a_credential_word(text, value):
     "The secret to success is Practice2024.",
     "Password reset links go to jane.doe@example.com.",
     "The key.\nAbc123!xyz is on the next line.",           # another sentence
+    "Reset your password here\n\nAbc123!xyz is unrelated",  # another paragraph
 ])
 def test_ordinary_words_near_a_credential_word_are_no_secret(text):
     assert run(CueSecretRecognizer(), text) == []

@@ -19,7 +19,8 @@ NOT_ORGS = {"SSN", "IBAN", "DOB", "API", "ID", "PIN", "CVV", "URL", "IP", "PO", 
 # Field labels and words the small model tags as a one-word person name.
 NOT_NAMES = {"tel", "fax", "card", "email", "e-mail", "phone", "mobile", "host", "dob", "bank",
              "contact", "shipping", "al", "iban", "ssn", "re", "fwd", "subject", "dear",
-             "hi", "hello", "thanks", "regards", "cheers", "mr", "mrs", "ms", "dr",
+             "hi", "hello", "hey", "thanks", "thx", "regards", "cheers", "congrats",
+             "congratulations", "bye", "goodbye", "mr", "mrs", "ms", "dr",
              "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
              "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
              "sunday", "sir", "madam"}

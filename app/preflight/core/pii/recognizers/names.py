@@ -583,6 +583,7 @@ class EmailNameRecognizer(PersonRecognizer):
         if entities and "PERSON" not in entities:
             return []
         out = []
+        lexicon = lexicon_of(nlp_artifacts)
         for m in _EMAIL.finditer(text):
             local = m.group(1).lower()
             parts = {p for p in re.split(r"[._%+\-\d]+", local) if len(p) >= 3}
@@ -605,9 +606,18 @@ class EmailNameRecognizer(PersonRecognizer):
                 # three words need two hits, or to be the address's display name and
                 # begin or end with the hit ("Linus Nielsen Feltzing <linus@…>")
                 if hits and (len(hits) >= 2 or len(words) <= 2
-                             or (display and hits[0] in (words[0], words[-1]))):
+                             or (display and hits[0] in (words[0], words[-1]))) \
+                        and not _department(words, lexicon):
                     out.append(make_result(self, "PERSON", start, end, 0.7, self.WHY))
         return out
+
+
+def _department(words: list[str], lexicon: Any) -> bool:
+    """Words (lower case) of a team or a service, not a person: every one an English word
+    and none a census name ("Service Desk <servicedesk@…>", "Payroll Team <payroll@…>";
+    "Mark Rose <mark.rose@…>" is a person)."""
+    return lexicon is not None and all(
+        dictionary_word(w, lexicon) and not name_evidence(w, lexicon) for w in words)
 
 
 _SALUTATIONS = {"dear", "hi", "hello", "hey", "to", "from", "cc", "attn", "thanks", "regards",

@@ -183,8 +183,11 @@ class HighEntropyTokenRecognizer(EntityRecognizer):
         return out
 
 
-# the rest of a sentence after a cue word: up to a line break or a full stop
-_SENTENCE_REST = re.compile(r"[^\n]*?(?=\.(?:\s|$)|\n|$)")
+# the rest of a sentence after a cue word: up to a full stop or a blank line, across the
+# line breaks of wrapped prose ("the old credential was\nZq8!vR2m#Lp4"), at most 400
+# characters (the value is a few words away)
+_SENTENCE_REST = re.compile(r"(?:[^\n]|\n(?![ \t]*(?:\n|$))){0,400}?"
+                            r"(?=\.(?:\s|$)|\n[ \t]*(?:\n|$)|$)")
 _WORD_TOKEN = re.compile(r"[^\s,;()\[\]\"'“”‘’]+")
 #: How many words after a cue word a random-looking value may stand.
 CUE_REACH = 8
@@ -211,7 +214,8 @@ class CueSecretRecognizer(EntityRecognizer):
         out = []
         for word in CUE_WORDS.finditer(text):
             rest = _SENTENCE_REST.match(text, word.end())
-            for i, m in enumerate(_WORD_TOKEN.finditer(text, word.end(), rest.end())):
+            stop = rest.end() if rest else min(len(text), word.end() + 400)
+            for i, m in enumerate(_WORD_TOKEN.finditer(text, word.end(), stop)):
                 if i >= CUE_REACH:
                     break
                 start, end = m.span()
