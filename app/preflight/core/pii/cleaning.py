@@ -41,7 +41,8 @@ ADDRESSEE_WORDS = {
 # ("Dr.", "MD", "Jr.", "III"): part of how a name is written, never a name on their own.
 NAME_AFFIXES = {
     "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "rev", "jr", "sr", "esq", "md", "phd",
-    "dds", "dmd", "dvm", "rn", "cpa", "mba", "jd", "ii", "iii", "iv",
+    "dds", "dmd", "dvm", "rn", "cpa", "mba", "jd", "ii", "iii", "iv", "qc", "kc", "obe",
+    "mbe", "cbe",
 }
 # Month and weekday abbreviations: a date next to a number ("Jan 5"), a given name
 # otherwise ("Jan Kowalski", "Jan said").

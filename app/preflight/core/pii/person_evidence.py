@@ -76,9 +76,23 @@ class NameSet(frozenset):
                 and frozenset.__contains__(self, _unaccented(word)))
 
 
+# letters that Unicode does not decompose into a base letter and an accent
+_OWN_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ß": "ss", "ł": "l", "đ": "d",
+                              "ð": "d", "þ": "th", "ı": "i"})
+
+
 def _unaccented(name: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", name)
+    """``name`` (case-folded) in ASCII letters where it has accents ("søren" → "soren",
+    "łukasz" → "lukasz")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", name.translate(_OWN_LETTERS))
                    if not unicodedata.combining(c))
+
+
+def accented_given_name(word: str) -> bool:
+    """``word`` carries letters outside ASCII and, written without them, is a given name
+    of US birth records ("Søren", "Jörg", "Łukasz"): a European name, which the census's
+    short list misses, and few English words or places are written so."""
+    return not word.isascii() and word.casefold() in births_given_names()
 
 
 def _resource_lines(name: str) -> list[str]:
@@ -218,7 +232,8 @@ def _reads_as_name(text: str, span: Span, lexicon: Any = None,
     from preflight.core.pii.recognizers.street_suffixes import STRONG as STREET_TYPES
 
     first = words[0].casefold()
-    if (first not in given_names() and first not in given) or words[-1] in STREET_TYPES or \
+    if (first not in given_names() and first not in given and not accented_given_name(first)) \
+            or words[-1] in STREET_TYPES or \
             not all(name_evidence(w, lexicon, surname=True) for w in words[1:]):
         return False                            # "Charlotte Street" is a street
     return not _company_cue(text, span)

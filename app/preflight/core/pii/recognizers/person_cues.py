@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 
-from preflight.core.pii.cleaning import ADDRESSEE_WORDS, generic_addressee
+from preflight.core.pii.cleaning import ADDRESSEE_WORDS, NAME_AFFIXES, generic_addressee
 from preflight.core.pii.countries import country_adjective
 from preflight.core.pii.name_shapes import (
     HONORIFIC_SET, INITIALS, NAME_BODY, NAME_WORD, PARTICLE, TITLE, TITLE_SET, honorific_name, name_evidence,
 )
 from preflight.core.pii.person_evidence import (
-    common_words, company_cue, given_names, lexicon_of,
+    accented_given_name, common_words, company_cue, given_names, lexicon_of,
 )
 from preflight.core.pii.recognizers.base import make_result
 from preflight.core.pii.recognizers.names import (
@@ -62,8 +62,10 @@ _CUES = (
                 rf"afternoon|evening)))[ \t]+(?:{TITLE})?(?P<name>{_ANY_NAME})"
                 r"[ \t]*(?=[,:!\n]|$)"),
      "A name after a salutation"),
+    # the name may carry its team or role: "Raj (HR Ops)", "Maria Lopez, Finance"
     (re.compile(rf"(?i:\b{_SIGN_OFF}),?[ \t]*\r?\n[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
-                rf"(?P<name>{_ANY_NAME})[ \t]*(?=\r?\n|$)"),
+                rf"(?P<name>{_ANY_NAME})[ \t]*(?=(?:\([^()\n]{{1,40}}\)|[,|–—][^\n]{{0,60}}"
+                rf"|-[ \t][^\n]{{0,60}})?[ \t]*(?:\r?\n|$))"),
      "A name signing off a message"),
     # the sign-off and the name on one line of their own: "Thanks, Carol", "Best, Ana Lima."
     (re.compile(rf"(?im:^[ \t]*{_SIGN_OFF},[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
@@ -130,6 +132,7 @@ def _evidenced_end(text: str, start: int, end: int, lexicon, titled: bool,
     words = list(_WORD_IN_RUN.finditer(text, start, end))
     initials = bool(words) and re.fullmatch(INITIALS, words[0].group()) is not None
     last = None
+    first_caps = False
     for w in words:
         value = w.group()
         if re.fullmatch(INITIALS, value) or value.casefold() in TITLE_SET:
@@ -137,6 +140,11 @@ def _evidenced_end(text: str, start: int, end: int, lexicon, titled: bool,
         if re.fullmatch(PARTICLE, value):
             continue
         first = last is None
+        if not first and len(value) <= 3 and value.isupper() and not first_caps \
+                and value.casefold() not in NAME_AFFIXES:
+            break           # an acronym after a name in mixed case ("İsmail Karapınar TRL")
+        if first:
+            first_caps = value.isupper()
         if first and titled and (honorific or initials) and honorific_name(value):
             pass
         elif not name_evidence(value, lexicon, surname=not first or initials):
@@ -158,7 +166,8 @@ def given_and_surname(text: str, lexicon) -> list[tuple[int, int]]:
     for run in _RUN.finditer(text):
         words = list(_WORD_IN_RUN.finditer(text, *run.span()))
         for i, w in enumerate(words[:-1]):
-            if w.group().casefold() not in given or w.group().casefold() in TITLE_SET:
+            low = w.group().casefold()
+            if (low not in given and not accented_given_name(low)) or low in TITLE_SET:
                 continue
             end = _evidenced_end(text, words[i + 1].start(), run.end(), lexicon,
                                  titled=False) if _next_is_surname(words[i + 1:], lexicon) else None
