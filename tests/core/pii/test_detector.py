@@ -280,7 +280,8 @@ def test_a_person_the_model_calls_a_firm_elsewhere_is_a_person_everywhere(real_d
 
 
 def test_propagation_within_ranges_reads_the_words_around_them() -> None:
-    from preflight.core.pii.propagate import propagate_values, uncovered
+    from preflight.core.pii.overlaps import uncovered
+    from preflight.core.pii.propagate import propagate_values
     from preflight.core.types import Category, Span
 
     text = "Red Hat Linux and Red Hats and Red Hat"

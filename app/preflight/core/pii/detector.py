@@ -61,7 +61,7 @@ from preflight.core.pii.date_spans import complete_dates, drop_vague_dates
 from preflight.core.pii.floor import NO_FLOOR, DetectionFloor
 from preflight.core.pii.generic_refs import refine_named_spans
 from preflight.core.pii.names import complete_names, covering_surname_given
-from preflight.core.pii.overlaps import resolve_overlaps
+from preflight.core.pii.overlaps import resolve_overlaps, uncovered
 from preflight.core.pii.paragraphs import (
     ParagraphCache, RawResult, detection_units, paragraph_units,
 )
@@ -70,9 +70,7 @@ from preflight.core.pii.person_evidence import (
     add_lexicon, known_names, pipeline_lexicon, recheck_organizations, recheck_persons,
 )
 from preflight.core.pii.presidio_loader import import_presidio
-from preflight.core.pii.propagate import (
-    PROPAGATED, name_parts, propagate_values, uncovered,
-)
+from preflight.core.pii.propagate import PROPAGATED, name_parts, propagate_values
 from preflight.core.ports import ModelLocator
 from preflight.core.types import Category, Evidence, Span
 

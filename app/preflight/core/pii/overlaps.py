@@ -118,17 +118,38 @@ def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
 def _outside_taken(span: Span, starts: list[int], ends: list[int]) -> list[Span]:
     """The parts of ``span`` no taken span covers, sorted; a one-character rest (the "/"
     after a name in a path) is no address of its own."""
-    pieces, pos = [], span.start
-    i = max(bisect.bisect_right(starts, span.start) - 1, 0)
-    while i < len(starts) and starts[i] < span.end:
+    return [_rebuild(span, a, b) for a, b in _outside(span.start, span.end, starts, ends)
+            if b - a > 1]
+
+
+def _outside(start: int, end: int, starts: list[int], ends: list[int]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` that no range of the sorted, disjoint ``starts`` /
+    ``ends`` covers, sorted."""
+    pieces, pos = [], start
+    i = max(bisect.bisect_right(starts, start) - 1, 0)
+    while i < len(starts) and starts[i] < end:
         if ends[i] > pos:
             if starts[i] > pos:
                 pieces.append((pos, starts[i]))
             pos = max(pos, ends[i])
         i += 1
-    if pos < span.end:
-        pieces.append((pos, span.end))
-    return [_rebuild(span, a, b) for a, b in pieces if b - a > 1]
+    if pos < end:
+        pieces.append((pos, end))
+    return pieces
+
+
+def uncovered(before: Iterable[Span], after: list[Span]) -> list[tuple[int, int]]:
+    """The ranges some span of ``before`` covered that no span of ``after`` (the
+    non-overlapping spans :func:`resolve_overlaps` returned for them, sorted) covers:
+    what resolving left bare. Sorted and disjoint."""
+    starts, ends = [s.start for s in after], [s.end for s in after]
+    bare: list[tuple[int, int]] = []
+    for a, b in sorted(p for s in before for p in _outside(s.start, s.end, starts, ends)):
+        if bare and a <= bare[-1][1]:
+            bare[-1] = (bare[-1][0], max(b, bare[-1][1]))
+        else:
+            bare.append((a, b))
+    return bare
 
 
 class CoveringRanges:

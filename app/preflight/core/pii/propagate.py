@@ -207,32 +207,3 @@ def propagate_values(text: str, spans: list[Span], allowed: set[str] = frozenset
         add(_LOWER_WORD, lambda word: signed.get(word.casefold()), True)
     return found
 
-
-def uncovered(before: Iterable[Span], after: Iterable[Span]) -> list[tuple[int, int]]:
-    """The ranges some span of ``before`` covered that no span of ``after`` covers (sorted,
-    disjoint): what resolving overlaps left bare."""
-    def union(spans: Iterable[Span]) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        for s in sorted(spans, key=lambda s: s.start):
-            if out and s.start <= out[-1][1]:
-                out[-1] = (out[-1][0], max(out[-1][1], s.end))
-            elif s.start < s.end:
-                out.append((s.start, s.end))
-        return out
-
-    kept = union(after)
-    bare: list[tuple[int, int]] = []
-    k = 0
-    for a, b in union(before):
-        pos = a
-        while k < len(kept) and kept[k][1] <= pos:
-            k += 1
-        j = k
-        while j < len(kept) and kept[j][0] < b:
-            if kept[j][0] > pos:
-                bare.append((pos, kept[j][0]))
-            pos = max(pos, kept[j][1])
-            j += 1
-        if pos < b:
-            bare.append((pos, b))
-    return bare

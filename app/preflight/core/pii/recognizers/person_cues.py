@@ -62,7 +62,7 @@ _CUES = (
                 rf"afternoon|evening)))[ \t]+(?:{TITLE})?(?P<name>{_ANY_NAME})"
                 r"[ \t]*(?=[,:!\n]|$)"),
      "A name after a salutation"),
-    # the name may carry its team or role: "Raj (HR Ops)", "Maria Lopez, Finance"
+    # the name may carry its team or role: "Priya (HR Ops)", "Maria Lopez, Finance"
     (re.compile(rf"(?i:\b{_SIGN_OFF}),?[ \t]*\r?\n[ \t]*(?:[-–—]+[ \t]*)?(?:{TITLE})?"
                 rf"(?P<name>{_ANY_NAME})[ \t]*(?=(?:\([^()\n]{{1,40}}\)|[,|–—][^\n]{{0,60}}"
                 rf"|-[ \t][^\n]{{0,60}})?[ \t]*(?:\r?\n|$))"),
